@@ -1,0 +1,246 @@
+/*
+ * flatrt.h — the whole public API of flatrt, a static CPU inference runtime for ONNX models.
+ *
+ * A model is loaded and compiled once into an immutable frt_model (weights memory-mapped, kernels
+ * chosen, memory planned). Each thread that runs it owns an frt_runtime (value array + one memory
+ * slab). Runtimes never share mutable state, so any number of them may run one model at once.
+ *
+ * Usage:
+ *
+ *     frt_options opt;
+ *     frt_options_init(&opt);
+ *     frt_model *model;
+ *     if (frt_model_load("mnist.onnx", &opt, &model) != FRT_OK) {
+ *         fprintf(stderr, "%s\n", frt_last_error());
+ *         return 1;
+ *     }
+ *     frt_runtime *rt;
+ *     frt_runtime_create(model, &rt);
+ *
+ *     float pixels[1 * 1 * 8 * 8] = {0};
+ *     frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, 1, 8, 8},
+ *                      .data = pixels, .nbytes = sizeof pixels};
+ *     const char *names[] = {"image"};
+ *     frt_tensor out;                              // filled by frt_run
+ *     if (frt_run(rt, names, &in, 1, &out, 1, FRT_OUTPUTS_ALLOC) != FRT_OK)
+ *         fprintf(stderr, "%s\n", frt_last_error());
+ *     else
+ *         printf("%g\n", ((float *)out.data)[0]);
+ *     frt_tensor_release(&out);                    // caller owns ALLOC outputs
+ *
+ *     frt_runtime_free(rt);                        // every runtime before its model
+ *     frt_model_free(model);
+ *
+ * Conventions
+ * - Every fallible call returns frt_status. On failure, frt_last_error() returns a message for the
+ *   most recent failed call on the calling thread, naming the node, op type and problem where there
+ *   is one. The string belongs to flatrt and stays valid until the next failing call on that thread.
+ * - Destroying NULL is a no-op.
+ * - Inputs are borrowed for the duration of a call; flatrt never writes to them.
+ * - An frt_model must outlive every frt_runtime made from it.
+ */
+#ifndef FLATRT_H
+#define FLATRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FRT_VERSION_STRING "0.1.0"
+/* Largest tensor rank flatrt handles. */
+#define FRT_MAX_RANK 8
+
+typedef enum frt_status {
+    FRT_OK = 0,
+    FRT_ERR_INVALID_ARGUMENT = 1, /* bad argument from the caller (names, dtypes, shapes, NULLs) */
+    FRT_ERR_IO = 2,               /* file could not be opened or mapped */
+    FRT_ERR_MALFORMED = 3,        /* model bytes are not a valid ONNX model */
+    FRT_ERR_UNSUPPORTED = 4,      /* valid model that uses something flatrt does not implement */
+    FRT_ERR_SHAPE = 5,            /* shapes or dtypes inconsistent within the model */
+    FRT_ERR_NO_MEMORY = 6,        /* an allocation failed or a size is absurd */
+    FRT_ERR_RUNTIME = 7,          /* a kernel rejected data at run time (e.g. an index out of range) */
+    FRT_ERR_INTERNAL = 8          /* a bug in flatrt */
+} frt_status;
+
+/* Element types; values equal ONNX TensorProto.DataType. */
+typedef enum frt_dtype {
+    FRT_DTYPE_UNDEFINED = 0,
+    FRT_FLOAT32 = 1,
+    FRT_UINT8 = 2,
+    FRT_INT8 = 3,
+    FRT_UINT16 = 4,
+    FRT_INT16 = 5,
+    FRT_INT32 = 6,
+    FRT_INT64 = 7,
+    FRT_STRING = 8,
+    FRT_BOOL = 9,
+    FRT_FLOAT16 = 10,
+    FRT_FLOAT64 = 11,
+    FRT_UINT32 = 12,
+    FRT_UINT64 = 13
+} frt_dtype;
+
+/* Name of a status or dtype ("FRT_OK", "float32"); never NULL. */
+const char *frt_status_string(frt_status s);
+const char *frt_dtype_name(frt_dtype t);
+/* Bytes per element, 0 for types without a fixed size. */
+size_t frt_dtype_size(frt_dtype t);
+
+/* Message of the last failed call on this thread ("" if none). */
+const char *frt_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Tensors exchanged with the caller                                                               */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* A plain description of a dense, row-major tensor. Not opaque: callers fill it for inputs.
+ * `owner` is internal: non-NULL only when flatrt allocated `data` (FRT_OUTPUTS_ALLOC), in which
+ * case the caller must call frt_tensor_release(). */
+typedef struct frt_tensor {
+    frt_dtype dtype;
+    int32_t rank;
+    int64_t shape[FRT_MAX_RANK];
+    void *data;
+    size_t nbytes; /* bytes at data: the exact size for inputs and returned outputs, the capacity
+                      for FRT_OUTPUTS_CALLER buffers */
+    void *owner;
+} frt_tensor;
+
+/* Frees data that flatrt allocated for the tensor and clears it; harmless on any other tensor. */
+void frt_tensor_release(frt_tensor *t);
+/* Number of elements (product of shape; 1 for rank 0). */
+int64_t frt_tensor_numel(const frt_tensor *t);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Models                                                                                          */
+/* ---------------------------------------------------------------------------------------------- */
+
+typedef enum frt_planner {
+    FRT_PLANNER_STANDARD = 0, /* storage groups of tensors with disjoint lifetimes */
+    FRT_PLANNER_NONE = 1      /* every intermediate in its own allocation (for debugging) */
+} frt_planner;
+
+typedef struct frt_options {
+    int32_t num_threads;    /* intra-op threads per runtime (1 = run on the calling thread only) */
+    frt_planner planner;
+    int32_t fold_constants; /* 1 (default): evaluate constant subgraphs at load */
+    int32_t fuse;           /* 1 (default): fuse Conv+BatchNorm, Conv/Gemm+activation, ... */
+} frt_options;
+
+/* Fills defaults: 1 thread, standard planner, folding and fusion on. */
+void frt_options_init(frt_options *opt);
+
+typedef struct frt_model frt_model;
+
+/* Loads and compiles an ONNX model. The file is memory-mapped; weights are used in place.
+ * External data files are looked up relative to the model's directory. opt may be NULL. */
+frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **out);
+/* Same from a buffer the caller keeps alive and unchanged until frt_model_free(). External data
+ * files are resolved relative to base_dir (may be NULL: then external data is an error). */
+frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                 const frt_options *opt, frt_model **out);
+void frt_model_free(frt_model *model);
+
+/* Shape and type of a graph input or output. A dim that is not fixed is -1, and dim_names[i]
+ * holds its symbolic name ("batch") or NULL. Strings belong to the model. */
+typedef struct frt_tensor_info {
+    const char *name;
+    frt_dtype dtype;
+    int32_t rank; /* -1 when unknown */
+    int64_t shape[FRT_MAX_RANK];
+    const char *dim_names[FRT_MAX_RANK];
+} frt_tensor_info;
+
+size_t frt_model_num_inputs(const frt_model *model);
+size_t frt_model_num_outputs(const frt_model *model);
+frt_status frt_model_input(const frt_model *model, size_t index, frt_tensor_info *info);
+frt_status frt_model_output(const frt_model *model, size_t index, frt_tensor_info *info);
+
+/* Facts about a loaded model, for tools. Strings belong to the model. */
+typedef struct frt_model_stats {
+    int64_t opset;           /* default-domain opset */
+    const char *producer;    /* producer_name + version, may be "" */
+    size_t num_nodes;        /* nodes in the ONNX graph */
+    size_t num_steps;        /* steps left after folding and fusion (views included) */
+    size_t num_folded;       /* nodes evaluated at load */
+    size_t num_fused;        /* nodes removed by fusion */
+    size_t num_params;       /* elements in initializers */
+    size_t param_bytes;      /* bytes of initializers */
+    size_t mapped_bytes;     /* initializer bytes used in place from the file */
+    size_t copied_bytes;     /* initializer bytes copied (misaligned or non-raw encodings) */
+    size_t transformed_bytes;/* bytes of weights produced by passes (folded BN, packed weights) */
+} frt_model_stats;
+void frt_model_get_stats(const frt_model *model, frt_model_stats *stats);
+
+/* ONNX op types of the graph's nodes and how many nodes use each; index in [0, count). */
+size_t frt_model_num_op_types(const frt_model *model);
+void frt_model_op_type(const frt_model *model, size_t index, const char **op_type, size_t *count);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Runtimes                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+
+typedef struct frt_runtime frt_runtime;
+
+/* A runtime holds the value array and memory slab for one thread. Creation is cheap: the slab is
+ * sized on the first run (or by frt_runtime_reshape). */
+frt_status frt_runtime_create(const frt_model *model, frt_runtime **out);
+/* A new runtime for the same model, with the same input shapes already planned. */
+frt_status frt_runtime_clone(const frt_runtime *rt, frt_runtime **out);
+void frt_runtime_free(frt_runtime *rt);
+
+typedef enum frt_output_mode {
+    /* flatrt mallocs each output; the caller frees with frt_tensor_release(). */
+    FRT_OUTPUTS_ALLOC = 0,
+    /* The caller sets data and nbytes (capacity) of each output; flatrt checks the capacity and
+     * fills dtype, rank, shape and nbytes. */
+    FRT_OUTPUTS_CALLER = 1,
+    /* Outputs point into the runtime's memory: no copy, valid until the next run or reshape of
+     * this runtime or its destruction. */
+    FRT_OUTPUTS_BORROW = 2
+} frt_output_mode;
+
+/* Runs the model. Inputs are matched by name (every graph input must be given exactly once);
+ * their dtype, rank and fixed dims are checked. outputs[i] receives graph output i; n_outputs
+ * may be smaller than the number of outputs to skip trailing ones. When input shapes differ
+ * from the previous run, shapes and the memory plan are recomputed first. */
+frt_status frt_run(frt_runtime *rt, const char *const *input_names, const frt_tensor *inputs,
+                   size_t n_inputs, frt_tensor *outputs, size_t n_outputs, frt_output_mode mode);
+
+/* Resolves shapes and plans memory for the given input shapes without running (data unused). */
+frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *input_names,
+                               const frt_tensor *inputs, size_t n_inputs);
+
+/* Memory plan of the runtime for its current input shapes. */
+typedef struct frt_plan_stats {
+    size_t arena_bytes;       /* planned slab size */
+    size_t naive_bytes;       /* sum of all planned intermediates (no reuse) */
+    size_t lower_bound_bytes; /* largest total of intermediates live at one step */
+    size_t num_managed;       /* intermediates placed in the slab */
+    size_t num_reused;        /* managed tensors that share storage with an earlier one */
+    size_t num_views;         /* values that alias another value */
+    size_t output_bytes;      /* runtime-owned storage of graph outputs */
+    size_t shape_bytes;       /* values computed while resolving shapes */
+} frt_plan_stats;
+frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *stats);
+
+/* Profiling: when on, each run adds the time of each step. */
+void frt_runtime_set_profiling(frt_runtime *rt, int on);
+typedef struct frt_step_profile {
+    const char *node_name;
+    const char *op_type;
+    const char *kernel;  /* name of the kernel chosen at load */
+    uint64_t total_ns;   /* summed over profiled runs */
+    uint64_t runs;
+} frt_step_profile;
+size_t frt_runtime_num_steps(const frt_runtime *rt);
+void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
+void frt_runtime_reset_profile(frt_runtime *rt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLATRT_H */

@@ -1,0 +1,99 @@
+/* Graph IR: the ONNX graph with names resolved to integer value ids.
+ *
+ * Values are numbered 0..n_values-1 and the same ids index a runtime's value array, so a step
+ * refers to its tensors by index only. Nodes are kept in a topological order. Passes mark nodes
+ * dead instead of removing them; compile skips dead nodes.
+ */
+#ifndef FRT_IR_IR_H
+#define FRT_IR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flatrt.h"
+#include "onnx/onnx.h"
+#include "util/arena.h"
+
+/* A tensor as kernels and shape inference see it. In the IR (load time) a dim may be -1
+ * (unknown) and then numel is -1; in a runtime every dim is known. data is non-NULL for
+ * constants at load time and for every value during a run. */
+typedef struct frt_value {
+    void *data;
+    int64_t dims[FRT_MAX_RANK];
+    int64_t numel;
+    int32_t rank;  /* -1: unknown (load time only) */
+    int32_t dtype; /* frt_dtype */
+} frt_value;
+
+typedef enum frt_value_kind {
+    FRT_VALUE_INPUT = 0, /* graph input: data supplied by the caller, never written */
+    FRT_VALUE_CONST = 1, /* initializer, Constant output or folded: data fixed at load */
+    FRT_VALUE_NODE = 2   /* produced by a node */
+} frt_value_kind;
+
+typedef struct frt_ir_value {
+    const char *name;
+    frt_value v;                 /* dtype/shape as inferred at load; data for constants */
+    const char *dim_names[FRT_MAX_RANK]; /* symbolic dim names (graph inputs/outputs), or NULL */
+    frt_value_kind kind;
+    int32_t producer;            /* node id, or -1 */
+    int32_t n_uses;              /* consumer inputs among live nodes (+1 per graph-output use) */
+    bool is_output;
+    bool in_place;               /* constant data points into the model file */
+} frt_ir_value;
+
+/* Activation fused into a producing node by passes; kernels apply it to their output. */
+typedef enum frt_act_kind { FRT_ACT_NONE = 0, FRT_ACT_RELU, FRT_ACT_CLIP } frt_act_kind;
+typedef struct frt_act {
+    frt_act_kind kind;
+    float lo, hi; /* FRT_ACT_CLIP bounds (RELU: 0, +inf) */
+} frt_act;
+
+typedef struct frt_node {
+    const char *name;            /* never NULL; generated as "<op>_<index>" if the model has none */
+    const char *op_type;
+    const char *domain;
+    int32_t n_in, n_out;
+    int32_t *in;                 /* value ids; -1 for an omitted optional input */
+    int32_t *out;
+    size_t n_attrs;
+    const frt_onnx_attr *attrs;
+    int64_t opset;               /* opset version of the node's domain */
+    frt_act act;                 /* fused activation, FRT_ACT_NONE by default */
+    bool dead;
+} frt_node;
+
+typedef struct frt_graph {
+    frt_arena *arena;            /* the model's arena */
+    size_t n_values, cap_values;
+    frt_ir_value *values;
+    size_t n_nodes, cap_nodes;
+    frt_node *nodes;
+    size_t n_inputs, n_outputs;
+    int32_t *inputs;             /* graph inputs, excluding initializers */
+    int32_t *outputs;
+    int64_t opset;               /* default domain */
+} frt_graph;
+
+/* Builds the IR from a decoded ONNX graph: resolves names, checks that every input of every node
+ * is defined (graph input, initializer or an earlier/any node output), orders nodes
+ * topologically (fails on cycles), and records declared shapes of inputs and outputs. */
+frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g);
+
+/* Adds a value; returns its id or -1 on allocation failure. name is copied. */
+int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind);
+
+/* Value helpers */
+int64_t frt_shape_numel(const int64_t *dims, int rank); /* -1 if any dim < 0 or on overflow */
+bool frt_shape_known(const frt_value *v);                 /* rank >= 0 and all dims >= 0 */
+size_t frt_value_nbytes(const frt_value *v);              /* numel * dtype size; 0 if unknown */
+/* Formats "[1,3,224,224]" (unknown dims as ?) into buf; returns buf. */
+const char *frt_shape_str(const frt_value *v, char *buf, size_t cap);
+
+/* Node id producing value id, or -1. */
+static inline int32_t frt_graph_producer(const frt_graph *g, int32_t vid) {
+    return vid < 0 ? -1 : g->values[vid].producer;
+}
+
+#endif

@@ -1,0 +1,4 @@
+/* Relu Clip Sigmoid Tanh Softmax. (placeholder: not implemented yet) */
+#include "op.h"
+
+const frt_op_def frt_ops_activation[] = {{0}};

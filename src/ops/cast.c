@@ -1,0 +1,4 @@
+/* Cast. (placeholder: not implemented yet) */
+#include "op.h"
+
+const frt_op_def frt_ops_cast[] = {{0}};

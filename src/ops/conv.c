@@ -1,0 +1,4 @@
+/* Conv. (placeholder: not implemented yet) */
+#include "op.h"
+
+const frt_op_def frt_ops_conv[] = {{0}};

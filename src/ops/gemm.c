@@ -1,0 +1,4 @@
+/* Gemm MatMul. (placeholder: not implemented yet) */
+#include "op.h"
+
+const frt_op_def frt_ops_gemm[] = {{0}};

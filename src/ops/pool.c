@@ -1,0 +1,4 @@
+/* MaxPool AveragePool GlobalAveragePool. (placeholder: not implemented yet) */
+#include "op.h"
+
+const frt_op_def frt_ops_pool[] = {{0}};

@@ -1,0 +1,17 @@
+/* Registry: op type -> frt_op_def. Consulted at load time only; steps keep kernel pointers. */
+#include <string.h>
+
+#include "op.h"
+
+static const frt_op_def *const families[] = {
+    frt_ops_elementwise, frt_ops_activation, frt_ops_cast,   frt_ops_gemm, frt_ops_conv,
+    frt_ops_pool,        frt_ops_norm,       frt_ops_tensor, frt_ops_view,
+};
+
+const frt_op_def *frt_op_find(const char *domain, const char *op_type) {
+    if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const frt_op_def *d = families[f]; d->op_type; d++)
+            if (strcmp(d->op_type, op_type) == 0) return d;
+    return NULL;
+}

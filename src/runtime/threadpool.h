@@ -1,0 +1,20 @@
+/* Intra-op thread pool. The calling thread takes part in every parallel region; workers sleep on a
+ * condition variable between regions (no spinning), so an idle pool costs nothing. */
+#ifndef FRT_RUNTIME_THREADPOOL_H
+#define FRT_RUNTIME_THREADPOOL_H
+
+#include <stddef.h>
+
+typedef struct frt_threadpool frt_threadpool;
+
+/* A pool that runs regions on n_threads threads in all (the caller + n_threads-1 workers).
+ * Returns NULL for n_threads <= 1 (serial) or on failure; all functions accept NULL. */
+frt_threadpool *frt_threadpool_create(int n_threads);
+void frt_threadpool_free(frt_threadpool *tp);
+int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
+
+/* Calls fn(ctx, i) for every i in [0, n) across the pool and returns when all are done.
+ * Tasks are handed out dynamically; fn must not call frt_parallel_for on the same pool. */
+void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+#endif

@@ -1,0 +1,76 @@
+/* Minimal test framework: CHECK macros count failures; main returns the count (0 = pass). */
+#ifndef FRT_TEST_UTIL_H
+#define FRT_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_failures, t_checks;
+
+#define CHECK(cond)                                                                          \
+    do {                                                                                     \
+        t_checks++;                                                                          \
+        if (!(cond)) {                                                                       \
+            t_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);         \
+        }                                                                                    \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                 \
+    do {                                                                                     \
+        t_checks++;                                                                          \
+        if (!(cond)) {                                                                       \
+            t_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);         \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+        }                                                                                    \
+    } while (0)
+
+/* Status check that prints frt_last_error() on failure. */
+#define CHECK_OK(expr)                                                                       \
+    do {                                                                                     \
+        t_checks++;                                                                          \
+        int st_ = (int)(expr);                                                               \
+        if (st_ != 0) {                                                                      \
+            t_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #expr, st_,   \
+                    frt_last_error());                                                       \
+        }                                                                                    \
+    } while (0)
+
+/* max |a-b| <= atol + rtol * max|b| over n floats; prints the worst element on failure. */
+static inline int t_close(const float *a, const float *b, size_t n, float atol, float rtol) {
+    float maxref = 0, worst = 0;
+    size_t wi = 0;
+    for (size_t i = 0; i < n; i++) maxref = fmaxf(maxref, fabsf(b[i]));
+    for (size_t i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= worst)) { worst = d; wi = i; }
+    }
+    if (!(worst <= atol + rtol * maxref)) {
+        fprintf(stderr, "  mismatch: |%g - %g| = %g at %zu (tolerance %g)\n", a[wi], b[wi], worst,
+                wi, atol + rtol * maxref);
+        return 0;
+    }
+    return 1;
+}
+
+#define TEST_MAIN_END()                                                                      \
+    do {                                                                                     \
+        printf("%s: %d checks, %d failed\n", __FILE__, t_checks, t_failures);                \
+        return t_failures ? 1 : 0;                                                           \
+    } while (0)
+
+/* Deterministic pseudo-random floats in [-1, 1). */
+static inline float t_rand(unsigned *state) {
+    *state = *state * 1664525u + 1013904223u;
+    return (float)((*state >> 8) & 0xFFFFFF) / (float)0x800000 - 1.0f;
+}
+static inline void t_fill(float *p, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) p[i] = t_rand(&seed);
+}
+
+#endif
