@@ -1,4 +1,518 @@
-/* Relu Clip Sigmoid Tanh Softmax. (placeholder: not implemented yet) */
-#include "op.h"
+/* Relu Clip Sigmoid Tanh Softmax.
+ *
+ * Relu, Clip: float32, int64, int32; out = in's shape. Clip bounds: opset < 11 from the float
+ * attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one element each, same dtype
+ * as the input), read at select when constant, else at every run. An absent bound is no bound
+ * (+-inf for floats). If min > max every element becomes max (as numpy.clip). NaN stays NaN.
+ * Sigmoid, Tanh: float32; AVX2 versions accurate to ~2e-7 relative (see x86/activation_avx2.c).
+ * Softmax: float32, max-subtracted (stable).
+ *   opset < 13: input flattened to 2-D [prod(d[0..axis)), prod(d[axis..])] and softmax taken over
+ *               each row; axis default 1, range [-r, r].
+ *   opset >= 13: softmax along one axis (default -1) of [outer, A, inner]: contiguous rows when
+ *               inner == 1, else a strided kernel that works on blocks of lanes across A.
+ * Every float kernel may run in place (FRT_K_INPLACE) and splits tensors of >= 32K elements into
+ * 16K-element tasks over the thread pool.
+ */
+#include <math.h>
+#include <string.h>
 
-const frt_op_def frt_ops_activation[] = {{0}};
+#include "op.h"
+#include "x86/simd_elementwise.h"
+
+/* ---- portable float loops ------------------------------------------------------------------ */
+
+static void relu_f32_c(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = 0.0f > x[i] ? 0.0f : x[i];
+}
+
+static void clip_f32_c(const float *x, float *y, size_t n, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        v = lo > v ? lo : v;
+        y[i] = hi < v ? hi : v;
+    }
+}
+
+static void sigmoid_f32_c(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (v >= 0.0f) {
+            y[i] = 1.0f / (1.0f + expf(-v));
+        } else { /* also NaN */
+            float e = expf(v);
+            y[i] = e / (1.0f + e);
+        }
+    }
+}
+
+static void tanh_f32_c(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+static void softmax_rows_f32_c(const float *x, float *y, size_t rows, size_t len) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * len;
+        float *yr = y + r * len;
+        float m = xr[0], sum = 0.0f;
+        for (size_t i = 1; i < len; i++) m = xr[i] > m ? xr[i] : m;
+        for (size_t i = 0; i < len; i++) {
+            float e = expf(xr[i] - m);
+            yr[i] = e;
+            sum += e;
+        }
+        float inv = 1.0f / sum;
+        for (size_t i = 0; i < len; i++) yr[i] *= inv;
+    }
+}
+
+static void vmax_f32_c(float *m, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) m[i] = x[i] > m[i] ? x[i] : m[i];
+}
+
+static void expsub_acc_f32_c(const float *x, const float *m, float *y, float *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float e = expf(x[i] - m[i]);
+        y[i] = e;
+        s[i] += e;
+    }
+}
+
+static void vmul_f32_c(float *y, const float *r, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] *= r[i];
+}
+
+/* ---- unary kernels ------------------------------------------------------------------------- */
+
+typedef struct un_params {
+    frt_unary_fn f;    /* Relu, Sigmoid, Tanh */
+    frt_clip_fn clip;  /* Clip */
+    float lo, hi;      /* float Clip bounds known at select */
+    int64_t ilo, ihi;  /* integer Clip bounds known at select */
+    bool lo_run, hi_run; /* bound read from input 1 / 2 at run time */
+} un_params;
+
+typedef struct un_job {
+    const un_params *p;
+    const float *x;
+    float *y;
+    float lo, hi;
+} un_job;
+
+static void unary_range(void *ctx, size_t lo, size_t hi) {
+    const un_job *j = ctx;
+    j->p->f(j->x + lo, j->y + lo, hi - lo);
+}
+
+static void clip_range(void *ctx, size_t lo, size_t hi) {
+    const un_job *j = ctx;
+    j->p->clip(j->x + lo, j->y + lo, hi - lo, j->lo, j->hi);
+}
+
+static frt_status k_unary_f32(const frt_step *s, frt_exec *x) {
+    const un_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]];
+    frt_value *out = &x->values[s->out[0]];
+    size_t n = (size_t)out->numel;
+    if (!x->tp || n < 2 * FRT_EW_CHUNK) {
+        if (n) p->f(in->data, out->data, n);
+        return FRT_OK;
+    }
+    un_job j = {p, in->data, out->data, 0, 0};
+    frt_ew_parallel(x->tp, n, 1, unary_range, &j);
+    return FRT_OK;
+}
+
+/* Reads a run-time Clip bound (input i, one element) as int64 or float. */
+static frt_status bound_value(const frt_step *s, frt_exec *x, int i, const frt_value **v) {
+    *v = &x->values[s->in[i]];
+    if ((*v)->numel != 1 || !(*v)->data)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "Clip bound (input %d) must have one element", i);
+    return FRT_OK;
+}
+
+static frt_status k_clip_f32(const frt_step *s, frt_exec *x) {
+    const un_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]], *bv;
+    frt_value *out = &x->values[s->out[0]];
+    float lo = p->lo, hi = p->hi;
+    if (p->lo_run) {
+        if (bound_value(s, x, 1, &bv)) return FRT_ERR_SHAPE;
+        lo = *(const float *)bv->data;
+    }
+    if (p->hi_run) {
+        if (bound_value(s, x, 2, &bv)) return FRT_ERR_SHAPE;
+        hi = *(const float *)bv->data;
+    }
+    size_t n = (size_t)out->numel;
+    if (!x->tp || n < 2 * FRT_EW_CHUNK) {
+        if (n) p->clip(in->data, out->data, n, lo, hi);
+        return FRT_OK;
+    }
+    un_job j = {p, in->data, out->data, lo, hi};
+    frt_ew_parallel(x->tp, n, 1, clip_range, &j);
+    return FRT_OK;
+}
+
+/* Integer Relu/Clip (rare; shape arithmetic): portable, single-threaded. */
+#define INT_CLIP_KERNEL(NAME, T)                                                                 \
+    static frt_status NAME(const frt_step *s, frt_exec *x) {                                     \
+        const un_params *p = s->k.params;                                                        \
+        const frt_value *in = &x->values[s->in[0]], *bv;                                         \
+        frt_value *out = &x->values[s->out[0]];                                                  \
+        int64_t lo = p->ilo, hi = p->ihi;                                                        \
+        if (p->lo_run) {                                                                         \
+            if (bound_value(s, x, 1, &bv)) return FRT_ERR_SHAPE;                                 \
+            lo = frt_value_get_int(bv, 0);                                                       \
+        }                                                                                        \
+        if (p->hi_run) {                                                                         \
+            if (bound_value(s, x, 2, &bv)) return FRT_ERR_SHAPE;                                 \
+            hi = frt_value_get_int(bv, 0);                                                       \
+        }                                                                                        \
+        const T *a = in->data;                                                                   \
+        T *o = out->data;                                                                        \
+        for (int64_t i = 0; i < out->numel; i++) {                                               \
+            int64_t v = a[i];                                                                    \
+            v = v < lo ? lo : v;                                                                 \
+            o[i] = (T)(v > hi ? hi : v);                                                         \
+        }                                                                                        \
+        return FRT_OK;                                                                           \
+    }
+INT_CLIP_KERNEL(k_clip_i64, int64_t)
+INT_CLIP_KERNEL(k_clip_i32, int32_t)
+
+/* ---- infer / select of the unary ops ------------------------------------------------------- */
+
+static frt_status same_shape_infer(frt_op_ctx *c, bool ints_ok) {
+    const frt_value *a = c->in[0];
+    if (a->dtype != FRT_FLOAT32 && !(ints_ok && (a->dtype == FRT_INT64 || a->dtype == FRT_INT32)))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (%s)",
+                           frt_dtype_name(a->dtype), ints_ok ? "float32, int64, int32" : "float32");
+    frt_op_set_shape(c->out[0], a->dtype, a->rank, a->dims);
+    return FRT_OK;
+}
+
+static frt_status unary_infer(frt_op_ctx *c, bool ints_ok) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (!st) st = frt_op_check_input(c, 0, 0);
+    if (st) return st;
+    return same_shape_infer(c, ints_ok);
+}
+
+static frt_status relu_infer(frt_op_ctx *c) { return unary_infer(c, true); }
+static frt_status float_unary_infer(frt_op_ctx *c) { return unary_infer(c, false); }
+
+static un_params *new_params(frt_op_ctx *c) {
+    un_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    return p;
+}
+
+static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
+    un_params *p = new_params(c);
+    if (!p) return FRT_ERR_NO_MEMORY;
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    switch (c->in[0]->dtype) {
+    case FRT_FLOAT32:
+        p->f = relu_f32_c;
+        k->name = "relu_f32";
+        k->fn = k_unary_f32;
+#if FRT_HAVE_X86
+        if (frt_ew_use_avx2()) {
+            p->f = frt_relu_f32_avx2;
+            k->name = "relu_f32_avx2";
+        }
+#endif
+        return FRT_OK;
+    case FRT_INT64:
+        p->ilo = 0;
+        p->ihi = INT64_MAX;
+        k->name = "relu_i64";
+        k->fn = k_clip_i64;
+        return FRT_OK;
+    case FRT_INT32:
+        p->ilo = 0;
+        p->ihi = INT32_MAX;
+        k->name = "relu_i32";
+        k->fn = k_clip_i32;
+        return FRT_OK;
+    }
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                       frt_dtype_name(c->in[0]->dtype));
+}
+
+static frt_status sigmoid_tanh_select(frt_op_ctx *c, frt_kernel *k, bool is_tanh) {
+    if (c->in[0]->dtype != FRT_FLOAT32)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(c->in[0]->dtype));
+    un_params *p = new_params(c);
+    if (!p) return FRT_ERR_NO_MEMORY;
+    p->f = is_tanh ? tanh_f32_c : sigmoid_f32_c;
+    k->name = is_tanh ? "tanh_f32" : "sigmoid_f32";
+#if FRT_HAVE_X86
+    if (frt_ew_use_avx2()) {
+        p->f = is_tanh ? frt_tanh_f32_avx2 : frt_sigmoid_f32_avx2;
+        k->name = is_tanh ? "tanh_f32_avx2" : "sigmoid_f32_avx2";
+    }
+#endif
+    k->fn = k_unary_f32;
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    return FRT_OK;
+}
+static frt_status sigmoid_select(frt_op_ctx *c, frt_kernel *k) {
+    return sigmoid_tanh_select(c, k, false);
+}
+static frt_status tanh_select(frt_op_ctx *c, frt_kernel *k) {
+    return sigmoid_tanh_select(c, k, true);
+}
+
+/* ---- Clip ---------------------------------------------------------------------------------- */
+
+static frt_status clip_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, c->opset < 11 ? 1 : 3, 1, 1);
+    if (!st) st = frt_op_check_input(c, 0, 0);
+    if (st) return st;
+    if (c->opset < 11 && c->in[0]->dtype != FRT_FLOAT32)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported before opset 11",
+                           frt_dtype_name(c->in[0]->dtype));
+    for (int i = 1; i < c->n_in; i++) {
+        const frt_value *b = c->in[i];
+        if (!b) continue;
+        if (b->dtype != c->in[0]->dtype)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "%s bound has dtype %s, input has %s",
+                               i == 1 ? "min" : "max", frt_dtype_name(b->dtype),
+                               frt_dtype_name(c->in[0]->dtype));
+        if (b->numel >= 0 && b->numel != 1)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "%s bound must have one element, has %lld",
+                               i == 1 ? "min" : "max", (long long)b->numel);
+    }
+    return same_shape_infer(c, true);
+}
+
+static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
+    int32_t dt = c->in[0]->dtype;
+    un_params *p = new_params(c);
+    if (!p) return FRT_ERR_NO_MEMORY;
+    p->lo = -INFINITY;
+    p->hi = INFINITY;
+    p->ilo = dt == FRT_INT32 ? INT32_MIN : INT64_MIN;
+    p->ihi = dt == FRT_INT32 ? INT32_MAX : INT64_MAX;
+    if (c->opset < 11) {
+        p->lo = frt_attr_float(c->node, "min", -INFINITY);
+        p->hi = frt_attr_float(c->node, "max", INFINITY);
+    } else {
+        for (int i = 1; i < c->n_in; i++) {
+            const frt_value *b = c->in[i];
+            if (!b) continue;
+            if (!b->data || b->numel != 1) { /* computed at run time */
+                if (i == 1) p->lo_run = true;
+                else p->hi_run = true;
+                continue;
+            }
+            if (dt == FRT_FLOAT32) {
+                float v = *(const float *)b->data;
+                if (i == 1) p->lo = v;
+                else p->hi = v;
+            } else {
+                int64_t v = frt_value_get_int(b, 0);
+                if (i == 1) p->ilo = v;
+                else p->ihi = v;
+            }
+        }
+    }
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    switch (dt) {
+    case FRT_FLOAT32:
+        p->clip = clip_f32_c;
+        k->fn = k_clip_f32;
+        k->name = "clip_f32";
+#if FRT_HAVE_X86
+        if (frt_ew_use_avx2()) {
+            p->clip = frt_clip_f32_avx2;
+            k->name = "clip_f32_avx2";
+        }
+#endif
+        /* Clip(0, +inf) with constant bounds is Relu (Relu's select has the same NaN rules) */
+        if (!p->lo_run && !p->hi_run && p->lo == 0.0f && !signbit(p->lo) && p->hi == INFINITY) {
+            p->f = relu_f32_c;
+            k->name = "clip_f32_relu";
+#if FRT_HAVE_X86
+            if (frt_ew_use_avx2()) {
+                p->f = frt_relu_f32_avx2;
+                k->name = "clip_f32_relu_avx2";
+            }
+#endif
+            k->fn = k_unary_f32;
+        }
+        return FRT_OK;
+    case FRT_INT64:
+        k->fn = k_clip_i64;
+        k->name = "clip_i64";
+        return FRT_OK;
+    case FRT_INT32:
+        k->fn = k_clip_i32;
+        k->name = "clip_i32";
+        return FRT_OK;
+    }
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name(dt));
+}
+
+/* ---- Softmax ------------------------------------------------------------------------------- */
+
+typedef struct sm_params {
+    int64_t axis;  /* as given; normalized per run against the run-time rank */
+    bool legacy;   /* opset < 13: flatten to 2-D at axis */
+    void (*rows)(const float *x, float *y, size_t rows, size_t len);
+    void (*vmax)(float *m, const float *x, size_t n);
+    void (*expsub_acc)(const float *x, const float *m, float *y, float *s, size_t n);
+    void (*vmul)(float *y, const float *r, size_t n);
+} sm_params;
+
+/* Splits dims into [outer, A, inner] for the node's semantics; legacy: inner is 1 and A is the
+ * product from axis on. Returns false when axis is out of range for this rank. */
+static bool sm_split(const sm_params *p, const frt_value *v, size_t *outer, size_t *a,
+                     size_t *inner) {
+    int r = v->rank;
+    int64_t ax = p->axis < 0 ? p->axis + r : p->axis;
+    if (ax < 0 || ax > r || (!p->legacy && ax == r)) return false;
+    size_t o = 1, m = 1, in = 1;
+    for (int i = 0; i < ax; i++) o *= (size_t)v->dims[i];
+    if (p->legacy) {
+        for (int i = (int)ax; i < r; i++) m *= (size_t)v->dims[i];
+    } else {
+        m = (size_t)v->dims[ax];
+        for (int i = (int)ax + 1; i < r; i++) in *= (size_t)v->dims[i];
+    }
+    *outer = o;
+    *a = m;
+    *inner = in;
+    return true;
+}
+
+typedef struct sm_job {
+    const sm_params *p;
+    const float *x;
+    float *y;
+    size_t a, inner, nblk;
+} sm_job;
+
+static void sm_rows_range(void *ctx, size_t lo, size_t hi) {
+    const sm_job *j = ctx;
+    j->p->rows(j->x + lo * j->a, j->y + lo * j->a, hi - lo, j->a);
+}
+
+#define SM_LANES 256
+/* Unit u = (outer index, block of up to SM_LANES lanes of inner). */
+static void sm_strided_range(void *ctx, size_t lo, size_t hi) {
+    const sm_job *j = ctx;
+    const sm_params *p = j->p;
+    float m[SM_LANES], s[SM_LANES];
+    for (size_t u = lo; u < hi; u++) {
+        size_t o = u / j->nblk, j0 = (u % j->nblk) * SM_LANES;
+        size_t w = j->inner - j0 < SM_LANES ? j->inner - j0 : SM_LANES;
+        const float *xb = j->x + o * j->a * j->inner + j0;
+        float *yb = j->y + o * j->a * j->inner + j0;
+        memcpy(m, xb, w * sizeof(float));
+        for (size_t k = 1; k < j->a; k++) p->vmax(m, xb + k * j->inner, w);
+        memset(s, 0, w * sizeof(float));
+        for (size_t k = 0; k < j->a; k++) p->expsub_acc(xb + k * j->inner, m, yb + k * j->inner, s, w);
+        for (size_t i = 0; i < w; i++) s[i] = 1.0f / s[i];
+        for (size_t k = 0; k < j->a; k++) p->vmul(yb + k * j->inner, s, w);
+    }
+}
+
+static frt_status k_softmax(const frt_step *s, frt_exec *x) {
+    const sm_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]];
+    frt_value *out = &x->values[s->out[0]];
+    size_t outer, a, inner;
+    if (!sm_split(p, in, &outer, &a, &inner))
+        return frt_step_fail(s, FRT_ERR_SHAPE, "axis %lld out of range for rank %d",
+                             (long long)p->axis, in->rank);
+    if (out->numel == 0) return FRT_OK;
+    sm_job j = {p, in->data, out->data, a, inner, 0};
+    if (inner == 1) {
+        if (!x->tp || (size_t)out->numel < 2 * FRT_EW_CHUNK)
+            p->rows(in->data, out->data, outer, a);
+        else
+            frt_ew_parallel(x->tp, outer, a, sm_rows_range, &j);
+        return FRT_OK;
+    }
+    j.nblk = (inner + SM_LANES - 1) / SM_LANES;
+    frt_ew_parallel(x->tp, outer * j.nblk, a * (inner < SM_LANES ? inner : SM_LANES),
+                    sm_strided_range, &j);
+    return FRT_OK;
+}
+
+static frt_status softmax_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (!st) st = frt_op_check_input(c, 0, 0);
+    if (st) return st;
+    const frt_value *a = c->in[0];
+    if (a->dtype != FRT_FLOAT32)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (float32)",
+                           frt_dtype_name(a->dtype));
+    bool legacy = c->opset < 13;
+    int64_t axis = frt_attr_int(c->node, "axis", legacy ? 1 : -1);
+    if (a->rank >= 0) {
+        int64_t r = a->rank, ax = axis < 0 ? axis + r : axis;
+        if (ax < 0 || ax > r || (!legacy && ax == r))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld out of range for rank %d",
+                               (long long)axis, a->rank);
+    }
+    frt_op_set_shape(c->out[0], a->dtype, a->rank, a->dims);
+    return FRT_OK;
+}
+
+static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
+    const frt_value *a = c->in[0];
+    if (a->dtype != FRT_FLOAT32)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(a->dtype));
+    sm_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->legacy = c->opset < 13;
+    p->axis = frt_attr_int(c->node, "axis", p->legacy ? 1 : -1);
+    p->rows = softmax_rows_f32_c;
+    p->vmax = vmax_f32_c;
+    p->expsub_acc = expsub_acc_f32_c;
+    p->vmul = vmul_f32_c;
+    bool avx2 = false;
+#if FRT_HAVE_X86
+    if (frt_ew_use_avx2()) {
+        avx2 = true;
+        p->rows = frt_softmax_rows_f32_avx2;
+        p->vmax = frt_vmax_f32_avx2;
+        p->expsub_acc = frt_expsub_acc_f32_avx2;
+        p->vmul = frt_vmul_f32_avx2;
+    }
+#endif
+    /* rows when the reduced block is known to be contiguous: legacy, or the last axis */
+    bool rows = p->legacy || p->axis == -1 || (a->rank >= 0 && p->axis == a->rank - 1);
+    if (!rows && a->rank >= 0) { /* trailing dims known to be 1 */
+        int64_t ax = p->axis < 0 ? p->axis + a->rank : p->axis;
+        rows = true;
+        for (int i = (int)ax + 1; i < a->rank; i++)
+            if (a->dims[i] != 1) rows = false;
+    }
+    if (rows)
+        k->name = p->legacy ? (avx2 ? "softmax_f32_2d_avx2" : "softmax_f32_2d")
+                            : (avx2 ? "softmax_f32_rows_avx2" : "softmax_f32_rows");
+    else
+        k->name = avx2 ? "softmax_f32_strided_avx2" : "softmax_f32_strided";
+    k->fn = k_softmax; /* one function: inner == 1 takes the row path at run time */
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    return FRT_OK;
+}
+
+const frt_op_def frt_ops_activation[] = {
+    {"Relu", relu_infer, relu_select},
+    {"Clip", clip_infer, clip_select},
+    {"Sigmoid", float_unary_infer, sigmoid_select},
+    {"Tanh", float_unary_infer, tanh_select},
+    {"Softmax", softmax_infer, softmax_select},
+    {0},
+};

@@ -1,4 +1,486 @@
-/* Conv. (placeholder: not implemented yet) */
-#include "op.h"
+/* Conv (ONNX opset 1-22): 1-D and 2-D, NCHW, groups, asymmetric pads, strides, dilations,
+ * auto_pad, optional bias, fused Relu/Clip (node->act).
+ *
+ * Algorithms, chosen at select:
+ *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
+ *     (conv_depthwise.c; AVX2 fast paths for 3x3 stride 1/2 in x86/conv_depthwise_avx2.c).
+ *   everything else: per (batch, group) a GEMM Y_g[Mg, OH*OW] = W_g[Mg, Kg] * col_g[Kg, OH*OW],
+ *     Kg = Cg*kh*kw, with col tiled over output positions so it stays in cache:
+ *       AVX2:     weights packed at select into MR-row panels; the input tile is packed straight
+ *                 from X (implicit im2col) into NR-wide panels; bias and activation are applied
+ *                 in the micro-kernel before its tile is stored (x86/conv_avx2.c).
+ *       portable: im2col of a tile (skipped for 1x1 stride 1 unpadded convs, where X is the GEMM
+ *                 operand itself) + frt_sgemm, then bias and activation on the tile.
+ * A non-constant W is supported by the portable kernels (read from the values at run time).
+ */
+#include "conv.h"
 
-const frt_op_def frt_ops_conv[] = {{0}};
+#include <math.h>
+#include <string.h>
+
+#include "runtime/threadpool.h"
+#include "sgemm.h"
+
+#define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
+
+static int portable_only;
+void frt_conv_set_portable_only(int on) { portable_only = on; }
+
+static int have_avx2(void) {
+#if FRT_HAVE_X86
+    if (portable_only) return 0;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Attributes and shapes                                                                           */
+/* ---------------------------------------------------------------------------------------------- */
+
+typedef struct conv_attrs {
+    int nsp;
+    int auto_pad;
+    int64_t group;
+    int has_kshape;
+    int64_t kshape[MAX_SP], strides[MAX_SP], dil[MAX_SP];
+    int64_t pads[2 * MAX_SP]; /* begins then ends, as in ONNX */
+} conv_attrs;
+
+static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
+    const frt_node *n = c->node;
+    a->nsp = nsp;
+    a->group = frt_attr_int(n, "group", 1);
+    if (a->group < 1)
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "group must be >= 1, got %lld",
+                           (long long)a->group);
+
+    const char *ap = frt_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0) a->auto_pad = FRT_CONV_PAD_NOTSET;
+    else if (strcmp(ap, "SAME_UPPER") == 0) a->auto_pad = FRT_CONV_PAD_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0) a->auto_pad = FRT_CONV_PAD_SAME_LOWER;
+    else if (strcmp(ap, "VALID") == 0) a->auto_pad = FRT_CONV_PAD_VALID;
+    else return frt_op_fail(c, FRT_ERR_MALFORMED, "unknown auto_pad '%s'", ap);
+
+    size_t cnt;
+    const int64_t *v = frt_attr_ints(n, "kernel_shape", &cnt);
+    a->has_kshape = v != NULL;
+    if (v && cnt != (size_t)nsp)
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape has %zu values, expected %d", cnt,
+                           nsp);
+    for (int i = 0; i < nsp; i++) {
+        a->kshape[i] = v ? v[i] : -1;
+        if (v && v[i] < 1)
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape[%d] = %lld must be >= 1", i,
+                               (long long)v[i]);
+    }
+
+    static const char *const names[2] = {"strides", "dilations"};
+    int64_t *dst[2] = {a->strides, a->dil};
+    for (int k = 0; k < 2; k++) {
+        v = frt_attr_ints(n, names[k], &cnt);
+        if (v && cnt != (size_t)nsp)
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "%s has %zu values, expected %d", names[k],
+                               cnt, nsp);
+        for (int i = 0; i < nsp; i++) {
+            dst[k][i] = v ? v[i] : 1;
+            if (dst[k][i] < 1)
+                return frt_op_fail(c, FRT_ERR_MALFORMED, "%s[%d] = %lld must be >= 1", names[k],
+                                   i, (long long)dst[k][i]);
+        }
+    }
+
+    v = frt_attr_ints(n, "pads", &cnt);
+    if (v && cnt != (size_t)(2 * nsp))
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "pads has %zu values, expected %d", cnt,
+                           2 * nsp);
+    for (int i = 0; i < 2 * nsp; i++) {
+        /* pads are ignored when auto_pad is set */
+        a->pads[i] = v && a->auto_pad == FRT_CONV_PAD_NOTSET ? v[i] : 0;
+        if (a->pads[i] < 0)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "negative pads[%d] = %lld", i,
+                               (long long)a->pads[i]);
+    }
+    return FRT_OK;
+}
+
+int64_t frt_conv_out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int auto_pad, int64_t pb,
+                         int64_t pe, int64_t *pad_begin) {
+    int64_t dk = (k - 1) * d + 1;
+    if (auto_pad == FRT_CONV_PAD_SAME_UPPER || auto_pad == FRT_CONV_PAD_SAME_LOWER) {
+        int64_t out = (in + s - 1) / s;
+        int64_t total = (out - 1) * s + dk - in;
+        if (total < 0) total = 0;
+        *pad_begin = auto_pad == FRT_CONV_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        return out;
+    }
+    if (auto_pad == FRT_CONV_PAD_VALID) pb = pe = 0;
+    *pad_begin = pb;
+    int64_t num = in + pb + pe - dk;
+    return num < 0 ? 0 : num / s + 1;
+}
+
+void frt_conv_geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g) {
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    if (p->nsp == 1) {
+        g->H = 1;
+        g->W = x->dims[2];
+        g->OH = 1;
+        g->pt = 0;
+    } else {
+        g->H = x->dims[2];
+        g->W = x->dims[3];
+        g->OH = frt_conv_out_dim(g->H, p->kh, p->sh, p->dh, p->auto_pad, p->pt, p->pb, &g->pt);
+    }
+    g->OW = frt_conv_out_dim(g->W, p->kw, p->sw, p->dw, p->auto_pad, p->pl, p->pr, &g->pl);
+}
+
+static frt_status conv_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 2, 3, 1, 1);
+    if (st) return st;
+    if ((st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
+    if ((st = frt_op_check_input(c, 1, FRT_FLOAT32))) return st;
+    const frt_value *x = c->in[0], *w = c->in[1];
+    const frt_value *b = c->n_in > 2 ? c->in[2] : NULL;
+    if (b && (st = frt_op_check_input(c, 2, FRT_FLOAT32))) return st;
+
+    if (w->rank >= 0 && w->rank < 3)
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "W must have rank 3 (1-D conv) or 4 (2-D conv) [M, C/group, k...], "
+                           "got rank %d", w->rank);
+    if (x->rank >= 0 && x->rank < 3)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "X must have rank >= 3 [N, C, spatial...], got %d",
+                           x->rank);
+    if (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "X has rank %d but W has rank %d", x->rank,
+                           w->rank);
+    int rank = x->rank >= 0 ? x->rank : w->rank;
+    frt_value *y = c->out[0];
+    if (rank < 0) {
+        frt_op_set_shape(y, FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    int nsp = rank - 2;
+    if (nsp > MAX_SP)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "%d spatial dims", nsp);
+    conv_attrs a;
+    if ((st = parse_attrs(c, nsp, &a))) return st;
+
+    int64_t C = x->rank >= 0 ? x->dims[1] : -1;
+    int64_t M = w->rank >= 0 ? w->dims[0] : -1;
+    int64_t Cg = w->rank >= 0 ? w->dims[1] : -1;
+    if (C >= 0 && Cg >= 0 && C != Cg * a.group)
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "X has %lld channels but W expects %lld (%lld per group x group %lld)",
+                           (long long)C, (long long)(Cg * a.group), (long long)Cg,
+                           (long long)a.group);
+    if (M >= 0 && M % a.group != 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "W has %lld output channels, not divisible by "
+                           "group %lld", (long long)M, (long long)a.group);
+    if (b && b->rank >= 0) {
+        if (b->rank != 1 || (M >= 0 && b->dims[0] >= 0 && b->dims[0] != M))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "B must have shape [%lld], got rank %d dim0 %lld",
+                               (long long)M, b->rank, (long long)(b->rank ? b->dims[0] : 0));
+        if (M < 0) M = b->dims[0];
+    }
+
+    int64_t dims[FRT_MAX_RANK];
+    dims[0] = x->rank >= 0 ? x->dims[0] : -1;
+    dims[1] = M;
+    for (int i = 0; i < nsp; i++) {
+        int64_t k = w->rank >= 0 ? w->dims[2 + i] : -1;
+        if (a.has_kshape) {
+            if (k >= 0 && k != a.kshape[i])
+                return frt_op_fail(c, FRT_ERR_SHAPE,
+                                   "kernel_shape[%d] = %lld but W has spatial dim %lld", i,
+                                   (long long)a.kshape[i], (long long)k);
+            k = a.kshape[i];
+        }
+        if (k == 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "W has an empty spatial dim %d", i);
+        int64_t in = x->rank >= 0 ? x->dims[2 + i] : -1;
+        if (in < 0 || k < 0) {
+            dims[2 + i] = -1;
+            continue;
+        }
+        int64_t pb;
+        int64_t o = frt_conv_out_dim(in, k, a.strides[i], a.dil[i], a.auto_pad, a.pads[i],
+                                     a.pads[nsp + i], &pb);
+        if (o <= 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE,
+                               "spatial dim %d: input %lld is smaller than the dilated kernel "
+                               "%lld plus padding", i, (long long)in,
+                               (long long)((k - 1) * a.dil[i] + 1));
+        dims[2 + i] = o;
+    }
+    frt_op_set_shape(y, FRT_FLOAT32, rank, dims);
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Shared run-time helpers                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+
+void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n) {
+    if (!p->act) return;
+    float lo = p->lo, hi = p->hi;
+    for (int64_t i = 0; i < n; i++) {
+        float v = y[i];
+        v = v < lo ? lo : v;
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+/* Valid output columns [*lo, *hi) for kernel column kx: those whose input column
+ * ow*sw - pl + kx*dw lies in [0, W). */
+static inline void valid_cols(const frt_conv_params *p, const frt_conv_geom *g, int64_t kx,
+                              int64_t *lo, int64_t *hi) {
+    int64_t off = kx * p->dw - g->pl; /* iw = ow*sw + off */
+    int64_t l = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
+    int64_t h = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / p->sw + 1;
+    if (h > g->OW) h = g->OW;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Portable GEMM path: tiled im2col + frt_sgemm                                                    */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Tile width (output positions) of the portable path: the col tile [Kg, nt] stays near 256 KiB. */
+static int64_t ref_tile(const frt_conv_params *p, int64_t npos) {
+    int64_t nt = (64 * 1024) / (p->Kg > 0 ? p->Kg : 1);
+    nt = nt < 32 ? 32 : nt;
+    nt = (nt + 15) & ~(int64_t)15;
+    return nt < npos ? nt : npos;
+}
+
+static int is_pointwise(const frt_conv_params *p, const frt_conv_geom *g) {
+    return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && g->pt == 0 && g->pl == 0 &&
+           g->OH == g->H && g->OW == g->W;
+}
+
+static size_t conv_ref_scratch(const frt_step *s, const frt_value *values) {
+    const frt_conv_params *p = s->k.params;
+    frt_conv_geom g;
+    frt_conv_geometry(p, &values[s->in[0]], &g);
+    if (is_pointwise(p, &g)) return 0;
+    int64_t nt = ref_tile(p, g.OH * g.OW);
+    return (size_t)(nt * p->Kg) * sizeof(float);
+}
+
+/* col[Kg][nt] = im2col of channels xg[Cg][H][W] for output positions [n0, n0+nt). */
+static void im2col_tile(const frt_conv_params *p, const frt_conv_geom *g, const float *xg,
+                        int64_t n0, int64_t nt, float *col) {
+    int64_t HW = g->H * g->W;
+    for (int64_t ci = 0; ci < p->Cg; ci++) {
+        const float *xc = xg + ci * HW;
+        for (int64_t ky = 0; ky < p->kh; ky++) {
+            for (int64_t kx = 0; kx < p->kw; kx++) {
+                float *dst = col + ((ci * p->kh + ky) * p->kw + kx) * nt;
+                int64_t lo, hi;
+                valid_cols(p, g, kx, &lo, &hi);
+                int64_t off = kx * p->dw - g->pl;
+                int64_t oh = n0 / g->OW, ow = n0 % g->OW, q = 0;
+                while (q < nt) {
+                    int64_t len = g->OW - ow < nt - q ? g->OW - ow : nt - q;
+                    int64_t ih = oh * p->sh - g->pt + ky * p->dh;
+                    float *d = dst + q - ow; /* d[ow'] for ow' in [ow, ow+len) */
+                    int64_t e = ow + len;
+                    if (ih < 0 || ih >= g->H) {
+                        for (int64_t i = ow; i < e; i++) d[i] = 0;
+                    } else {
+                        const float *row = xc + ih * g->W + off;
+                        int64_t a = lo > ow ? lo : ow, b = hi < e ? hi : e;
+                        if (a > b) a = b;
+                        int64_t i = ow;
+                        for (; i < a; i++) d[i] = 0;
+                        if (p->sw == 1)
+                            for (; i < b; i++) d[i] = row[i];
+                        else
+                            for (; i < b; i++) d[i] = row[i * p->sw];
+                        for (; i < e; i++) d[i] = 0;
+                    }
+                    q += len;
+                    ow = 0;
+                    oh++;
+                }
+            }
+        }
+    }
+}
+
+typedef struct ref_gemm_task {
+    const frt_conv_params *p;
+    const float *w, *bias, *bmat;
+    int64_t ldb, nt, ldy, m0;
+    float *y;
+    int64_t chunk; /* rows per task */
+    int64_t rows;
+} ref_gemm_task;
+
+/* Rows [i*chunk, ...) of Y_tile = W_g * col, then bias and activation on those rows. */
+static void ref_gemm_rows(void *ctx, size_t i) {
+    const ref_gemm_task *t = ctx;
+    const frt_conv_params *p = t->p;
+    int64_t r0 = (int64_t)i * t->chunk;
+    int64_t r1 = r0 + t->chunk < t->rows ? r0 + t->chunk : t->rows;
+    if (r0 >= r1) return;
+    float *y = t->y + r0 * t->ldy;
+    frt_sgemm(0, 0, r1 - r0, t->nt, p->Kg, 1.0f, t->w + r0 * p->Kg, p->Kg, t->bmat, t->ldb, 0.0f,
+              y, t->ldy);
+    for (int64_t r = r0; r < r1; r++, y += t->ldy) {
+        if (t->bias) {
+            float bv = t->bias[t->m0 + r];
+            for (int64_t j = 0; j < t->nt; j++) y[j] += bv;
+        }
+        frt_conv_act_ref(p, y, t->nt);
+    }
+}
+
+static const float *conv_weights(const frt_step *s, const frt_exec *x) {
+    const frt_conv_params *p = s->k.params;
+    return p->w ? p->w : (const float *)x->values[s->in[1]].data;
+}
+
+static const float *conv_bias(const frt_step *s, const frt_exec *x) {
+    return s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
+}
+
+static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
+    const frt_conv_params *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    frt_conv_geom g;
+    frt_conv_geometry(p, X, &g);
+    const float *w = conv_weights(s, x);
+    const float *bias = conv_bias(s, x);
+    int64_t npos = g.OH * g.OW;
+    int pw = is_pointwise(p, &g);
+    int64_t nt = pw ? (npos < 512 ? npos : 512) : ref_tile(p, npos);
+    float *col = x->scratch;
+    int nth = frt_threadpool_size(x->tp);
+    for (int64_t n = 0; n < g.N; n++) {
+        for (int64_t gr = 0; gr < p->group; gr++) {
+            const float *xg = (const float *)X->data + (n * g.C + gr * p->Cg) * g.H * g.W;
+            float *yg = (float *)Y->data + (n * p->M + gr * p->Mg) * npos;
+            for (int64_t n0 = 0; n0 < npos; n0 += nt) {
+                int64_t cur = npos - n0 < nt ? npos - n0 : nt;
+                ref_gemm_task t = {p, w + gr * p->Mg * p->Kg, bias, NULL, 0, cur, npos,
+                                   gr * p->Mg, yg + n0, p->Mg, p->Mg};
+                if (pw) {
+                    t.bmat = xg + n0;
+                    t.ldb = npos;
+                } else {
+                    im2col_tile(p, &g, xg, n0, cur, col);
+                    t.bmat = col;
+                    t.ldb = cur;
+                }
+                if (nth > 1 && p->Mg >= 16) {
+                    t.chunk = (p->Mg + nth - 1) / nth;
+                    t.chunk = (t.chunk + 7) & ~(int64_t)7;
+                    frt_parallel_for(x->tp, (size_t)((p->Mg + t.chunk - 1) / t.chunk),
+                                     ref_gemm_rows, &t);
+                } else {
+                    ref_gemm_rows(&t, 0);
+                }
+            }
+        }
+    }
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Select                                                                                          */
+/* ---------------------------------------------------------------------------------------------- */
+
+static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
+    const frt_value *x = c->in[0], *w = c->in[1];
+    int rank = x->rank >= 0 ? x->rank : w->rank;
+    if (rank < 0)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "ranks of X and W unknown at load");
+    if (rank > 4)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                           "%d-D convolution is not supported (only 1-D and 2-D)", rank - 2);
+    if (w->rank != rank || !frt_shape_known(w))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "the shape of W must be known at load");
+    int nsp = rank - 2;
+    conv_attrs a;
+    frt_status st = parse_attrs(c, nsp, &a);
+    if (st) return st;
+
+    frt_conv_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    p->nsp = nsp;
+    p->auto_pad = a.auto_pad;
+    p->group = a.group;
+    p->M = w->dims[0];
+    p->Cg = w->dims[1];
+    p->Mg = p->M / a.group;
+    if (nsp == 1) {
+        p->kh = p->sh = p->dh = 1;
+        p->kw = w->dims[2];
+        p->sw = a.strides[0];
+        p->dw = a.dil[0];
+        p->pl = a.pads[0];
+        p->pr = a.pads[1];
+    } else {
+        p->kh = w->dims[2];
+        p->kw = w->dims[3];
+        p->sh = a.strides[0];
+        p->sw = a.strides[1];
+        p->dh = a.dil[0];
+        p->dw = a.dil[1];
+        p->pt = a.pads[0];
+        p->pl = a.pads[1];
+        p->pb = a.pads[2];
+        p->pr = a.pads[3];
+    }
+    p->Kg = p->Cg * p->kh * p->kw;
+    if (p->M == 0 || p->Kg == 0)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "empty W");
+    switch (c->node->act.kind) {
+    case FRT_ACT_NONE: break;
+    case FRT_ACT_RELU: p->act = 1; p->lo = 0.0f; p->hi = INFINITY; break;
+    case FRT_ACT_CLIP: p->act = 1; p->lo = c->node->act.lo; p->hi = c->node->act.hi; break;
+    default: return frt_op_fail(c, FRT_ERR_INTERNAL, "unknown fused activation");
+    }
+    p->w = w->data; /* NULL when W is computed at run time */
+    k->params = p;
+
+    int simd = have_avx2();
+    if (p->Cg == 1 && p->group > 1) {
+#if FRT_HAVE_X86
+        if (simd) {
+            k->name = "conv_depthwise_avx2";
+            k->fn = frt_conv_depthwise_avx2;
+            return FRT_OK;
+        }
+#endif
+        k->name = "conv_depthwise";
+        k->fn = frt_conv_depthwise_ref;
+        return FRT_OK;
+    }
+#if FRT_HAVE_X86
+    if (simd && p->w) {
+        if ((st = frt_conv_pack_weights_avx2(p, p->w, c->arena)))
+            return frt_op_fail(c, st, "out of memory packing weights");
+        k->name = p->kh * p->kw == 1 ? "conv_1x1_gemm_avx2" : "conv_im2col_gemm_avx2";
+        k->fn = frt_conv_gemm_avx2;
+        k->scratch = frt_conv_gemm_avx2_scratch;
+        return FRT_OK;
+    }
+#endif
+    k->name = p->w ? "conv_im2col_sgemm" : "conv_im2col_sgemm_dynamic_w";
+    k->fn = conv_gemm_ref;
+    k->scratch = conv_ref_scratch;
+    return FRT_OK;
+}
+
+const frt_op_def frt_ops_conv[] = {
+    {"Conv", conv_infer, conv_select},
+    {0},
+};

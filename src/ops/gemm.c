@@ -1,4 +1,476 @@
-/* Gemm MatMul. (placeholder: not implemented yet) */
-#include "op.h"
+/* Gemm and MatMul (float32).
+ *
+ * Gemm:   Y[M,N] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T (transA/transB), C optional
+ *         and unidirectionally broadcast to [M,N] from [], [N], [1,N], [M,1], [1,1] or [M,N].
+ * MatMul: numpy matmul: a 1-D A is promoted to [1,K] and a 1-D B to [K,1] (the added dim is
+ *         removed from the output); leading (batch) dims broadcast.
+ * Both apply node->act (fused Relu/Clip) to the output.
+ *
+ * Kernels (chosen at select):
+ *   - Y is first filled with beta*C (a constant C that broadcasts by rows is precomputed as one
+ *     [N] bias row) and the product accumulated with beta = 1; without C the product uses beta 0.
+ *   - M == 1 (batch 1): sgemv against the weight matrix in its natural layout.
+ *   - Constant B in a portable build (no BLAS): B is prepacked once into the model arena in the
+ *     register-panel layout of the portable kernel. With OpenBLAS, B is used as stored (OpenBLAS
+ *     packs internally and handles both orientations equally well).
+ *   - MatMul with a 2-D (or 1-D) B folds A's batch dims into M: one GEMM for [b,s,K]x[K,N].
+ *   - Tiny products (M*N*K <= 4096, e.g. DeepAndWide's [1,1,32]x[1,32,1]) use a direct loop.
+ *   - Large products split over the intra-op pool (frt_sgemm_*_mt); the BLAS stays 1-threaded.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-const frt_op_def frt_ops_gemm[] = {{0}};
+#include "op.h"
+#include "runtime/threadpool.h"
+#include "sgemm.h"
+
+#define TINY_MACS 4096
+
+/* ------------------------------------------------------------------------------------------ */
+/* shared helpers                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* y[n] = act(y) in place. */
+static void apply_act(const frt_act *a, float *y, int64_t n) {
+    if (a->kind == FRT_ACT_RELU) {
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+    } else if (a->kind == FRT_ACT_CLIP) {
+        float lo = a->lo, hi = a->hi;
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i];
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
+    }
+}
+
+static frt_status check_act(const frt_op_ctx *c) {
+    const frt_act *a = &c->node->act;
+    if (a->kind != FRT_ACT_NONE && a->kind != FRT_ACT_RELU && a->kind != FRT_ACT_CLIP)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "unknown fused activation %d", (int)a->kind);
+    if (a->kind == FRT_ACT_CLIP && !(a->lo <= a->hi))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "fused clip with min %g > max %g", a->lo, a->hi);
+    return FRT_OK;
+}
+
+static const char *act_suffix(const frt_act *a) {
+    return a->kind == FRT_ACT_RELU ? "_relu" : a->kind == FRT_ACT_CLIP ? "_clip" : "";
+}
+
+/* Copies a kernel name into the arena ("gemm" when out of memory, names are informational). */
+static const char *arena_name(frt_arena *ar, const char *name) {
+    const char *s = frt_arena_strdup(ar, name);
+    return s ? s : "gemm";
+}
+
+/* Y[M,N] += alpha * A[M,K] * B[K,N] directly (Y already initialized); small sizes. */
+static void tiny_mm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, int init_zero,
+                    float *Y, int64_t ldy) {
+    for (int64_t i = 0; i < M; i++) {
+        float *y = Y + i * ldy;
+        if (init_zero) memset(y, 0, (size_t)N * sizeof(float));
+        if (!transB) {
+            for (int64_t k = 0; k < K; k++) {
+                float a = alpha * (transA ? A[k * lda + i] : A[i * lda + k]);
+                const float *b = B + k * ldb;
+                for (int64_t j = 0; j < N; j++) y[j] += a * b[j];
+            }
+        } else {
+            for (int64_t j = 0; j < N; j++) {
+                const float *b = B + j * ldb;
+                float s = 0.0f;
+                for (int64_t k = 0; k < K; k++) s += (transA ? A[k * lda + i] : A[i * lda + k]) * b[k];
+                y[j] += alpha * s;
+            }
+        }
+    }
+}
+
+/* Prepacks a constant B for the portable kernel. Returns NULL when packing is not used (BLAS
+ * builds, or packing would not help), or sets *st on allocation failure. */
+static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N, const float *B,
+                                 frt_status *st) {
+    *st = FRT_OK;
+#if FRT_USE_BLAS
+    (void)c; (void)transB; (void)K; (void)N; (void)B;
+    return NULL;
+#else
+    size_t n = frt_sgemm_pack_b_size(K, N);
+    if (n == 0) return NULL;
+    float *p = frt_arena_array(c->arena, n, sizeof(float));
+    if (!p) {
+        *st = frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for packed weights",
+                          n * sizeof(float));
+        return NULL;
+    }
+    frt_sgemm_pack_b(transB, K, N, B, transB ? K : N, p);
+    return p;
+#endif
+}
+
+static const char *impl_tag(int packed) {
+    if (packed) return "packed";
+    return FRT_USE_BLAS ? "blas" : "portable";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Gemm                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct gemm_params {
+    int transA, transB;
+    float alpha, beta;
+    const float *bias;  /* [N] = beta * C broadcast over rows (constant C), or NULL */
+    int64_t bias_n;
+    const float *Bp;    /* prepacked constant B (portable builds), or NULL */
+    int64_t Bp_K, Bp_N;
+    frt_act act;
+} gemm_params;
+
+/* Dims of op(A) [M,Ka] and op(B) [Kb,N] from 2-D shapes. */
+static void gemm_dims(const frt_value *a, const frt_value *b, int ta, int tb, int64_t *M,
+                      int64_t *Ka, int64_t *Kb, int64_t *N) {
+    *M = ta ? a->dims[1] : a->dims[0];
+    *Ka = ta ? a->dims[0] : a->dims[1];
+    *Kb = tb ? b->dims[1] : b->dims[0];
+    *N = tb ? b->dims[0] : b->dims[1];
+}
+
+/* Checks that C (rank <= 2) broadcasts to [M, N] (unknown dims pass). */
+static frt_status check_c_bcast(const frt_op_ctx *c, const frt_value *cv, int64_t M, int64_t N) {
+    char sc[128];
+    if (cv->rank < 0) return FRT_OK;
+    if (cv->rank > 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "C has shape %s, rank > 2",
+                           frt_shape_str(cv, sc, sizeof sc));
+    int64_t cm = cv->rank == 2 ? cv->dims[0] : 1;
+    int64_t cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+    if ((cm >= 0 && M >= 0 && cm != 1 && cm != M) || (cn >= 0 && N >= 0 && cn != 1 && cn != N))
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "C of shape %s does not broadcast to the output [%lld,%lld]",
+                           frt_shape_str(cv, sc, sizeof sc), (long long)M, (long long)N);
+    return FRT_OK;
+}
+
+static frt_status gemm_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 2, 3, 1, 1);
+    if (st) return st;
+    if ((st = frt_op_check_input(c, 0, FRT_FLOAT32)) || (st = frt_op_check_input(c, 1, FRT_FLOAT32)))
+        return st;
+    const frt_value *a = c->in[0], *b = c->in[1];
+    const frt_value *cv = c->n_in > 2 ? c->in[2] : NULL;
+    if (cv && (st = frt_op_check_input(c, 2, FRT_FLOAT32))) return st;
+    char sa[128], sb[128];
+    if ((a->rank >= 0 && a->rank != 2) || (b->rank >= 0 && b->rank != 2))
+        return frt_op_fail(c, FRT_ERR_SHAPE, "A %s and B %s must both be 2-D",
+                           frt_shape_str(a, sa, sizeof sa), frt_shape_str(b, sb, sizeof sb));
+    int ta = frt_attr_int(c->node, "transA", 0) != 0, tb = frt_attr_int(c->node, "transB", 0) != 0;
+    int64_t M = -1, Ka = -1, Kb = -1, N = -1;
+    if (a->rank == 2) {
+        M = ta ? a->dims[1] : a->dims[0];
+        Ka = ta ? a->dims[0] : a->dims[1];
+    }
+    if (b->rank == 2) {
+        Kb = tb ? b->dims[1] : b->dims[0];
+        N = tb ? b->dims[0] : b->dims[1];
+    }
+    if (Ka >= 0 && Kb >= 0 && Ka != Kb)
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "inner dimensions differ: A %s (transA=%d) gives K=%lld, B %s "
+                           "(transB=%d) gives K=%lld",
+                           frt_shape_str(a, sa, sizeof sa), ta, (long long)Ka,
+                           frt_shape_str(b, sb, sizeof sb), tb, (long long)Kb);
+    if (cv && (st = check_c_bcast(c, cv, M, N))) return st;
+    int64_t od[2] = {M, N};
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, 2, od);
+    return FRT_OK;
+}
+
+/* Fills Y[M,N] with beta * C broadcast (C rank <= 2, checked by infer). */
+static void fill_c(const frt_value *cv, float beta, int64_t M, int64_t N, float *Y) {
+    int64_t cm = cv->rank == 2 ? cv->dims[0] : 1;
+    int64_t cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+    const float *C = cv->data;
+    for (int64_t i = 0; i < M; i++) {
+        const float *crow = C + (cm == 1 ? 0 : i * cn);
+        float *y = Y + i * N;
+        if (cn == 1)
+            for (int64_t j = 0; j < N; j++) y[j] = beta * crow[0];
+        else
+            for (int64_t j = 0; j < N; j++) y[j] = beta * crow[j];
+    }
+}
+
+static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
+    const gemm_params *p = s->k.params;
+    const frt_value *a = &x->values[s->in[0]], *b = &x->values[s->in[1]];
+    const frt_value *cv = s->n_in > 2 && s->in[2] >= 0 ? &x->values[s->in[2]] : NULL;
+    frt_value *y = &x->values[s->out[0]];
+    int64_t M, Ka, Kb, N;
+    gemm_dims(a, b, p->transA, p->transB, &M, &Ka, &Kb, &N);
+    if (Ka != Kb || y->dims[0] != M || y->dims[1] != N)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm shapes changed after inference");
+    int64_t K = Ka;
+    float *Y = y->data;
+    const float *A = a->data, *B = b->data;
+    if (M == 0 || N == 0) return FRT_OK;
+    float beta = 0.0f;
+    if (cv && p->beta != 0.0f) {
+        if (p->bias && p->bias_n == N) {
+            for (int64_t i = 0; i < M; i++) memcpy(Y + i * N, p->bias, (size_t)N * sizeof(float));
+        } else {
+            fill_c(cv, p->beta, M, N, Y);
+        }
+        beta = 1.0f;
+    }
+    int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
+    if (M * N * K <= TINY_MACS) {
+        tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
+    } else if (M == 1) {
+        /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
+         * (A is [1,K] or [K,1]) */
+        if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
+        else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
+    } else if (p->Bp && p->Bp_K == K && p->Bp_N == N) {
+        frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
+    } else {
+        frt_sgemm_mt(x->tp, p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
+    }
+    apply_act(&p->act, Y, M * N);
+    return FRT_OK;
+}
+
+static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
+    frt_status st = check_act(c);
+    if (st) return st;
+    gemm_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->transA = frt_attr_int(c->node, "transA", 0) != 0;
+    p->transB = frt_attr_int(c->node, "transB", 0) != 0;
+    p->alpha = frt_attr_float(c->node, "alpha", 1.0f);
+    p->beta = frt_attr_float(c->node, "beta", 1.0f);
+    p->act = c->node->act;
+    const frt_value *a = c->in[0], *b = c->in[1];
+    const frt_value *cv = c->n_in > 2 ? c->in[2] : NULL;
+    int64_t M = a->rank == 2 ? (p->transA ? a->dims[1] : a->dims[0]) : -1;
+    int64_t N = -1, K = -1;
+    if (b->rank == 2) {
+        K = p->transB ? b->dims[1] : b->dims[0];
+        N = p->transB ? b->dims[0] : b->dims[1];
+    }
+    /* constant C that broadcasts along rows -> one precomputed bias row */
+    if (cv && cv->data && p->beta != 0.0f && N > 0 && cv->rank <= 2 &&
+        (cv->rank < 2 || cv->dims[0] == 1)) {
+        float *bias = frt_arena_array(c->arena, (size_t)N, sizeof(float));
+        if (!bias) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        int64_t cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+        const float *C = cv->data;
+        for (int64_t j = 0; j < N; j++) bias[j] = p->beta * C[cn == 1 ? 0 : j];
+        p->bias = bias;
+        p->bias_n = N;
+    }
+    /* constant B: prepack unless the product is known to be a gemv (M == 1) */
+    if (b->data && K > 0 && N > 0 && M != 1) {
+        p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);
+        if (st) return st;
+        p->Bp_K = K;
+        p->Bp_N = N;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s_f32_%s%s%s", M == 1 ? "gemv" : "gemm", impl_tag(p->Bp != NULL),
+             cv && p->beta != 0.0f ? "_bias" : "", act_suffix(&p->act));
+    k->name = arena_name(c->arena, name);
+    k->fn = gemm_kernel;
+    k->params = p;
+    return FRT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* MatMul                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct matmul_params {
+    const float *Bp; /* prepacked constant 2-D B (portable builds), or NULL */
+    int64_t Bp_K, Bp_N;
+    frt_act act;
+} matmul_params;
+
+/* Shapes of a matmul after numpy promotion. */
+typedef struct mm_shape {
+    int batch_rank;
+    int64_t batch[FRT_MAX_RANK]; /* output batch dims */
+    int64_t a_bat[FRT_MAX_RANK]; /* A's batch dims right-aligned to batch_rank (1 where absent) */
+    int64_t b_bat[FRT_MAX_RANK];
+    int64_t M, K, Kb, N;
+    int a_vec, b_vec; /* 1-D operands */
+} mm_shape;
+
+/* Fills sh from A and B (ranks known and >= 1). Unknown dims stay -1. Returns 0 on a batch
+ * broadcast mismatch. */
+static int mm_shape_of(const frt_value *a, const frt_value *b, mm_shape *sh) {
+    sh->a_vec = a->rank == 1;
+    sh->b_vec = b->rank == 1;
+    sh->M = sh->a_vec ? 1 : a->dims[a->rank - 2];
+    sh->K = a->dims[a->rank - 1];
+    sh->Kb = sh->b_vec ? b->dims[0] : b->dims[b->rank - 2];
+    sh->N = sh->b_vec ? 1 : b->dims[b->rank - 1];
+    int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
+    int r = ra > rb ? ra : rb;
+    sh->batch_rank = r;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        sh->a_bat[i] = da;
+        sh->b_bat[i] = db;
+        int64_t d;
+        if (da == db) d = da;
+        else if (da == 1) d = db;
+        else if (db == 1) d = da;
+        else if (da < 0 || db < 0) d = da < 0 ? db : da;
+        else return 0;
+        sh->batch[i] = d;
+    }
+    return 1;
+}
+
+static frt_status matmul_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 2, 2, 1, 1);
+    if (st) return st;
+    if ((st = frt_op_check_input(c, 0, FRT_FLOAT32)) || (st = frt_op_check_input(c, 1, FRT_FLOAT32)))
+        return st;
+    const frt_value *a = c->in[0], *b = c->in[1];
+    char sa[128], sb[128];
+    if (a->rank == 0 || b->rank == 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "MatMul operands must have rank >= 1, got %s and %s",
+                           frt_shape_str(a, sa, sizeof sa), frt_shape_str(b, sb, sizeof sb));
+    if (a->rank < 0 || b->rank < 0) {
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    mm_shape sh;
+    if (!mm_shape_of(a, b, &sh))
+        return frt_op_fail(c, FRT_ERR_SHAPE, "batch dimensions of %s and %s do not broadcast",
+                           frt_shape_str(a, sa, sizeof sa), frt_shape_str(b, sb, sizeof sb));
+    if (sh.K >= 0 && sh.Kb >= 0 && sh.K != sh.Kb)
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "inner dimensions differ: A %s has K=%lld, B %s has K=%lld",
+                           frt_shape_str(a, sa, sizeof sa), (long long)sh.K,
+                           frt_shape_str(b, sb, sizeof sb), (long long)sh.Kb);
+    int64_t od[FRT_MAX_RANK + 2];
+    int r = 0;
+    for (int i = 0; i < sh.batch_rank; i++) od[r++] = sh.batch[i];
+    if (!sh.a_vec) od[r++] = sh.M;
+    if (!sh.b_vec) od[r++] = sh.N;
+    if (r > FRT_MAX_RANK) return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "output rank %d too large", r);
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, r, od);
+    return FRT_OK;
+}
+
+/* One [M,K]x[K,N] product into Y (ldy = N), beta 0. */
+static void mm_one(frt_exec *x, const matmul_params *p, int64_t M, int64_t N, int64_t K,
+                   const float *A, const float *B, float *Y, int allow_mt) {
+    frt_threadpool *tp = allow_mt ? x->tp : NULL;
+    if (M * N * K <= TINY_MACS) {
+        tiny_mm(0, 0, M, N, K, 1.0f, A, K, B, N, 1, Y, N);
+    } else if (M == 1) {
+        frt_sgemv_mt(tp, 1, K, N, 1.0f, B, N, A, 0.0f, Y);
+    } else if (N == 1) {
+        frt_sgemv_mt(tp, 0, M, K, 1.0f, A, K, B, 0.0f, Y);
+    } else if (p->Bp && p->Bp_K == K && p->Bp_N == N) {
+        frt_sgemm_pb_mt(tp, 0, M, N, K, 1.0f, A, K, p->Bp, 0.0f, Y, N);
+    } else {
+        frt_sgemm_mt(tp, 0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N);
+    }
+}
+
+typedef struct mm_batch_job {
+    frt_exec *x;
+    const matmul_params *p;
+    const mm_shape *sh;
+    const float *A, *B;
+    float *Y;
+} mm_batch_job;
+
+/* Batch item t: decode the output batch index and broadcast it to A and B. */
+static void mm_batch_task(void *ctx, size_t t) {
+    const mm_batch_job *j = ctx;
+    const mm_shape *sh = j->sh;
+    int64_t rem = (int64_t)t, ao = 0, bo = 0, as = 1, bs = 1;
+    for (int d = sh->batch_rank - 1; d >= 0; d--) {
+        int64_t idx = rem % sh->batch[d];
+        rem /= sh->batch[d];
+        if (sh->a_bat[d] != 1) ao += idx * as;
+        if (sh->b_bat[d] != 1) bo += idx * bs;
+        as *= sh->a_bat[d];
+        bs *= sh->b_bat[d];
+    }
+    mm_one(j->x, j->p, sh->M, sh->N, sh->K, j->A + ao * sh->M * sh->K, j->B + bo * sh->K * sh->N,
+           j->Y + (int64_t)t * sh->M * sh->N, 0);
+}
+
+static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
+    const matmul_params *p = s->k.params;
+    const frt_value *a = &x->values[s->in[0]], *b = &x->values[s->in[1]];
+    frt_value *y = &x->values[s->out[0]];
+    mm_shape sh;
+    if (a->rank < 1 || b->rank < 1 || !mm_shape_of(a, b, &sh) || sh.K != sh.Kb)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "MatMul shapes changed after inference");
+    const float *A = a->data, *B = b->data;
+    float *Y = y->data;
+    if (y->numel == 0) return FRT_OK;
+    if (sh.K == 0) {
+        memset(Y, 0, (size_t)y->numel * sizeof(float));
+    } else if (b->rank <= 2) {
+        /* B is one matrix: fold all of A's leading dims into M */
+        int64_t M = a->numel / sh.K;
+        mm_one(x, p, M, sh.N, sh.K, A, B, Y, 1);
+    } else {
+        int64_t nb = 1;
+        for (int i = 0; i < sh.batch_rank; i++) nb *= sh.batch[i];
+        mm_batch_job j = {x, p, &sh, A, B, Y};
+        int64_t macs = nb * sh.M * sh.N * sh.K;
+        if (x->tp && nb > 1 && macs >= ((int64_t)1 << 20)) {
+            frt_parallel_for(x->tp, (size_t)nb, mm_batch_task, &j);
+        } else if (nb == 1) {
+            /* single batch item: may use the pool inside */
+            mm_one(x, p, sh.M, sh.N, sh.K, A, B, Y, 1);
+        } else {
+            for (int64_t t = 0; t < nb; t++) mm_batch_task(&j, (size_t)t);
+        }
+    }
+    apply_act(&p->act, Y, y->numel);
+    return FRT_OK;
+}
+
+static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
+    frt_status st = check_act(c);
+    if (st) return st;
+    matmul_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->act = c->node->act;
+    const frt_value *a = c->in[0], *b = c->in[1];
+    /* a product known to have a single row (M == 1 after folding) runs as a gemv on raw B */
+    int one_row = a->rank == 1 || (frt_shape_known(a) && a->dims[a->rank - 1] > 0 &&
+                                   a->numel / a->dims[a->rank - 1] == 1);
+    if (b->data && b->rank == 2 && b->dims[0] > 0 && b->dims[1] > 1 && !one_row) {
+        p->Bp = maybe_pack_b(c, 0, b->dims[0], b->dims[1], b->data, &st);
+        if (st) return st;
+        p->Bp_K = b->dims[0];
+        p->Bp_N = b->dims[1];
+    }
+    char name[96];
+    snprintf(name, sizeof name, "matmul_f32_%s%s%s", b->rank > 2 ? "batched_" : "",
+             impl_tag(p->Bp != NULL), act_suffix(&p->act));
+    k->name = arena_name(c->arena, name);
+    k->fn = matmul_kernel;
+    k->params = p;
+    return FRT_OK;
+}
+
+const frt_op_def frt_ops_gemm[] = {
+    {"Gemm", gemm_infer, gemm_select},
+    {"MatMul", matmul_infer, matmul_select},
+    {0},
+};

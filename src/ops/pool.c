@@ -1,4 +1,540 @@
-/* MaxPool AveragePool GlobalAveragePool. (placeholder: not implemented yet) */
-#include "op.h"
+/* MaxPool AveragePool GlobalAveragePool (float32, NCHW-style layouts).
+ *
+ * MaxPool/AveragePool: X [N, C, S1..Sk] with k = 1, 2 or 3 spatial dims -> Y [N, C, O1..Ok].
+ * Attributes: kernel_shape (required), strides, pads ([b1..bk, e1..ek]), dilations, ceil_mode,
+ * auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID), count_include_pad (AveragePool). Output size
+ * per dim, with ek = (kernel-1)*dilation + 1:
+ *   NOTSET: floor((S + b + e - ek) / stride) + 1 (ceil_mode: ceil, then minus 1 if the last
+ *           window would start at or after S + b, i.e. entirely in the right padding);
+ *   VALID:  ceil((S - ek + 1) / stride), no padding;
+ *   SAME_*: ceil(S / stride), total padding max(0, (O-1)*stride + ek - S) split evenly, the odd
+ *           one at the end (UPPER) or the beginning (LOWER).
+ * Padding never contributes to a max. The average divides by the number of input elements in the
+ * window, or with count_include_pad=1 by the number of window positions inside the padded input
+ * (positions past the end padding created by ceil_mode are not counted). A window with no input
+ * element yields -FLT_MAX (max) or 0 (average).
+ * MaxPool's optional Indices output is not supported.
+ *
+ * Kernel: spatial dims are normalized to 3-D (D, H, W) with leading 1s. For each output row the
+ * valid input rows of the window are first reduced element-wise into a temporary row (vectorized,
+ * AVX2 when available), then each output reduces its horizontal window from that row — pooling is
+ * separable for max and sum. Planes (N*C) are split over the intra-op pool.
+ *
+ * GlobalAveragePool: X [N, C, S...] -> [N, C, 1...], mean over the spatial dims.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-const frt_op_def frt_ops_pool[] = {{0}};
+#include "op.h"
+#include "runtime/threadpool.h"
+#include "sgemm.h"
+
+#if FRT_HAVE_X86
+/* src/ops/x86/pool_avx2.c: dst[i] = max(dst[i], src[i]) / dst[i] += src[i] / sum of src. */
+void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n);
+void frt_pool_vadd_avx2(float *dst, const float *src, int64_t n);
+float frt_pool_sum_avx2(const float *src, int64_t n);
+#endif
+
+enum { POOL_MAX = 0, POOL_AVG = 1 };
+enum { PAD_NOTSET = 0, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+#define TMP_ROW 2048 /* widest input row reduced through the temporary row */
+
+typedef struct pool_params {
+    int kind;
+    int nsp;               /* spatial dims of the model (1..3) */
+    int auto_pad;
+    int ceil_mode;
+    int include_pad;
+    int simd;
+    /* normalized to 3 spatial dims (index 0 = D, 1 = H, 2 = W) */
+    int64_t k[3], s[3], d[3], pb[3], pe[3];
+} pool_params;
+
+/* ---- portable row helpers ---- */
+
+static void vmax_c(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+        dst[i + 1] = src[i + 1] > dst[i + 1] ? src[i + 1] : dst[i + 1];
+        dst[i + 2] = src[i + 2] > dst[i + 2] ? src[i + 2] : dst[i + 2];
+        dst[i + 3] = src[i + 3] > dst[i + 3] ? src[i + 3] : dst[i + 3];
+    }
+    for (; i < n; i++) dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+}
+
+static void vadd_c(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        dst[i] += src[i];
+        dst[i + 1] += src[i + 1];
+        dst[i + 2] += src[i + 2];
+        dst[i + 3] += src[i + 3];
+    }
+    for (; i < n; i++) dst[i] += src[i];
+}
+
+static float sum_c(const float *src, int64_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        s0 += src[i];
+        s1 += src[i + 1];
+        s2 += src[i + 2];
+        s3 += src[i + 3];
+        s4 += src[i + 4];
+        s5 += src[i + 5];
+        s6 += src[i + 6];
+        s7 += src[i + 7];
+    }
+    for (; i < n; i++) s0 += src[i];
+    return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+}
+
+static inline void row_op(int simd, int kind, float *dst, const float *src, int64_t n) {
+#if FRT_HAVE_X86
+    if (simd) {
+        if (kind == POOL_MAX) frt_pool_vmax_avx2(dst, src, n);
+        else frt_pool_vadd_avx2(dst, src, n);
+        return;
+    }
+#endif
+    (void)simd;
+    if (kind == POOL_MAX) vmax_c(dst, src, n);
+    else vadd_c(dst, src, n);
+}
+
+/* ---- shapes ---- */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Output size and effective pads of one dim; returns -2 when the window does not fit. */
+static int64_t pool_out_dim(const pool_params *p, int i, int64_t in, int64_t *pb, int64_t *pe) {
+    int64_t ek = (p->k[i] - 1) * p->d[i] + 1, s = p->s[i];
+    *pb = p->pb[i];
+    *pe = p->pe[i];
+    if (in < 0) return -1;
+    switch (p->auto_pad) {
+    case PAD_VALID:
+        *pb = *pe = 0;
+        if (in < ek) return -2;
+        return (in - ek) / s + 1;
+    case PAD_SAME_UPPER:
+    case PAD_SAME_LOWER: {
+        int64_t o = ceil_div(in, s);
+        int64_t total = (o - 1) * s + ek - in;
+        if (total < 0) total = 0;
+        if (p->auto_pad == PAD_SAME_UPPER) {
+            *pb = total / 2;
+            *pe = total - *pb;
+        } else {
+            *pe = total / 2;
+            *pb = total - *pe;
+        }
+        return o;
+    }
+    default: {
+        int64_t num = in + *pb + *pe - ek;
+        if (num < 0) return -2;
+        int64_t o = (p->ceil_mode ? ceil_div(num, s) : floor_div(num, s)) + 1;
+        if (p->ceil_mode && (o - 1) * s >= in + *pb) o--;
+        return o;
+    }
+    }
+}
+
+static frt_status parse_pool(const frt_op_ctx *c, int kind, int nsp, pool_params *p) {
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->nsp = nsp;
+    for (int i = 0; i < 3; i++) p->k[i] = p->s[i] = p->d[i] = 1;
+    const frt_node *n = c->node;
+    size_t nk, ns, np, nd;
+    const int64_t *ks = frt_attr_ints(n, "kernel_shape", &nk);
+    const int64_t *st = frt_attr_ints(n, "strides", &ns);
+    const int64_t *pads = frt_attr_ints(n, "pads", &np);
+    const int64_t *dil = frt_attr_ints(n, "dilations", &nd);
+    if (!ks) return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape attribute is required");
+    if ((int)nk != nsp)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "kernel_shape has %zu values for %d spatial dims", nk,
+                           nsp);
+    if ((st && (int)ns != nsp) || (dil && (int)nd != nsp) || (pads && (int)np != 2 * nsp))
+        return frt_op_fail(c, FRT_ERR_SHAPE,
+                           "strides/dilations/pads lengths (%zu/%zu/%zu) do not match %d spatial "
+                           "dims",
+                           ns, nd, np, nsp);
+    int off = 3 - nsp;
+    for (int i = 0; i < nsp; i++) {
+        p->k[off + i] = ks[i];
+        if (st) p->s[off + i] = st[i];
+        if (dil) p->d[off + i] = dil[i];
+        if (pads) {
+            p->pb[off + i] = pads[i];
+            p->pe[off + i] = pads[nsp + i];
+        }
+        if (ks[i] < 1 || p->s[off + i] < 1 || p->d[off + i] < 1 || p->pb[off + i] < 0 ||
+            p->pe[off + i] < 0 || ks[i] > ((int64_t)1 << 31) || p->s[off + i] > ((int64_t)1 << 31) ||
+            p->d[off + i] > ((int64_t)1 << 31) || p->pb[off + i] > ((int64_t)1 << 31) ||
+            p->pe[off + i] > ((int64_t)1 << 31))
+            return frt_op_fail(c, FRT_ERR_SHAPE,
+                               "bad kernel %lld / stride %lld / dilation %lld / pads %lld,%lld in "
+                               "spatial dim %d",
+                               (long long)ks[i], (long long)p->s[off + i], (long long)p->d[off + i],
+                               (long long)p->pb[off + i], (long long)p->pe[off + i], i);
+    }
+    const char *ap = frt_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) p->auto_pad = PAD_NOTSET;
+    else if (strcmp(ap, "SAME_UPPER") == 0) p->auto_pad = PAD_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0) p->auto_pad = PAD_SAME_LOWER;
+    else if (strcmp(ap, "VALID") == 0) p->auto_pad = PAD_VALID;
+    else return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "unknown auto_pad '%s'", ap);
+    int64_t cm = frt_attr_int(n, "ceil_mode", 0);
+    int64_t cip = frt_attr_int(n, "count_include_pad", 0);
+    if ((cm != 0 && cm != 1) || (cip != 0 && cip != 1))
+        return frt_op_fail(c, FRT_ERR_SHAPE, "ceil_mode %lld / count_include_pad %lld must be 0 or 1",
+                           (long long)cm, (long long)cip);
+    p->ceil_mode = (int)cm;
+    p->include_pad = kind == POOL_AVG && cip;
+    return FRT_OK;
+}
+
+static frt_status pool_infer_common(frt_op_ctx *c, int kind) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, kind == POOL_MAX ? 2 : 1);
+    if (st || (st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
+    const frt_value *x = c->in[0];
+    char sx[128];
+    if (x->rank < 0) {
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        if (c->n_out > 1 && c->out[1]) frt_op_set_shape(c->out[1], FRT_INT64, -1, NULL);
+        return FRT_OK;
+    }
+    if (x->rank < 3 || x->rank > 5)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "input %s: only 1 to 3 spatial dims supported",
+                           frt_shape_str(x, sx, sizeof sx));
+    int nsp = x->rank - 2;
+    pool_params p;
+    if ((st = parse_pool(c, kind, nsp, &p))) return st;
+    int64_t od[FRT_MAX_RANK];
+    od[0] = x->dims[0];
+    od[1] = x->dims[1];
+    for (int i = 0; i < nsp; i++) {
+        int64_t pb, pe;
+        int64_t o = pool_out_dim(&p, 3 - nsp + i, x->dims[2 + i], &pb, &pe);
+        if (o == -2 || o == 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE,
+                               "input %s is too small for kernel %lld (dilation %lld) in spatial "
+                               "dim %d",
+                               frt_shape_str(x, sx, sizeof sx), (long long)p.k[3 - nsp + i],
+                               (long long)p.d[3 - nsp + i], i);
+        od[2 + i] = o;
+    }
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, x->rank, od);
+    if (c->n_out > 1 && c->out[1]) frt_op_set_shape(c->out[1], FRT_INT64, x->rank, od);
+    return FRT_OK;
+}
+
+static frt_status maxpool_infer(frt_op_ctx *c) { return pool_infer_common(c, POOL_MAX); }
+static frt_status avgpool_infer(frt_op_ctx *c) { return pool_infer_common(c, POOL_AVG); }
+
+/* ---- kernel ---- */
+
+/* Per output index of one dim: window start, valid k range [k0, k1), and the count of window
+ * positions inside the padded extent. */
+typedef struct dim_tab {
+    int64_t in, out, k, s, d;
+    int64_t *start, *k0, *k1, *cnt;
+} dim_tab;
+
+typedef struct pool_run {
+    const pool_params *p;
+    dim_tab t[3];
+    const float *X;
+    float *Y;
+    int64_t in_plane, out_plane;
+    int64_t planes, per_task;
+} pool_run;
+
+static void fill_tab(dim_tab *t, int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
+                     int64_t pb, int64_t pe, int64_t *mem) {
+    t->in = in;
+    t->out = out;
+    t->k = k;
+    t->s = s;
+    t->d = d;
+    t->start = mem;
+    t->k0 = mem + out;
+    t->k1 = mem + 2 * out;
+    t->cnt = mem + 3 * out;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t st = o * s - pb;
+        int64_t k0 = st >= 0 ? 0 : ceil_div(-st, d);
+        int64_t k1 = st < in ? ceil_div(in - st, d) : 0;
+        if (k1 > k) k1 = k;
+        if (k0 > k1) k0 = k1;
+        int64_t cnt = ceil_div(in + pe - st, d);
+        if (cnt > k) cnt = k;
+        if (cnt < 0) cnt = 0;
+        t->start[o] = st;
+        t->k0[o] = k0;
+        t->k1[o] = k1;
+        t->cnt[o] = cnt;
+    }
+}
+
+static void pool_plane(const pool_run *r, const float *in, float *out, float *tmp) {
+    const pool_params *p = r->p;
+    const dim_tab *td = &r->t[0], *th = &r->t[1], *tw = &r->t[2];
+    const int64_t IH = th->in, IW = tw->in, OW = tw->out;
+    const int kind = p->kind;
+    for (int64_t od = 0; od < td->out; od++) {
+        for (int64_t oh = 0; oh < th->out; oh++) {
+            float *o = out + (od * th->out + oh) * OW;
+            int64_t nd = td->k1[od] - td->k0[od], nh = th->k1[oh] - th->k0[oh];
+            if (nd * nh == 0) {
+                for (int64_t ow = 0; ow < OW; ow++) o[ow] = kind == POOL_MAX ? -FLT_MAX : 0.0f;
+                continue;
+            }
+            /* reduce the valid window rows into one row */
+            const float *row;
+            int direct = 0;
+            if (nd * nh == 1) {
+                int64_t id = td->start[od] + td->k0[od] * td->d;
+                int64_t ih = th->start[oh] + th->k0[oh] * th->d;
+                row = in + (id * IH + ih) * IW;
+            } else if (tmp) {
+                int first = 1;
+                for (int64_t kd = td->k0[od]; kd < td->k1[od]; kd++) {
+                    int64_t id = td->start[od] + kd * td->d;
+                    for (int64_t kh = th->k0[oh]; kh < th->k1[oh]; kh++) {
+                        const float *src = in + (id * IH + th->start[oh] + kh * th->d) * IW;
+                        if (first) memcpy(tmp, src, (size_t)IW * sizeof(float));
+                        else row_op(p->simd, kind, tmp, src, IW);
+                        first = 0;
+                    }
+                }
+                row = tmp;
+            } else {
+                row = NULL;
+                direct = 1;
+            }
+            float hdiv = 1.0f;
+            if (kind == POOL_AVG)
+                hdiv = (float)(p->include_pad ? td->cnt[od] * th->cnt[oh] : nd * nh);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t st = tw->start[ow], k0 = tw->k0[ow], k1 = tw->k1[ow], dw = tw->d;
+                float acc = kind == POOL_MAX ? -FLT_MAX : 0.0f;
+                if (!direct) {
+                    const float *rr = row + st;
+                    if (kind == POOL_MAX) {
+                        for (int64_t k = k0; k < k1; k++) acc = rr[k * dw] > acc ? rr[k * dw] : acc;
+                    } else {
+                        for (int64_t k = k0; k < k1; k++) acc += rr[k * dw];
+                    }
+                } else {
+                    for (int64_t kd = td->k0[od]; kd < td->k1[od]; kd++)
+                        for (int64_t kh = th->k0[oh]; kh < th->k1[oh]; kh++) {
+                            const float *rr = in + ((td->start[od] + kd * td->d) * IH +
+                                                    th->start[oh] + kh * th->d) * IW + st;
+                            for (int64_t k = k0; k < k1; k++) {
+                                float v = rr[k * dw];
+                                if (kind == POOL_MAX) acc = v > acc ? v : acc;
+                                else acc += v;
+                            }
+                        }
+                }
+                if (kind == POOL_AVG) {
+                    float div = hdiv * (float)(p->include_pad ? tw->cnt[ow] : k1 - k0);
+                    acc = div > 0.0f ? acc / div : 0.0f;
+                }
+                o[ow] = acc;
+            }
+        }
+    }
+}
+
+static void pool_task(void *ctx, size_t t) {
+    const pool_run *r = ctx;
+    float tmp[TMP_ROW];
+    float *tp = r->t[2].in <= TMP_ROW ? tmp : NULL;
+    int64_t p0 = (int64_t)t * r->per_task, p1 = p0 + r->per_task;
+    if (p1 > r->planes) p1 = r->planes;
+    for (int64_t pl = p0; pl < p1; pl++)
+        pool_plane(r, r->X + pl * r->in_plane, r->Y + pl * r->out_plane, tp);
+}
+
+static size_t pool_scratch(const frt_step *s, const frt_value *values) {
+    const frt_value *y = &values[s->out[0]];
+    size_t n = 0;
+    for (int i = 2; i < y->rank; i++) n += (size_t)y->dims[i];
+    return (4 * n + 16) * sizeof(int64_t);
+}
+
+static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
+    const pool_params *p = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]];
+    const frt_value *yv = &x->values[s->out[0]];
+    if (xv->rank != p->nsp + 2 || yv->rank != xv->rank)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "pool input rank changed after inference");
+    pool_run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    int64_t *mem = x->scratch;
+    int64_t in3[3] = {1, 1, 1}, out3[3] = {1, 1, 1};
+    for (int i = 0; i < p->nsp; i++) {
+        in3[3 - p->nsp + i] = xv->dims[2 + i];
+        out3[3 - p->nsp + i] = yv->dims[2 + i];
+    }
+    for (int i = 0; i < 3; i++) {
+        int64_t pb, pe;
+        int64_t o = pool_out_dim(p, i, in3[i], &pb, &pe);
+        if (o != out3[i])
+            return frt_step_fail(s, FRT_ERR_SHAPE, "pool output shape changed after inference");
+        fill_tab(&r.t[i], in3[i], out3[i], p->k[i], p->s[i], p->d[i], pb, pe, mem);
+        mem += 4 * out3[i];
+    }
+    r.X = xv->data;
+    r.Y = yv->data;
+    r.in_plane = in3[0] * in3[1] * in3[2];
+    r.out_plane = out3[0] * out3[1] * out3[2];
+    r.planes = xv->dims[0] * xv->dims[1];
+    if (r.planes == 0 || r.out_plane == 0) return FRT_OK;
+    int threads = frt_threadpool_size(x->tp);
+    int64_t work = r.planes * (r.in_plane + r.out_plane);
+    if (threads > 1 && r.planes > 1 && work >= 32768) {
+        int64_t tasks = (int64_t)threads * 4;
+        if (tasks > r.planes) tasks = r.planes;
+        r.per_task = (r.planes + tasks - 1) / tasks;
+        tasks = (r.planes + r.per_task - 1) / r.per_task;
+        frt_parallel_for(x->tp, (size_t)tasks, pool_task, &r);
+    } else {
+        r.per_task = r.planes;
+        pool_task(&r, 0);
+    }
+    return FRT_OK;
+}
+
+static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
+    if (kind == POOL_MAX && c->n_out > 1 && c->node->out[1] >= 0)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "the Indices output of MaxPool is not supported");
+    /* the spatial rank comes from kernel_shape (the input rank may be unknown at load) */
+    size_t nk;
+    if (!frt_attr_ints(c->node, "kernel_shape", &nk))
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape attribute is required");
+    if (nk < 1 || nk > 3)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "%zu spatial dims (only 1 to 3 supported)", nk);
+    pool_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    frt_status st = parse_pool(c, kind, (int)nk, p);
+    if (st) return st;
+    p->simd = frt_sgemm_have_avx2();
+    char name[64];
+    snprintf(name, sizeof name, "%s%dd_f32%s", kind == POOL_MAX ? "maxpool" : "avgpool", p->nsp,
+             p->simd ? "_avx2" : "");
+    const char *nm = frt_arena_strdup(c->arena, name);
+    k->name = nm ? nm : "pool";
+    k->fn = pool_kernel;
+    k->params = p;
+    k->scratch = pool_scratch;
+    return FRT_OK;
+}
+
+static frt_status maxpool_select(frt_op_ctx *c, frt_kernel *k) {
+    return pool_select_common(c, k, POOL_MAX);
+}
+static frt_status avgpool_select(frt_op_ctx *c, frt_kernel *k) {
+    return pool_select_common(c, k, POOL_AVG);
+}
+
+/* ---- GlobalAveragePool ---- */
+
+static frt_status gap_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
+    const frt_value *x = c->in[0];
+    if (x->rank < 0) {
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    char sx[128];
+    if (x->rank < 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "input %s must have rank >= 2",
+                           frt_shape_str(x, sx, sizeof sx));
+    int64_t od[FRT_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) od[i] = i < 2 ? x->dims[i] : 1;
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, x->rank, od);
+    return FRT_OK;
+}
+
+typedef struct gap_run {
+    const float *X;
+    float *Y;
+    int64_t S, planes, per_task;
+    int simd;
+} gap_run;
+
+static void gap_task(void *ctx, size_t t) {
+    const gap_run *r = ctx;
+    int64_t p0 = (int64_t)t * r->per_task, p1 = p0 + r->per_task;
+    if (p1 > r->planes) p1 = r->planes;
+    float inv = 1.0f / (float)r->S;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        const float *src = r->X + pl * r->S;
+        float s;
+#if FRT_HAVE_X86
+        if (r->simd) s = frt_pool_sum_avx2(src, r->S);
+        else
+#endif
+            s = sum_c(src, r->S);
+        r->Y[pl] = s * inv;
+    }
+}
+
+static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
+    const int *simd = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]];
+    const frt_value *yv = &x->values[s->out[0]];
+    gap_run r = {xv->data, yv->data, 1, 0, 0, *simd};
+    if (xv->rank < 2) return frt_step_fail(s, FRT_ERR_SHAPE, "input rank changed after inference");
+    for (int i = 2; i < xv->rank; i++) r.S *= xv->dims[i];
+    r.planes = xv->dims[0] * xv->dims[1];
+    if (r.planes == 0) return FRT_OK;
+    if (r.S == 0) {
+        /* mean over nothing: NaN as in numpy/onnx reference */
+        for (int64_t i = 0; i < r.planes; i++) r.Y[i] = NAN;
+        return FRT_OK;
+    }
+    int threads = frt_threadpool_size(x->tp);
+    if (threads > 1 && r.planes > 1 && r.planes * r.S >= 65536) {
+        int64_t tasks = (int64_t)threads * 4;
+        if (tasks > r.planes) tasks = r.planes;
+        r.per_task = (r.planes + tasks - 1) / tasks;
+        tasks = (r.planes + r.per_task - 1) / r.per_task;
+        frt_parallel_for(x->tp, (size_t)tasks, gap_task, &r);
+    } else {
+        r.per_task = r.planes;
+        gap_task(&r, 0);
+    }
+    return FRT_OK;
+}
+
+static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
+    int *simd = frt_arena_alloc(c->arena, sizeof *simd, 8);
+    if (!simd) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    *simd = frt_sgemm_have_avx2();
+    k->name = *simd ? "global_avgpool_f32_avx2" : "global_avgpool_f32";
+    k->fn = gap_kernel;
+    k->params = simd;
+    return FRT_OK;
+}
+
+const frt_op_def frt_ops_pool[] = {
+    {"MaxPool", maxpool_infer, maxpool_select},
+    {"AveragePool", avgpool_infer, avgpool_select},
+    {"GlobalAveragePool", gap_infer, gap_select},
+    {0},
+};

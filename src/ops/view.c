@@ -1,4 +1,384 @@
-/* Reshape Flatten Squeeze Unsqueeze Identity Dropout. (placeholder: not implemented yet) */
+/* Reshape Flatten Squeeze Unsqueeze Identity Dropout: view operators.
+ *
+ * Each selects a kernel with flags FRT_K_VIEW and no function: output 0 aliases the bytes of
+ * input 0 and only its shape changes. infer computes that shape; the runtime sets the data
+ * pointer. At load, unknown dims (-1) propagate; shape/axes inputs that are not constants yet are
+ * read at reshape time (infer reads in[i]->data whenever it is non-NULL).
+ */
+#include <stdio.h>
+#include <string.h>
+
 #include "op.h"
 
-const frt_op_def frt_ops_view[] = {{0}};
+static frt_status view_kernel(frt_kernel *k, const char *name) {
+    k->name = name;
+    k->fn = NULL;
+    k->flags = FRT_K_VIEW;
+    return FRT_OK;
+}
+
+static void set_unknown(frt_value *out, int32_t dtype, int rank) {
+    int64_t dims[FRT_MAX_RANK];
+    for (int i = 0; i < FRT_MAX_RANK; i++) dims[i] = -1;
+    frt_op_set_shape(out, dtype, rank, dims);
+}
+
+/* Formats a list of raw integers "[2,0,-1]". */
+static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)v[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+/* Reads an integer list input (1-D int64, or int32 tolerated) into vals; *n = its length (-1 if
+ * unknown). *known: the values are available (data present, or the list is empty). */
+static frt_status read_list_input(const frt_op_ctx *c, int i, const char *what, int64_t *vals,
+                                  int *n, bool *known) {
+    const frt_value *v = c->in[i];
+    if (v->dtype != FRT_INT64 && v->dtype != FRT_INT32)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "%s input has dtype %s, expected int64", what,
+                           frt_dtype_name((frt_dtype)v->dtype));
+    if (v->rank >= 0 && v->rank != 1)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "%s input must be 1-D, has rank %d", what, v->rank);
+    *known = false;
+    *n = -1;
+    if (v->rank != 1 || v->dims[0] < 0) return FRT_OK;
+    if (v->dims[0] > FRT_MAX_RANK)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "%s input has %lld entries (max %d)", what,
+                           (long long)v->dims[0], FRT_MAX_RANK);
+    *n = (int)v->dims[0];
+    if (!v->data && *n > 0) return FRT_OK; /* an empty list may have no data */
+    for (int k = 0; k < *n; k++) vals[k] = frt_value_get_int(v, k);
+    *known = true;
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Reshape                                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Resolves a requested shape spec (0 = copy the input dim unless allowzero, -1 = infer) against
+ * input x into out. Unknown input dims at load: a dim copied by 0 cancels against itself, so
+ * [?,3,4] -> [0,-1] gives [?,12]; otherwise unresolvable dims stay -1. */
+static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const int64_t *spec,
+                                  int n, bool allowzero) {
+    int r = x->rank;
+    int64_t od[FRT_MAX_RANK];
+    bool copied[FRT_MAX_RANK] = {false};
+    int neg = -1;
+    bool zero_copied = false, has_zero = false;
+    char b0[160], b1[160];
+    for (int i = 0; i < n; i++) {
+        int64_t s = spec[i];
+        if (s == -1) {
+            if (neg >= 0)
+                return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has more than one -1",
+                                   ints_str(spec, n, b0, sizeof b0));
+            neg = i;
+            od[i] = -1;
+        } else if (s == 0 && !allowzero) {
+            if (r < 0) {
+                od[i] = -1;
+            } else if (i >= r) {
+                return frt_op_fail(c, FRT_ERR_SHAPE,
+                                   "shape %s copies dim %d (0) but the input %s has rank %d",
+                                   ints_str(spec, n, b0, sizeof b0), i,
+                                   frt_shape_str(x, b1, sizeof b1), r);
+            } else {
+                od[i] = x->dims[i];
+                copied[i] = true;
+                if (od[i] == 0) zero_copied = true;
+            }
+        } else if (s < 0) {
+            return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has invalid entry %lld",
+                               ints_str(spec, n, b0, sizeof b0), (long long)s);
+        } else {
+            od[i] = s;
+            if (s == 0) has_zero = true;
+        }
+    }
+    if (allowzero && has_zero && neg >= 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has both 0 and -1 with allowzero=1",
+                           ints_str(spec, n, b0, sizeof b0));
+    if (r >= 0) {
+        /* num: input dims not copied; den: output dims not copied, except the -1 */
+        int64_t num = 1, den = 1;
+        bool nk = true, dk = true;
+        for (int i = 0; i < r; i++) {
+            if (i < n && copied[i]) continue;
+            if (x->dims[i] < 0 || __builtin_mul_overflow(num, x->dims[i], &num)) nk = false;
+        }
+        for (int i = 0; i < n; i++) {
+            if (i == neg || copied[i]) continue;
+            if (od[i] < 0) dk = false;
+            else if (__builtin_mul_overflow(den, od[i], &den))
+                return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has too many elements",
+                                   ints_str(spec, n, b0, sizeof b0));
+        }
+        bool in_known = frt_shape_known(x);
+        bool out_known = true;
+        for (int i = 0; i < n; i++)
+            if (i != neg && od[i] < 0) out_known = false;
+        if (neg >= 0) {
+            if (nk && dk) {
+                if (den == 0 || zero_copied) {
+                    if (in_known && out_known)
+                        return frt_op_fail(c, FRT_ERR_SHAPE,
+                                           "cannot infer the -1 in shape %s for input %s: the "
+                                           "other dims have 0 elements",
+                                           ints_str(spec, n, b0, sizeof b0),
+                                           frt_shape_str(x, b1, sizeof b1));
+                } else if (num % den == 0) {
+                    od[neg] = num / den;
+                } else if (in_known && out_known) {
+                    return frt_op_fail(c, FRT_ERR_SHAPE,
+                                       "cannot reshape input %s (%lld elements) to %s",
+                                       frt_shape_str(x, b1, sizeof b1), (long long)x->numel,
+                                       ints_str(spec, n, b0, sizeof b0));
+                }
+            }
+        } else if (in_known && out_known) {
+            int64_t on = frt_shape_numel(od, n);
+            if (on != x->numel)
+                return frt_op_fail(c, FRT_ERR_SHAPE,
+                                   "cannot reshape input %s (%lld elements) to %s (%lld elements)",
+                                   frt_shape_str(x, b1, sizeof b1), (long long)x->numel,
+                                   ints_str(spec, n, b0, sizeof b0), (long long)on);
+        }
+    }
+    frt_op_set_shape(c->out[0], x->dtype, n, od);
+    return FRT_OK;
+}
+
+static frt_status reshape_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, c->opset >= 5 ? 2 : 1, 2, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    int64_t spec[FRT_MAX_RANK];
+    int n;
+    if (c->opset < 5) {
+        size_t cnt;
+        const int64_t *s = frt_attr_ints(c->node, "shape", &cnt);
+        if (!s) return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute 'shape' is required");
+        if (cnt > FRT_MAX_RANK)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "shape has %zu entries (max %d)", cnt,
+                               FRT_MAX_RANK);
+        n = (int)cnt;
+        memcpy(spec, s, cnt * sizeof *s);
+    } else {
+        if ((st = frt_op_check_input(c, 1, 0))) return st;
+        if (c->in[1]->dtype != FRT_INT64)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "shape input has dtype %s, expected int64",
+                               frt_dtype_name((frt_dtype)c->in[1]->dtype));
+        bool known;
+        if ((st = read_list_input(c, 1, "shape", spec, &n, &known))) return st;
+        if (!known) { /* rank from the shape input's length, dims unknown until reshape */
+            set_unknown(c->out[0], x->dtype, n);
+            return FRT_OK;
+        }
+    }
+    bool allowzero = c->opset >= 14 && frt_attr_int(c->node, "allowzero", 0) != 0;
+    return reshape_resolve(c, x, spec, n, allowzero);
+}
+
+static frt_status reshape_select(frt_op_ctx *c, frt_kernel *k) { return view_kernel(k, "reshape"); }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Flatten                                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* [d0..d_{r-1}] -> [d0*..*d_{axis-1}, d_axis*..*d_{r-1}], axis in [-r, r]. */
+static frt_status flatten_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    int64_t a = frt_attr_int(c->node, "axis", 1);
+    int r = x->rank;
+    if (r < 0) {
+        set_unknown(c->out[0], x->dtype, 2);
+        return FRT_OK;
+    }
+    int64_t axis = a < 0 ? a + r : a;
+    if (axis < 0 || axis > r)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld out of range for rank %d", (long long)a,
+                           r);
+    int64_t d[2] = {1, 1};
+    for (int i = 0; i < r; i++) {
+        int64_t *p = &d[i >= axis];
+        if (*p < 0) continue;
+        if (x->dims[i] < 0) *p = -1;
+        else *p *= x->dims[i];
+    }
+    frt_op_set_shape(c->out[0], x->dtype, 2, d);
+    return FRT_OK;
+}
+
+static frt_status flatten_select(frt_op_ctx *c, frt_kernel *k) { return view_kernel(k, "flatten"); }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Squeeze / Unsqueeze                                                                             */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Axes from the attribute (opset < 13) or input 1 (opset >= 13). *present: axes were given;
+ * *known: their values are available; *n: count (-1 if unknown). */
+static frt_status get_axes(const frt_op_ctx *c, int64_t *axes, int *n, bool *present,
+                           bool *known) {
+    *present = false;
+    *known = true;
+    *n = 0;
+    if (c->opset < 13) {
+        size_t cnt;
+        const int64_t *a = frt_attr_ints(c->node, "axes", &cnt);
+        if (!a) return FRT_OK;
+        if (cnt > FRT_MAX_RANK)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "axes has %zu entries (max %d)", cnt,
+                               FRT_MAX_RANK);
+        *present = true;
+        *n = (int)cnt;
+        memcpy(axes, a, cnt * sizeof *a);
+        return FRT_OK;
+    }
+    if (c->n_in < 2 || !c->in[1]) return FRT_OK;
+    *present = true;
+    return read_list_input(c, 1, "axes", axes, n, known);
+}
+
+static frt_status squeeze_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, c->opset >= 13 ? 2 : 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    int64_t axes[FRT_MAX_RANK];
+    int n, r = x->rank;
+    bool present, known;
+    if ((st = get_axes(c, axes, &n, &present, &known))) return st;
+    if (r < 0 || !known) {
+        set_unknown(c->out[0], x->dtype, r >= 0 && n >= 0 && n <= r ? r - n : -1);
+        return FRT_OK;
+    }
+    bool drop[FRT_MAX_RANK] = {false};
+    if (!present) {
+        for (int i = 0; i < r; i++) {
+            if (x->dims[i] < 0) { /* cannot tell whether it is 1 until reshape */
+                set_unknown(c->out[0], x->dtype, -1);
+                return FRT_OK;
+            }
+            drop[i] = x->dims[i] == 1;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        int d = frt_norm_axis(axes[k], r);
+        if (d < 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld out of range for rank %d",
+                               (long long)axes[k], r);
+        if (drop[d])
+            return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld appears twice", (long long)axes[k]);
+        if (x->dims[d] >= 0 && x->dims[d] != 1) {
+            char b[160];
+            return frt_op_fail(c, FRT_ERR_SHAPE, "cannot squeeze dim %d of size %lld (input %s)",
+                               d, (long long)x->dims[d], frt_shape_str(x, b, sizeof b));
+        }
+        drop[d] = true;
+    }
+    int64_t od[FRT_MAX_RANK];
+    int o = 0;
+    for (int i = 0; i < r; i++)
+        if (!drop[i]) od[o++] = x->dims[i];
+    frt_op_set_shape(c->out[0], x->dtype, o, od);
+    return FRT_OK;
+}
+
+static frt_status squeeze_select(frt_op_ctx *c, frt_kernel *k) { return view_kernel(k, "squeeze"); }
+
+static frt_status unsqueeze_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, c->opset >= 13 ? 2 : 1, c->opset >= 13 ? 2 : 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    int64_t axes[FRT_MAX_RANK];
+    int n, r = x->rank;
+    bool present, known;
+    if ((st = get_axes(c, axes, &n, &present, &known))) return st;
+    if (!present) return frt_op_fail(c, FRT_ERR_MALFORMED, "axes are required");
+    int R = r >= 0 && n >= 0 ? r + n : -1;
+    if (R > FRT_MAX_RANK)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "output rank %d > %d", R, FRT_MAX_RANK);
+    if (R < 0 || !known) {
+        set_unknown(c->out[0], x->dtype, R);
+        return FRT_OK;
+    }
+    bool ins[FRT_MAX_RANK] = {false};
+    for (int k = 0; k < n; k++) {
+        int d = frt_norm_axis(axes[k], R);
+        if (d < 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld out of range for output rank %d",
+                               (long long)axes[k], R);
+        if (ins[d])
+            return frt_op_fail(c, FRT_ERR_SHAPE, "axis %lld appears twice", (long long)axes[k]);
+        ins[d] = true;
+    }
+    int64_t od[FRT_MAX_RANK];
+    for (int i = 0, j = 0; i < R; i++) od[i] = ins[i] ? 1 : x->dims[j++];
+    frt_op_set_shape(c->out[0], x->dtype, R, od);
+    return FRT_OK;
+}
+
+static frt_status unsqueeze_select(frt_op_ctx *c, frt_kernel *k) {
+    return view_kernel(k, "unsqueeze");
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Identity / Dropout                                                                              */
+/* ---------------------------------------------------------------------------------------------- */
+
+static frt_status identity_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    frt_op_set_shape(c->out[0], x->dtype, x->rank, x->dims);
+    return FRT_OK;
+}
+
+static frt_status identity_select(frt_op_ctx *c, frt_kernel *k) {
+    return view_kernel(k, "identity");
+}
+
+/* Inference-mode Dropout: output = data. Opset < 12: ratio attribute; opset >= 12: optional ratio
+ * and training_mode inputs. The mask output (bool, same shape) is inferred but not supported. */
+static frt_status dropout_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, c->opset >= 12 ? 3 : 1, 1, 2);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    frt_op_set_shape(c->out[0], x->dtype, x->rank, x->dims);
+    if (c->n_out == 2 && c->out[1]) frt_op_set_shape(c->out[1], FRT_BOOL, x->rank, x->dims);
+    return FRT_OK;
+}
+
+static frt_status dropout_select(frt_op_ctx *c, frt_kernel *k) {
+    if (c->n_out == 2 && c->node->out[1] >= 0)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "Dropout mask output not supported");
+    if (c->opset >= 12 && c->n_in >= 3 && c->in[2] && c->in[2]->data) {
+        const frt_value *t = c->in[2];
+        if (t->numel != 1)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "training_mode must be a scalar");
+        bool on;
+        switch (frt_dtype_size((frt_dtype)t->dtype)) {
+        case 1: on = *(const uint8_t *)t->data != 0; break;
+        default: on = frt_value_get_int(t, 0) != 0; break;
+        }
+        if (on)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                               "Dropout with training_mode=true is not supported");
+    }
+    return view_kernel(k, "dropout");
+}
+
+const frt_op_def frt_ops_view[] = {
+    {"Reshape", reshape_infer, reshape_select},
+    {"Flatten", flatten_infer, flatten_select},
+    {"Squeeze", squeeze_infer, squeeze_select},
+    {"Unsqueeze", unsqueeze_infer, unsqueeze_select},
+    {"Identity", identity_infer, identity_select},
+    {"Dropout", dropout_infer, dropout_select},
+    {0},
+};

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing flatrt needs on Debian 12 (as root, or with sudo).
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+pkgs=(build-essential cmake libopenblas-dev python3-numpy python3-onnx python3-torch
+      python3-torchvision python3-sklearn)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi

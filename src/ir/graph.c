@@ -1,0 +1,311 @@
+/* Building the graph IR from a decoded ONNX graph: name resolution, topological order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "util/error.h"
+
+/* Open-addressing map from value name to id, sized once for all names of the graph. */
+typedef struct name_map {
+    size_t cap; /* power of two */
+    const char **keys;
+    int32_t *ids;
+} name_map;
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static int map_init(name_map *m, size_t n) {
+    m->cap = 16;
+    while (m->cap < 2 * n + 1) m->cap <<= 1;
+    m->keys = calloc(m->cap, sizeof *m->keys);
+    m->ids = calloc(m->cap, sizeof *m->ids);
+    return m->keys && m->ids;
+}
+
+static void map_free(name_map *m) {
+    free(m->keys);
+    free(m->ids);
+}
+
+static int32_t map_get(const name_map *m, const char *k) {
+    for (size_t i = hash_str(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->keys[i]) return -1;
+        if (strcmp(m->keys[i], k) == 0) return m->ids[i];
+    }
+}
+
+/* Inserts or overwrites. The map never fills: cap > 2 * number of names. */
+static void map_put(name_map *m, const char *k, int32_t id) {
+    size_t i = hash_str(k) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], k) != 0) i = (i + 1) & (m->cap - 1);
+    m->keys[i] = k;
+    m->ids[i] = id;
+}
+
+int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind) {
+    if (g->n_values == g->cap_values) {
+        size_t cap = g->cap_values ? 2 * g->cap_values : 64;
+        frt_ir_value *nv = frt_arena_array(g->arena, cap, sizeof *nv);
+        if (!nv) return -1;
+        if (g->n_values) memcpy(nv, g->values, g->n_values * sizeof *nv);
+        g->values = nv;
+        g->cap_values = cap;
+    }
+    frt_ir_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = frt_arena_strdup(g->arena, name ? name : "");
+    if (!v->name) return -1;
+    v->kind = kind;
+    v->producer = -1;
+    v->v.rank = -1;
+    v->v.numel = -1;
+    return (int32_t)g->n_values++;
+}
+
+static void set_from_tensor(frt_ir_value *v, const frt_onnx_tensor *t) {
+    v->v.dtype = t->dtype;
+    v->v.rank = t->rank;
+    for (int i = 0; i < t->rank; i++) v->v.dims[i] = t->dims[i];
+    v->v.numel = t->numel;
+    v->v.data = (void *)t->data;
+    v->in_place = t->in_place;
+}
+
+static void set_from_info(frt_graph *g, frt_ir_value *v, const frt_onnx_value_info *vi) {
+    if (!vi->has_type) return;
+    v->v.dtype = vi->elem_type;
+    if (!vi->has_shape) return;
+    v->v.rank = vi->rank;
+    for (int i = 0; i < vi->rank; i++) {
+        v->v.dims[i] = vi->dims[i].value;
+        v->dim_names[i] = vi->dims[i].param ? frt_arena_strdup(g->arena, vi->dims[i].param) : NULL;
+    }
+    v->v.numel = frt_shape_numel(v->v.dims, v->v.rank);
+}
+
+static int64_t opset_for(const frt_onnx_model *m, const char *domain) {
+    for (size_t i = 0; i < m->n_opsets; i++)
+        if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
+    return 0;
+}
+
+frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g) {
+    const frt_onnx_graph *og = m->graph;
+    memset(g, 0, sizeof *g);
+    g->arena = arena;
+    g->opset = frt_onnx_default_opset(m);
+    if (!og) return frt_error(FRT_ERR_MALFORMED, "model has no graph");
+    if (g->opset <= 0)
+        return frt_error(FRT_ERR_UNSUPPORTED, "model imports no default-domain (ai.onnx) opset");
+    if (g->opset < 7 || g->opset > 21)
+        return frt_error(FRT_ERR_UNSUPPORTED, "ai.onnx opset %lld is not supported (7..21)",
+                         (long long)g->opset);
+
+    size_t n_names = og->n_initializers + og->n_inputs;
+    for (size_t i = 0; i < og->n_nodes; i++) n_names += og->nodes[i].n_outputs;
+    name_map map;
+    if (!map_init(&map, n_names)) {
+        map_free(&map);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
+    }
+    frt_status st = FRT_OK;
+    int32_t *order = NULL, *indeg = NULL, *queue = NULL;
+
+#define FAIL(s, ...)                                                                               \
+    do {                                                                                           \
+        st = frt_error(s, __VA_ARGS__);                                                            \
+        goto out;                                                                                  \
+    } while (0)
+#define NOMEM() FAIL(FRT_ERR_NO_MEMORY, "out of memory building the graph")
+
+    for (size_t i = 0; i < og->n_initializers; i++) {
+        const frt_onnx_tensor *t = &og->initializers[i];
+        if (!t->name[0]) FAIL(FRT_ERR_MALFORMED, "initializer %zu has no name", i);
+        if (map_get(&map, t->name) >= 0)
+            FAIL(FRT_ERR_MALFORMED, "initializer '%s' is defined twice", t->name);
+        int32_t id = frt_graph_add_value(g, t->name, FRT_VALUE_CONST);
+        if (id < 0) NOMEM();
+        set_from_tensor(&g->values[id], t);
+        if (t->external && !t->data)
+            FAIL(FRT_ERR_MALFORMED, "initializer '%s': external data not loaded", t->name);
+        map_put(&map, g->values[id].name, id);
+    }
+    g->inputs = frt_arena_array(arena, og->n_inputs ? og->n_inputs : 1, sizeof(int32_t));
+    if (!g->inputs) NOMEM();
+    for (size_t i = 0; i < og->n_inputs; i++) {
+        const frt_onnx_value_info *vi = &og->inputs[i];
+        if (!vi->name[0]) FAIL(FRT_ERR_MALFORMED, "graph input %zu has no name", i);
+        int32_t prev = map_get(&map, vi->name);
+        if (prev >= 0) {
+            if (g->values[prev].kind == FRT_VALUE_CONST) continue; /* initializer listed as input */
+            FAIL(FRT_ERR_MALFORMED, "graph input '%s' is listed twice", vi->name);
+        }
+        int32_t id = frt_graph_add_value(g, vi->name, FRT_VALUE_INPUT);
+        if (id < 0) NOMEM();
+        set_from_info(g, &g->values[id], vi);
+        if (!vi->has_type)
+            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", vi->name);
+        if (frt_dtype_size(g->values[id].v.dtype) == 0)
+            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has unsupported dtype %d", vi->name,
+                 (int)g->values[id].v.dtype);
+        if (!vi->has_shape)
+            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has no shape (rank must be declared)",
+                 vi->name);
+        map_put(&map, g->values[id].name, id);
+        g->inputs[g->n_inputs++] = id;
+    }
+
+    /* Node outputs: each name defined once (SSA). */
+    g->nodes = frt_arena_array(arena, og->n_nodes ? og->n_nodes : 1, sizeof *g->nodes);
+    if (!g->nodes) NOMEM();
+    g->cap_nodes = og->n_nodes;
+    for (size_t i = 0; i < og->n_nodes; i++) {
+        const frt_onnx_node *on = &og->nodes[i];
+        frt_node *n = &g->nodes[i];
+        char gen[64];
+        if (on->name[0]) {
+            n->name = on->name;
+        } else {
+            snprintf(gen, sizeof gen, "%s_%zu", on->op_type, i);
+            n->name = frt_arena_strdup(arena, gen);
+            if (!n->name) NOMEM();
+        }
+        n->op_type = on->op_type;
+        n->domain = on->domain;
+        n->attrs = on->attrs;
+        n->n_attrs = on->n_attrs;
+        n->opset = opset_for(m, on->domain);
+        if (on->n_inputs > 1024 || on->n_outputs > 1024)
+            FAIL(FRT_ERR_UNSUPPORTED, "node '%s' (%s) has too many inputs or outputs", n->name,
+                 n->op_type);
+        n->n_in = (int32_t)on->n_inputs;
+        n->n_out = (int32_t)on->n_outputs;
+        n->in = frt_arena_array(arena, on->n_inputs + 1, sizeof(int32_t));
+        n->out = frt_arena_array(arena, on->n_outputs + 1, sizeof(int32_t));
+        if (!n->in || !n->out) NOMEM();
+        for (size_t k = 0; k < on->n_outputs; k++) {
+            const char *name = on->outputs[k];
+            if (!name[0]) {
+                n->out[k] = -1;
+                continue;
+            }
+            if (map_get(&map, name) >= 0)
+                FAIL(FRT_ERR_MALFORMED, "node '%s' (%s): output '%s' is already defined", n->name,
+                     n->op_type, name);
+            int32_t id = frt_graph_add_value(g, name, FRT_VALUE_NODE);
+            if (id < 0) NOMEM();
+            g->values[id].producer = (int32_t)i;
+            map_put(&map, g->values[id].name, id);
+            n->out[k] = id;
+        }
+    }
+    g->n_nodes = og->n_nodes;
+    for (size_t i = 0; i < og->n_nodes; i++) {
+        const frt_onnx_node *on = &og->nodes[i];
+        frt_node *n = &g->nodes[i];
+        for (size_t k = 0; k < on->n_inputs; k++) {
+            const char *name = on->inputs[k];
+            if (!name[0]) {
+                n->in[k] = -1;
+                continue;
+            }
+            int32_t id = map_get(&map, name);
+            if (id < 0)
+                FAIL(FRT_ERR_MALFORMED, "node '%s' (%s): input '%s' is not defined by any node, "
+                     "initializer or graph input", n->name, n->op_type, name);
+            n->in[k] = id;
+            g->values[id].n_uses++;
+        }
+    }
+    g->outputs = frt_arena_array(arena, og->n_outputs ? og->n_outputs : 1, sizeof(int32_t));
+    if (!g->outputs) NOMEM();
+    if (og->n_outputs == 0) FAIL(FRT_ERR_MALFORMED, "graph has no outputs");
+    for (size_t i = 0; i < og->n_outputs; i++) {
+        const frt_onnx_value_info *vi = &og->outputs[i];
+        int32_t id = map_get(&map, vi->name);
+        if (id < 0) FAIL(FRT_ERR_MALFORMED, "graph output '%s' is not produced", vi->name);
+        frt_ir_value *v = &g->values[id];
+        v->is_output = true;
+        v->n_uses++;
+        if (vi->has_shape && v->v.rank < 0)
+            for (int d = 0; d < vi->rank; d++)
+                v->dim_names[d] = vi->dims[d].param ? frt_arena_strdup(arena, vi->dims[d].param)
+                                                    : NULL;
+        g->outputs[g->n_outputs++] = id;
+    }
+
+    /* Topological order (Kahn); a stable order that keeps the file order where possible. */
+    size_t nn = g->n_nodes;
+    order = malloc((nn + 1) * sizeof *order);
+    indeg = calloc(nn + 1, sizeof *indeg);
+    queue = malloc((nn + 1) * sizeof *queue);
+    if (!order || !indeg || !queue) NOMEM();
+    for (size_t i = 0; i < nn; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
+            if (p >= 0) indeg[i]++;
+        }
+    /* consumers lists via counting sort */
+    size_t *cstart = calloc(nn + 1, sizeof *cstart);
+    int32_t *clist = NULL;
+    size_t total = 0;
+    if (!cstart) NOMEM();
+    for (size_t i = 0; i < nn; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
+            if (p >= 0) cstart[p + 1]++, total++;
+        }
+    for (size_t i = 0; i < nn; i++) cstart[i + 1] += cstart[i];
+    clist = malloc((total + 1) * sizeof *clist);
+    size_t *fill = calloc(nn + 1, sizeof *fill);
+    if (!clist || !fill) {
+        free(cstart);
+        free(clist);
+        free(fill);
+        NOMEM();
+    }
+    for (size_t i = 0; i < nn; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
+            if (p >= 0) clist[cstart[p] + fill[p]++] = (int32_t)i;
+        }
+    size_t qh = 0, qt = 0, no = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (indeg[i] == 0) queue[qt++] = (int32_t)i;
+    while (qh < qt) {
+        int32_t i = queue[qh++];
+        order[no++] = i;
+        for (size_t c = cstart[i]; c < cstart[i + 1]; c++)
+            if (--indeg[clist[c]] == 0) queue[qt++] = clist[c];
+    }
+    free(cstart);
+    free(clist);
+    free(fill);
+    if (no != nn) {
+        for (size_t i = 0; i < nn; i++)
+            if (indeg[i] > 0)
+                FAIL(FRT_ERR_MALFORMED, "graph has a cycle through node '%s' (%s)",
+                     g->nodes[i].name, g->nodes[i].op_type);
+    }
+    /* Permute nodes into that order and renumber producers. */
+    frt_node *sorted = frt_arena_array(arena, nn ? nn : 1, sizeof *sorted);
+    if (!sorted) NOMEM();
+    for (size_t i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
+    g->nodes = sorted;
+    for (size_t i = 0; i < nn; i++)
+        for (int k = 0; k < sorted[i].n_out; k++)
+            if (sorted[i].out[k] >= 0) g->values[sorted[i].out[k]].producer = (int32_t)i;
+#undef FAIL
+#undef NOMEM
+out:
+    free(order);
+    free(indeg);
+    free(queue);
+    map_free(&map);
+    return st;
+}

@@ -1,0 +1,740 @@
+/* Single-precision GEMM/GEMV: OpenBLAS dispatch and the portable cache-blocked kernel.
+ * See sgemm.h for the contract.
+ *
+ * Portable kernel (BLIS-style loop nest):
+ *   jc over N in NC columns -> pc over K in KC -> pack op(B)[kc, nc] into NR-column panels
+ *     -> ic over M in MC rows -> pack op(A)[mc, kc] into MR-row panels
+ *       -> jr over NR panels -> ir over MR panels -> MR x NR register micro-kernel.
+ * Packed panel formats (also the prepacked formats of frt_sgemm_pack_a/b in portable builds):
+ *   A: for each K block k0 (size kc = min(KC, K-k0)) at offset k0*Mpad, the MR-row panels in order;
+ *      panel p holds kc * MR floats, [k][r], rows past M zero. Mpad = ceil(M/MR)*MR.
+ *   B: the same with NR-column panels, [k][c], columns past N zero, K block at offset k0*Npad.
+ */
+#include "sgemm.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/threadpool.h"
+
+#if FRT_USE_BLAS
+#include <cblas.h>
+#include <limits.h>
+#endif
+
+#define MR FRT_SGEMM_MR
+#define NR FRT_SGEMM_NR
+#define KC 256
+#define MC 144 /* multiple of MR */
+#define NC 1024 /* multiple of NR */
+
+/* ------------------------------------------------------------------------------------------ */
+/* CPU features, BLAS init                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static int g_avx2 = -1;
+
+int frt_sgemm_have_avx2(void) {
+#if FRT_HAVE_X86
+    int v = __atomic_load_n(&g_avx2, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        __atomic_store_n(&g_avx2, v, __ATOMIC_RELAXED);
+    }
+    return v;
+#else
+    (void)g_avx2;
+    return 0;
+#endif
+}
+
+int frt_sgemm_have_blas(void) { return FRT_USE_BLAS ? 1 : 0; }
+
+#if FRT_USE_BLAS
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+static void blas_init_once(void) { openblas_set_num_threads(1); }
+#endif
+
+void frt_blas_init(void) {
+#if FRT_USE_BLAS
+    pthread_once(&g_blas_once, blas_init_once);
+#endif
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small helpers                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* C[M,N] = beta * C (beta == 0: zero, C not read). */
+static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
+    for (int64_t i = 0; i < M; i++) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f) memset(c, 0, (size_t)N * sizeof(float));
+        else if (beta != 1.0f)
+            for (int64_t j = 0; j < N; j++) c[j] *= beta;
+    }
+}
+
+/* y[n] (stride incy) = beta * y; beta == 0 zeroes without reading. */
+static void scale_y(int64_t n, float beta, float *y, int64_t incy) {
+    for (int64_t i = 0; i < n; i++) y[i * incy] = beta == 0.0f ? 0.0f : y[i * incy] * beta;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Portable GEMV                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Dot product with 8 independent accumulators (the compiler's SLP vectorizer packs them). */
+static float dot_c(int64_t n, const float *a, const float *b) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+        s4 += a[i + 4] * b[i + 4];
+        s5 += a[i + 5] * b[i + 5];
+        s6 += a[i + 6] * b[i + 6];
+        s7 += a[i + 7] * b[i + 7];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+}
+
+/* y[n] += a * x[n] */
+static void axpy_c(int64_t n, float a, const float *x, float *y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        y[i] += a * x[i];
+        y[i + 1] += a * x[i + 1];
+        y[i + 2] += a * x[i + 2];
+        y[i + 3] += a * x[i + 3];
+        y[i + 4] += a * x[i + 4];
+        y[i + 5] += a * x[i + 5];
+        y[i + 6] += a * x[i + 6];
+        y[i + 7] += a * x[i + 7];
+    }
+    for (; i < n; i++) y[i] += a * x[i];
+}
+
+static void sgemv_c(int transA, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                    const float *x, float beta, float *y) {
+    if (!transA) {
+        for (int64_t i = 0; i < M; i++) {
+            float d = alpha * dot_c(N, A + i * lda, x);
+            y[i] = beta == 0.0f ? d : d + beta * y[i];
+        }
+    } else {
+        scale_y(N, beta, y, 1);
+        for (int64_t i = 0; i < M; i++) axpy_c(N, alpha * x[i], A + i * lda, y);
+    }
+}
+
+void frt_sgemv_portable(int simd, int transA, int64_t M, int64_t N, float alpha, const float *A,
+                        int64_t lda, const float *x, float beta, float *y) {
+    int64_t ny = transA ? N : M, nx = transA ? M : N;
+    if (ny <= 0) return;
+    if (nx <= 0) {
+        scale_y(ny, beta, y, 1);
+        return;
+    }
+#if FRT_HAVE_X86
+    if (simd && frt_sgemm_have_avx2()) {
+        if (transA) frt_sgemv_t_avx2(M, N, alpha, A, lda, x, beta, y);
+        else frt_sgemv_n_avx2(M, N, alpha, A, lda, x, beta, y);
+        return;
+    }
+#endif
+    (void)simd;
+    sgemv_c(transA, M, N, alpha, A, lda, x, beta, y);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Portable blocked GEMM                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Operands of one portable GEMM. Either the plain matrix (A/lda/transA) or a prepacked buffer
+ * (Ap != NULL: Apad = padded row count of the whole packed matrix, a_off = first row, a multiple
+ * of MR). Likewise for B with columns. */
+typedef struct gemm_ops {
+    int transA, transB;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    const float *Ap;
+    int64_t Apad, a_off;
+    const float *Bp;
+    int64_t Bpad, b_off;
+} gemm_ops;
+
+/* Packs op(A)[i0:i0+mc, k0:k0+kc] into MR-row panels at dst (panel r at dst + r*kc). */
+static void pack_a(int transA, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t k0,
+                   int64_t kc, float *dst) {
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        int64_t mr = min64(MR, mc - ir);
+        float *d = dst + ir * kc;
+        if (!transA) {
+            for (int64_t r = 0; r < mr; r++) {
+                const float *s = A + (i0 + ir + r) * lda + k0;
+                for (int64_t k = 0; k < kc; k++) d[k * MR + r] = s[k];
+            }
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *s = A + (k0 + k) * lda + i0 + ir;
+                for (int64_t r = 0; r < mr; r++) d[k * MR + r] = s[r];
+            }
+        }
+        if (mr < MR)
+            for (int64_t k = 0; k < kc; k++)
+                for (int64_t r = mr; r < MR; r++) d[k * MR + r] = 0.0f;
+    }
+}
+
+/* Packs op(B)[k0:k0+kc, j0:j0+nc] into NR-column panels at dst (panel c at dst + c*kc). */
+static void pack_b(int transB, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
+                   int64_t nc, float *dst) {
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        int64_t nr = min64(NR, nc - jr);
+        float *d = dst + jr * kc;
+        if (!transB) {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *s = B + (k0 + k) * ldb + j0 + jr;
+                float *dk = d + k * NR;
+                int64_t c = 0;
+                for (; c < nr; c++) dk[c] = s[c];
+                for (; c < NR; c++) dk[c] = 0.0f;
+            }
+        } else {
+            for (int64_t c = 0; c < nr; c++) {
+                const float *s = B + (j0 + jr + c) * ldb + k0;
+                for (int64_t k = 0; k < kc; k++) d[k * NR + c] = s[k];
+            }
+            for (int64_t k = 0; k < kc; k++)
+                for (int64_t c = nr; c < NR; c++) d[k * NR + c] = 0.0f;
+        }
+    }
+}
+
+/* Portable register kernel: tile[MR][NR] = Ap * Bp. */
+static void ukr_c(int64_t kc, const float *a, const float *b, float *tile) {
+    float acc[MR][NR];
+    memset(acc, 0, sizeof acc);
+    for (int64_t k = 0; k < kc; k++) {
+        for (int r = 0; r < MR; r++) {
+            float ar = a[r];
+            for (int c = 0; c < NR; c++) acc[r][c] += ar * b[c];
+        }
+        a += MR;
+        b += NR;
+    }
+    memcpy(tile, acc, sizeof acc);
+}
+
+/* C[mr, nr] = alpha * Ap-panel * Bp-panel + beta * C. */
+static void micro(int simd, int64_t kc, const float *a, const float *b, float *C, int64_t ldc,
+                  int64_t mr, int64_t nr, float alpha, float beta) {
+#if FRT_HAVE_X86
+    if (simd && mr == MR && nr == NR) {
+        frt_sgemm_ukr_avx2(kc, a, b, C, ldc, alpha, beta);
+        return;
+    }
+#endif
+    float tile[MR * NR];
+#if FRT_HAVE_X86
+    if (simd) frt_sgemm_ukr_avx2(kc, a, b, tile, NR, 1.0f, 0.0f);
+    else
+#endif
+        ukr_c(kc, a, b, tile);
+    for (int64_t r = 0; r < mr; r++) {
+        float *c = C + r * ldc;
+        const float *t = tile + r * NR;
+        if (beta == 0.0f)
+            for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j];
+        else
+            for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j] + beta * c[j];
+    }
+}
+
+/* One row of C against packed B panels: c[nc] = alpha * a[kc] (stride inca) * Bblk + beta * c. */
+static void row_panels(int simd, int64_t kc, const float *a, int64_t inca, const float *bblk,
+                       float *c, int64_t nc, float alpha, float beta) {
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        int64_t nr = min64(NR, nc - jr);
+        const float *b = bblk + jr * kc;
+        float acc[NR];
+#if FRT_HAVE_X86
+        if (simd) {
+            if (nr == NR) {
+                frt_sgemm_row_avx2(kc, a, inca, b, c + jr, alpha, beta);
+                continue;
+            }
+            frt_sgemm_row_avx2(kc, a, inca, b, acc, 1.0f, 0.0f);
+        } else
+#endif
+        {
+            for (int j = 0; j < NR; j++) acc[j] = 0.0f;
+            for (int64_t k = 0; k < kc; k++) {
+                float ak = a[k * inca];
+                for (int j = 0; j < NR; j++) acc[j] += ak * b[k * NR + j];
+            }
+        }
+        (void)simd;
+        for (int64_t j = 0; j < nr; j++)
+            c[jr + j] = beta == 0.0f ? alpha * acc[j] : alpha * acc[j] + beta * c[jr + j];
+    }
+}
+
+/* Per-thread packing buffers, allocated on first use and freed at thread exit. */
+#define BUF_A_FLOATS ((size_t)MC * KC)
+#define BUF_B_FLOATS ((size_t)KC * NC)
+static pthread_key_t g_buf_key;
+static int g_buf_key_ok;
+static pthread_once_t g_buf_once = PTHREAD_ONCE_INIT;
+static _Thread_local float *t_buf;
+static void buf_key_create(void) { g_buf_key_ok = pthread_key_create(&g_buf_key, free) == 0; }
+
+static float *thread_buf(void) {
+    if (t_buf) return t_buf;
+    pthread_once(&g_buf_once, buf_key_create);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (BUF_A_FLOATS + BUF_B_FLOATS) * sizeof(float)) != 0) return NULL;
+    if (g_buf_key_ok) pthread_setspecific(g_buf_key, p);
+    t_buf = p;
+    return t_buf;
+}
+
+/* Element (i, k) of op(A) and (k, j) of op(B), plain or prepacked (K = full depth). */
+static float elem_a(const gemm_ops *o, int64_t K, int64_t i, int64_t k) {
+    if (!o->Ap) return o->transA ? o->A[k * o->lda + i] : o->A[i * o->lda + k];
+    int64_t k0 = k / KC * KC, kc = min64(KC, K - k0), r = o->a_off + i;
+    return o->Ap[k0 * o->Apad + (r / MR) * MR * kc + (k - k0) * MR + r % MR];
+}
+static float elem_b(const gemm_ops *o, int64_t K, int64_t k, int64_t j) {
+    if (!o->Bp) return o->transB ? o->B[j * o->ldb + k] : o->B[k * o->ldb + j];
+    int64_t k0 = k / KC * KC, kc = min64(KC, K - k0), c = o->b_off + j;
+    return o->Bp[k0 * o->Bpad + (c / NR) * NR * kc + (k - k0) * NR + c % NR];
+}
+
+/* Unblocked fallback (when the packing buffer cannot be allocated). */
+static void gemm_naive(const gemm_ops *o, int64_t M, int64_t N, int64_t K, float alpha,
+                       float beta, float *C, int64_t ldc) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (int64_t k = 0; k < K; k++) s += elem_a(o, K, i, k) * elem_b(o, K, k, j);
+            float *c = C + i * ldc + j;
+            *c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;
+        }
+}
+
+/* The blocked driver. Requires M, N, K > 0. */
+static void gemm_blocked(int simd, const gemm_ops *o, int64_t M, int64_t N, int64_t K, float alpha,
+                         float beta, float *C, int64_t ldc) {
+    float *bufA = NULL, *bufB = NULL;
+    if (!o->Ap || !o->Bp) {
+        float *buf = thread_buf();
+        if (!buf) {
+            gemm_naive(o, M, N, K, alpha, beta, C, ldc);
+            return;
+        }
+        bufA = buf;
+        bufB = buf + BUF_A_FLOATS;
+    }
+    for (int64_t j0 = 0; j0 < N; j0 += NC) {
+        int64_t nc = min64(NC, N - j0);
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kc = min64(KC, K - k0);
+            float bk = k0 == 0 ? beta : 1.0f;
+            const float *bblk;
+            if (o->Bp) {
+                bblk = o->Bp + k0 * o->Bpad + (o->b_off + j0) * kc;
+            } else {
+                pack_b(o->transB, o->B, o->ldb, k0, kc, j0, nc, bufB);
+                bblk = bufB;
+            }
+            if (M == 1 && !o->Ap) {
+                /* a single row: stream it against the B panels without packing A */
+                const float *a = o->transA ? o->A + k0 * o->lda : o->A + k0;
+                row_panels(simd, kc, a, o->transA ? o->lda : 1, bblk, C + j0, nc, alpha, bk);
+                continue;
+            }
+            for (int64_t i0 = 0; i0 < M; i0 += MC) {
+                int64_t mc = min64(MC, M - i0);
+                const float *ablk;
+                if (o->Ap) {
+                    ablk = o->Ap + k0 * o->Apad + (o->a_off + i0) * kc;
+                } else {
+                    pack_a(o->transA, o->A, o->lda, i0, mc, k0, kc, bufA);
+                    ablk = bufA;
+                }
+                for (int64_t jr = 0; jr < nc; jr += NR) {
+                    int64_t nr = min64(NR, nc - jr);
+                    for (int64_t ir = 0; ir < mc; ir += MR) {
+                        int64_t mr = min64(MR, mc - ir);
+                        micro(simd, kc, ablk + ir * kc, bblk + jr * kc,
+                              C + (i0 + ir) * ldc + j0 + jr, ldc, mr, nr, alpha, bk);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Portable GEMM entry with gemv shortcuts for contiguous vector cases. */
+static void sgemm_port(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                       float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                       float beta, float *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    if (M == 1 && !transA) {
+        /* C[1,N] = alpha * a[K] op(B) */
+        if (transB) frt_sgemv_portable(simd, 0, N, K, alpha, B, ldb, A, beta, C);
+        else frt_sgemv_portable(simd, 1, K, N, alpha, B, ldb, A, beta, C);
+        return;
+    }
+    if (N == 1 && ldc == 1 && (transB || ldb == 1)) {
+        /* C[M] = alpha * op(A) b[K] */
+        if (transA) frt_sgemv_portable(simd, 1, K, M, alpha, A, lda, B, beta, C);
+        else frt_sgemv_portable(simd, 0, M, K, alpha, A, lda, B, beta, C);
+        return;
+    }
+    gemm_ops o = {transA, transB, A, lda, B, ldb, NULL, 0, 0, NULL, 0, 0};
+    gemm_blocked(simd, &o, M, N, K, alpha, beta, C, ldc);
+}
+
+void frt_sgemm_portable(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                        float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                        float beta, float *C, int64_t ldc) {
+    sgemm_port(simd && frt_sgemm_have_avx2(), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta,
+               C, ldc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* BLAS dispatch                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+#if FRT_USE_BLAS
+static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+static void sgemm_blas(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc) {
+    frt_blas_init();
+    enum CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+    if (M == 1) {
+        /* C[1,N] row = alpha * op(B)^T a + beta * C; a has stride lda when transposed */
+        if (beta == 0.0f) memset(C, 0, (size_t)N * sizeof(float));
+        int inca = transA ? (int)lda : 1;
+        if (transB)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, alpha, B, (int)ldb, A, inca,
+                        beta, C, 1);
+        else
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, alpha, B, (int)ldb, A, inca,
+                        beta, C, 1);
+        return;
+    }
+    if (N == 1) {
+        /* C[M,1] column (stride ldc) = alpha * op(A) b + beta * C; b has stride ldb unless
+         * transposed */
+        if (beta == 0.0f) scale_y(M, 0.0f, C, ldc);
+        int incb = transB ? 1 : (int)ldb;
+        if (transA)
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, alpha, A, (int)lda, B, incb,
+                        beta, C, (int)ldc);
+        else
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, alpha, A, (int)lda, B, incb,
+                        beta, C, (int)ldc);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb,
+                beta, C, (int)ldc);
+}
+#endif
+
+void frt_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+               int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+#if FRT_USE_BLAS
+    if (fits_int(M) && fits_int(N) && fits_int(K) && fits_int(lda) && fits_int(ldb) &&
+        fits_int(ldc)) {
+        sgemm_blas(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#endif
+    sgemm_port(frt_sgemm_have_avx2(), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C,
+               ldc);
+}
+
+void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+               const float *x, float beta, float *y) {
+    int64_t ny = transA ? N : M, nx = transA ? M : N;
+    if (ny <= 0) return;
+    if (nx <= 0) {
+        scale_y(ny, beta, y, 1);
+        return;
+    }
+#if FRT_USE_BLAS
+    if (fits_int(M) && fits_int(N) && fits_int(lda)) {
+        frt_blas_init();
+        if (beta == 0.0f) memset(y, 0, (size_t)ny * sizeof(float));
+        cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, (int)M, (int)N, alpha, A,
+                    (int)lda, x, 1, beta, y, 1);
+        return;
+    }
+#endif
+    frt_sgemv_portable(1, transA, M, N, alpha, A, lda, x, beta, y);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Prepacked operands                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+size_t frt_sgemm_pack_a_size(int64_t M, int64_t K) {
+    if (M <= 0 || K <= 0) return 0;
+#if FRT_USE_BLAS
+    return (size_t)M * (size_t)K;
+#else
+    return (size_t)round_up(M, MR) * (size_t)K;
+#endif
+}
+
+size_t frt_sgemm_pack_b_size(int64_t K, int64_t N) {
+    if (N <= 0 || K <= 0) return 0;
+#if FRT_USE_BLAS
+    return (size_t)K * (size_t)N;
+#else
+    return (size_t)round_up(N, NR) * (size_t)K;
+#endif
+}
+
+void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap) {
+    if (M <= 0 || K <= 0) return;
+#if FRT_USE_BLAS
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++) Ap[i * K + k] = transA ? A[k * lda + i] : A[i * lda + k];
+#else
+    int64_t Mpad = round_up(M, MR);
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        int64_t kc = min64(KC, K - k0);
+        pack_a(transA, A, lda, 0, M, k0, kc, Ap + k0 * Mpad);
+    }
+#endif
+}
+
+void frt_sgemm_pack_b(int transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *Bp) {
+    if (N <= 0 || K <= 0) return;
+#if FRT_USE_BLAS
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) Bp[k * N + j] = transB ? B[j * ldb + k] : B[k * ldb + j];
+#else
+    int64_t Npad = round_up(N, NR);
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        int64_t kc = min64(KC, K - k0);
+        pack_b(transB, B, ldb, k0, kc, 0, N, Bp + k0 * Npad);
+    }
+#endif
+}
+
+/* Rows [i0, i0+m) of a packed-A product; i0 a multiple of MR (portable) . */
+static void pa_rows(int64_t Mtot, int64_t i0, int64_t m, int64_t N, int64_t K, float alpha,
+                    const float *Ap, int transB, const float *B, int64_t ldb, float beta,
+                    float *C, int64_t ldc) {
+    if (m <= 0 || N <= 0) return;
+    if (K <= 0) {
+        scale_c(m, N, beta, C + i0 * ldc, ldc);
+        return;
+    }
+#if FRT_USE_BLAS
+    (void)Mtot;
+    frt_sgemm(0, transB, m, N, K, alpha, Ap + i0 * K, K, B, ldb, beta, C + i0 * ldc, ldc);
+#else
+    gemm_ops o = {0, transB, NULL, 0, B, ldb, Ap, round_up(Mtot, MR), i0, NULL, 0, 0};
+    gemm_blocked(frt_sgemm_have_avx2(), &o, m, N, K, alpha, beta, C + i0 * ldc, ldc);
+#endif
+}
+
+/* Columns [j0, j0+n) of a packed-B product; j0 a multiple of NR (portable). */
+static void pb_cols(int transA, int64_t M, int64_t Ntot, int64_t j0, int64_t n, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *Bp, float beta,
+                    float *C, int64_t ldc) {
+    if (M <= 0 || n <= 0) return;
+    if (K <= 0) {
+        scale_c(M, n, beta, C + j0, ldc);
+        return;
+    }
+#if FRT_USE_BLAS
+    frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
+#else
+    gemm_ops o = {transA, 0, A, lda, NULL, 0, NULL, 0, 0, Bp, round_up(Ntot, NR), j0};
+    gemm_blocked(frt_sgemm_have_avx2(), &o, M, n, K, alpha, beta, C + j0, ldc);
+#endif
+}
+
+void frt_sgemm_pa(int64_t M, int64_t N, int64_t K, float alpha, const float *Ap, int transB,
+                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    pa_rows(M, 0, M, N, K, alpha, Ap, transB, B, ldb, beta, C, ldc);
+}
+
+void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *Bp, float beta, float *C, int64_t ldc) {
+    pb_cols(transA, M, N, 0, N, K, alpha, A, lda, Bp, beta, C, ldc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Multi-threaded splitting                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Work below this many multiply-adds runs serially (a region costs a few microseconds). */
+#define MT_MIN_MACS ((int64_t)1 << 21)
+#define MT_MIN_GEMV ((int64_t)1 << 17)
+
+typedef struct mt_job {
+    int kind; /* 0 plain gemm, 1 packed A, 2 packed B, 3 gemv */
+    int split_n; /* 1: blocks of columns (or gemv outputs), 0: blocks of rows */
+    int64_t block, total;
+    int transA, transB;
+    int64_t M, N, K;
+    float alpha, beta;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+    const float *x;
+} mt_job;
+
+static void mt_task(void *ctx, size_t t) {
+    const mt_job *j = ctx;
+    int64_t s = (int64_t)t * j->block, n = min64(j->block, j->total - s);
+    if (n <= 0) return;
+    switch (j->kind) {
+    case 0:
+        if (j->split_n)
+            frt_sgemm(j->transA, j->transB, j->M, n, j->K, j->alpha, j->A, j->lda,
+                      j->transB ? j->B + s * j->ldb : j->B + s, j->ldb, j->beta, j->C + s, j->ldc);
+        else
+            frt_sgemm(j->transA, j->transB, n, j->N, j->K, j->alpha,
+                      j->transA ? j->A + s : j->A + s * j->lda, j->lda, j->B, j->ldb, j->beta,
+                      j->C + s * j->ldc, j->ldc);
+        break;
+    case 1:
+        if (j->split_n)
+            pa_rows(j->M, 0, j->M, n, j->K, j->alpha, j->A, j->transB,
+                    j->transB ? j->B + s * j->ldb : j->B + s, j->ldb, j->beta, j->C + s, j->ldc);
+        else
+            pa_rows(j->M, s, n, j->N, j->K, j->alpha, j->A, j->transB, j->B, j->ldb, j->beta,
+                    j->C, j->ldc);
+        break;
+    case 2:
+        if (j->split_n)
+            pb_cols(j->transA, j->M, j->N, s, n, j->K, j->alpha, j->A, j->lda, j->B, j->beta,
+                    j->C, j->ldc);
+        else
+            pb_cols(j->transA, n, j->N, 0, j->N, j->K, j->alpha,
+                    j->transA ? j->A + s : j->A + s * j->lda, j->lda, j->B, j->beta,
+                    j->C + s * j->ldc, j->ldc);
+        break;
+    default:
+        /* gemv: split the outputs. transA == 0: rows s..s+n of A; else columns. */
+        if (!j->transA)
+            frt_sgemv(0, n, j->N, j->alpha, j->A + s * j->lda, j->lda, j->x, j->beta, j->C + s);
+        else
+            frt_sgemv(1, j->M, n, j->alpha, j->A + s, j->lda, j->x, j->beta, j->C + s);
+        break;
+    }
+}
+
+/* Number of tasks and block size for splitting `total` into pieces of multiples of `align`. */
+static int plan_split(int threads, int64_t total, int64_t align, int64_t *block) {
+    int64_t per = (total + threads - 1) / threads;
+    per = round_up(per, align);
+    if (per >= total) return 1;
+    *block = per;
+    return (int)((total + per - 1) / per);
+}
+
+static void run_mt(frt_threadpool *tp, mt_job *j, int64_t rows, int64_t cols, int64_t macs,
+                   int64_t row_align, int64_t col_align) {
+    int threads = frt_threadpool_size(tp);
+    int tasks = 1;
+    if (threads > 1 && macs >= MT_MIN_MACS) {
+        if (cols >= rows || rows < 2 * row_align) {
+            j->split_n = 1;
+            j->total = cols;
+            tasks = plan_split(threads, cols, col_align, &j->block);
+        }
+        if (tasks <= 1) {
+            j->split_n = 0;
+            j->total = rows;
+            tasks = plan_split(threads, rows, row_align, &j->block);
+        }
+    }
+    if (tasks <= 1) {
+        j->split_n = 0;
+        j->total = rows;
+        j->block = rows;
+        mt_task(j, 0);
+        return;
+    }
+    frt_parallel_for(tp, (size_t)tasks, mt_task, j);
+}
+
+void frt_sgemm_mt(frt_threadpool *tp, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                  float beta, float *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    mt_job j = {0, 0, 0, 0, transA, transB, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, NULL};
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MR, 64);
+}
+
+void frt_sgemm_pa_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float *Ap, int transB, const float *B, int64_t ldb, float beta, float *C,
+                     int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    mt_job j = {1, 0, 0, 0, 0, transB, M, N, K, alpha, beta, Ap, 0, B, ldb, C, ldc, NULL};
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MC, 64);
+}
+
+void frt_sgemm_pb_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *Bp, float beta, float *C,
+                     int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    mt_job j = {2, 0, 0, 0, transA, 0, M, N, K, alpha, beta, A, lda, Bp, 0, C, ldc, NULL};
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MR, 64);
+}
+
+void frt_sgemv_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,
+                  const float *A, int64_t lda, const float *x, float beta, float *y) {
+    int64_t ny = transA ? N : M;
+    int threads = frt_threadpool_size(tp);
+    if (threads <= 1 || M * N < MT_MIN_GEMV || ny < 128) {
+        frt_sgemv(transA, M, N, alpha, A, lda, x, beta, y);
+        return;
+    }
+    mt_job j = {3, 1, 0, ny, transA, 0, M, N, 0, alpha, beta, A, lda, NULL, 0, y, 1, x};
+    int tasks = plan_split(threads, ny, 64, &j.block);
+    if (tasks <= 1) {
+        frt_sgemv(transA, M, N, alpha, A, lda, x, beta, y);
+        return;
+    }
+    frt_parallel_for(tp, (size_t)tasks, mt_task, &j);
+}

@@ -1,0 +1,114 @@
+/* Internal single-precision GEMM / GEMV used by Gemm, MatMul, Conv and friends.
+ *
+ * CONTRACT (all functions):
+ *   - Row-major storage. op(X) = X when transX == 0, X^T when transX != 0.
+ *   - frt_sgemm computes C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C.
+ *       A is stored M x K (lda >= K) when transA == 0, K x M (lda >= M) otherwise.
+ *       B is stored K x N (ldb >= N) when transB == 0, N x K (ldb >= K) otherwise.
+ *       C is M x N with ldc >= N.
+ *   - beta == 0: C is write-only (never read; NaN/garbage in C does not propagate).
+ *   - K == 0: C = beta * C (C zeroed when beta == 0). M == 0 or N == 0: no-op.
+ *   - Runs entirely on the calling thread (the BLAS is pinned to 1 thread by frt_blas_init) except
+ *     frt_sgemm_mt, which may split work over the given pool. All functions are thread-safe and
+ *     reentrant; they never fail and never allocate from the caller's point of view (the portable
+ *     kernel keeps small per-thread packing buffers, falling back to an unpacked loop if that
+ *     allocation fails).
+ *   - C must not overlap A or B.
+ *
+ * Implementation: with FRT_USE_BLAS, OpenBLAS cblas_sgemm (cblas_sgemv when M == 1 or N == 1,
+ * since OpenBLAS does not switch by itself); otherwise a portable cache-blocked kernel whose
+ * register micro-kernel is AVX2/FMA (src/ops/x86/sgemm_avx2.c) when the CPU supports it.
+ *
+ * Call frt_blas_init() once before using the BLAS (the model loader does; it is idempotent and
+ * thread-safe, and a no-op without FRT_USE_BLAS).
+ */
+#ifndef FRT_OPS_SGEMM_H
+#define FRT_OPS_SGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct frt_threadpool;
+
+/* Pins OpenBLAS to the calling thread (openblas_set_num_threads(1)) once. */
+void frt_blas_init(void);
+
+/* C = alpha * op(A) * op(B) + beta * C (see the contract above). Best available implementation. */
+void frt_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+               int64_t ldc);
+
+/* As frt_sgemm, but a large problem may be split along N (or M) into independent blocks run on
+ * tp (NULL = serial). Must not be called from inside a frt_parallel_for task on the same pool. */
+void frt_sgemm_mt(struct frt_threadpool *tp, int transA, int transB, int64_t M, int64_t N,
+                  int64_t K, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                  float beta, float *C, int64_t ldc);
+
+/* y = alpha * op(A) * x + beta * y, with A stored M x N row-major (lda >= N).
+ * transA == 0: x has N entries, y has M.  transA != 0: x has M entries, y has N.
+ * Contiguous x and y. beta == 0: y is write-only. */
+void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+               const float *x, float beta, float *y);
+
+/* ---- prepacked constant operands ----
+ * For a matrix that is constant for the model's lifetime (weights), pack it once at select time
+ * into a buffer of frt_sgemm_pack_*_size(...) floats (64-byte aligned, e.g. from ctx->arena) and
+ * then multiply with the packed form. The packed layout is private and depends on the build (a
+ * plain row-major copy of op(X) under FRT_USE_BLAS; register-panel format for the portable kernel).
+ * The packed buffer is only read by the multiply functions. */
+size_t frt_sgemm_pack_a_size(int64_t M, int64_t K);
+void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap);
+size_t frt_sgemm_pack_b_size(int64_t K, int64_t N);
+void frt_sgemm_pack_b(int transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *Bp);
+
+/* C[M,N] = alpha * Ap * op(B) + beta * C, Ap from frt_sgemm_pack_a(.., M, K, ..). */
+void frt_sgemm_pa(int64_t M, int64_t N, int64_t K, float alpha, const float *Ap, int transB,
+                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* C[M,N] = alpha * op(A) * Bp + beta * C, Bp from frt_sgemm_pack_b(.., K, N, ..). */
+void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *Bp, float beta, float *C, int64_t ldc);
+
+/* Multi-threaded forms of the packed multiplies (tp NULL = serial; same rules as frt_sgemm_mt). */
+void frt_sgemm_pa_mt(struct frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float *Ap, int transB, const float *B, int64_t ldb, float beta, float *C,
+                     int64_t ldc);
+void frt_sgemm_pb_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *Bp, float beta, float *C,
+                     int64_t ldc);
+/* frt_sgemv that may split the output vector over tp when A is large. */
+void frt_sgemv_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,
+                  const float *A, int64_t lda, const float *x, float beta, float *y);
+
+/* ---- for tests and benchmarks ---- */
+/* 1 if the AVX2/FMA micro-kernel was built and the CPU supports it. */
+int frt_sgemm_have_avx2(void);
+/* The portable blocked kernel, regardless of FRT_USE_BLAS; simd != 0 uses the AVX2 micro-kernel
+ * when frt_sgemm_have_avx2(), simd == 0 forces the portable C micro-kernel. */
+void frt_sgemm_portable(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                        float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                        float beta, float *C, int64_t ldc);
+/* 1 when built with FRT_USE_BLAS. */
+int frt_sgemm_have_blas(void);
+/* Portable sgemv regardless of FRT_USE_BLAS (simd as for frt_sgemm_portable). */
+void frt_sgemv_portable(int simd, int transA, int64_t M, int64_t N, float alpha, const float *A,
+                        int64_t lda, const float *x, float beta, float *y);
+
+/* ---- internal: register blocking of the portable kernel and its AVX2 pieces ---- */
+#define FRT_SGEMM_MR 6
+#define FRT_SGEMM_NR 16
+#if FRT_HAVE_X86
+/* C[6,16] = alpha * Ap(6 x kc panel, [k][6]) * Bp(kc x 16 panel, [k][16]) + beta * C;
+ * beta == 0: C not read. */
+void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                        float alpha, float beta);
+/* c[16] = alpha * sum_k a[k*inca] * Bp[k][16] + beta * c (beta == 0: c not read). */
+void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
+                        float alpha, float beta);
+/* y[M] = alpha * A[M,N] x + beta * y  and  y[N] = alpha * A[M,N]^T x + beta * y. */
+void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y);
+void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y);
+#endif
+
+#endif

@@ -1,0 +1,351 @@
+/* Conv as a GEMM with AVX2/FMA, weights packed at select, input packed on the fly.
+ *
+ * Per (batch n, group gr):  Y_g[Mg, P] = W_g[Mg, Kg] * col_g[Kg, P],  P = OH*OW output positions,
+ * Kg = Cg*kh*kw with k = (ci*kh + ky)*kw + kx (the order of W's trailing dims).
+ *
+ *   W_g  packed once: [mpanels][Kg][MR]           (MR = 6 output channels, zero rows past Mg)
+ *   col  packed per block of kc x nc: [nc/NR][kc][NR] (NR = 16 positions, zeros past the end),
+ *        gathered straight from X (implicit im2col: stride, dilation and padding resolved here).
+ *   micro-kernel: 6 x 16 tile of Y in 12 ymm accumulators, initialized with the bias on the first
+ *        K block, clamped (fused Relu/Clip) on the last, stored once per K block.
+ *
+ * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W), so
+ * its packing is a plain panel copy of X rows.
+ *
+ * Threads: each (n, group, position block, K block) packs its col block with the work split over
+ * K rows, then splits the output channel panels; with no pool both run inline.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "ops/conv.h"
+#include "runtime/threadpool.h"
+
+#define MR FRT_CONV_MR
+#define NR FRT_CONV_NR
+
+/* K block (packed col rows) and position block (a multiple of NR): the col block kc x nc floats
+ * stays in L2 while every weight panel streams past it. */
+#define KC_MAX 256
+#define NC_MAX 256
+
+frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
+    int64_t mp = (p->Mg + MR - 1) / MR;
+    size_t n = (size_t)(p->group * mp * p->Kg * MR);
+    float *wp = frt_arena_array(arena, n, sizeof(float));
+    if (!wp) return FRT_ERR_NO_MEMORY;
+    for (int64_t gr = 0; gr < p->group; gr++)
+        for (int64_t m = 0; m < p->Mg; m++) {
+            const float *src = w + (gr * p->Mg + m) * p->Kg;
+            float *dst = wp + ((gr * mp + m / MR) * p->Kg) * MR + m % MR;
+            for (int64_t k = 0; k < p->Kg; k++) dst[k * MR] = src[k];
+        }
+    p->wpack = wp;
+    p->mpanels = mp;
+    int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
+    p->kc = (p->Kg + nkb - 1) / nkb;
+    p->nc = NC_MAX;
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Micro-kernel                                                                                    */
+/* ---------------------------------------------------------------------------------------------- */
+
+enum { UK_FIRST = 1, UK_LAST = 2 };
+
+/* C[6][8*NV] (row stride ldc) = (FIRST ? bias : C) + A[kc][6] * B[kc][16] (first 8*NV columns),
+ * then clamped to [lo, hi] when LAST and act. bias: 6 floats or NULL. */
+static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a, const float *b,
+                                                       float *c, int64_t ldc, int nv, int flags,
+                                                       const float *bias, int act, float lo,
+                                                       float hi) {
+    __m256 c0a, c0b, c1a, c1b, c2a, c2b, c3a, c3b, c4a, c4b, c5a, c5b;
+    if (flags & UK_FIRST) {
+        if (bias) {
+            c0a = c0b = _mm256_broadcast_ss(bias + 0);
+            c1a = c1b = _mm256_broadcast_ss(bias + 1);
+            c2a = c2b = _mm256_broadcast_ss(bias + 2);
+            c3a = c3b = _mm256_broadcast_ss(bias + 3);
+            c4a = c4b = _mm256_broadcast_ss(bias + 4);
+            c5a = c5b = _mm256_broadcast_ss(bias + 5);
+        } else {
+            c0a = c0b = c1a = c1b = c2a = c2b = _mm256_setzero_ps();
+            c3a = c3b = c4a = c4b = c5a = c5b = _mm256_setzero_ps();
+        }
+    } else {
+#define LD(r) \
+    c##r##a = _mm256_loadu_ps(c + r * ldc); \
+    c##r##b = nv == 2 ? _mm256_loadu_ps(c + r * ldc + 8) : _mm256_setzero_ps();
+        LD(0) LD(1) LD(2) LD(3) LD(4) LD(5)
+#undef LD
+    }
+    if (nv == 2) {
+        for (int64_t k = 0; k < kc; k++) {
+            __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), t;
+#define FM(r) \
+    t = _mm256_broadcast_ss(a + r); \
+    c##r##a = _mm256_fmadd_ps(t, b0, c##r##a); \
+    c##r##b = _mm256_fmadd_ps(t, b1, c##r##b);
+            FM(0) FM(1) FM(2) FM(3) FM(4) FM(5)
+#undef FM
+            a += MR;
+            b += NR;
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++) {
+            __m256 b0 = _mm256_load_ps(b), t;
+#define FM(r) \
+    t = _mm256_broadcast_ss(a + r); \
+    c##r##a = _mm256_fmadd_ps(t, b0, c##r##a);
+            FM(0) FM(1) FM(2) FM(3) FM(4) FM(5)
+#undef FM
+            a += MR;
+            b += NR;
+        }
+    }
+    if ((flags & UK_LAST) && act) {
+        /* max(lo, x) / min(hi, x) return x when x is NaN: NaN propagates */
+        __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+#define CL(r) \
+    c##r##a = _mm256_min_ps(vh, _mm256_max_ps(vl, c##r##a)); \
+    c##r##b = _mm256_min_ps(vh, _mm256_max_ps(vl, c##r##b));
+        CL(0) CL(1) CL(2) CL(3) CL(4) CL(5)
+#undef CL
+    }
+#define ST(r) \
+    _mm256_storeu_ps(c + r * ldc, c##r##a); \
+    if (nv == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##b);
+    ST(0) ST(1) ST(2) ST(3) ST(4) ST(5)
+#undef ST
+}
+
+static void ukr_16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int flags,
+                   const float *bias, int act, float lo, float hi) {
+    ukr(kc, a, b, c, ldc, 2, flags, bias, act, lo, hi);
+}
+static void ukr_8(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int flags,
+                  const float *bias, int act, float lo, float hi) {
+    ukr(kc, a, b, c, ldc, 1, flags, bias, act, lo, hi);
+}
+
+/* A tile of rows x cols (rows <= 6, cols <= 16) through a 6 x 16 buffer. */
+static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                     int64_t rows, int64_t cols, int flags, const float *bias, int act, float lo,
+                     float hi) {
+    _Alignas(32) float t[MR * NR];
+    if (!(flags & UK_FIRST))
+        for (int64_t r = 0; r < rows; r++) memcpy(t + r * NR, c + r * ldc, cols * sizeof(float));
+    if (cols <= 8)
+        ukr_8(kc, a, b, t, NR, flags, bias, act, lo, hi);
+    else
+        ukr_16(kc, a, b, t, NR, flags, bias, act, lo, hi);
+    for (int64_t r = 0; r < rows; r++) memcpy(c + r * ldc, t + r * NR, cols * sizeof(float));
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Packing the col block                                                                           */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Panel layout of one K row: position q of the block lives at bk[(q / NR) * ps + q % NR], where
+ * bk = block + kk*NR and ps = kc*NR (the panel stride). */
+
+static inline void put_zero(float *bk, int64_t ps, int64_t q, int64_t len) {
+    while (len > 0) {
+        int64_t off = q & (NR - 1), n = NR - off < len ? NR - off : len;
+        float *d = bk + (q / NR) * ps + off;
+        if (n == NR) {
+            _mm256_store_ps(d, _mm256_setzero_ps());
+            _mm256_store_ps(d + 8, _mm256_setzero_ps());
+        } else {
+            memset(d, 0, (size_t)n * sizeof(float));
+        }
+        q += n;
+        len -= n;
+    }
+}
+
+/* Copies src[0], src[s], ..., src[(len-1)*s] to positions q, q+1, ... of the K row. Reads only
+ * those elements (vector loads stay inside [src, src + (len-1)*s]). */
+static inline void put_run(float *bk, int64_t ps, int64_t q, int64_t len, const float *src,
+                           int64_t s) {
+    while (len > 0) {
+        int64_t off = q & (NR - 1), n = NR - off < len ? NR - off : len;
+        float *d = bk + (q / NR) * ps + off;
+        int64_t i = 0;
+        if (s == 1) {
+            for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(src + i));
+            for (; i < n; i++) d[i] = src[i];
+        } else if (s == 2) {
+            /* 8 outputs from src[2i .. 2i+15]: needs 2i+15 <= 2(len-1), i.e. i + 9 <= len */
+            for (; i + 8 <= n && i + 9 <= len; i += 8) {
+                __m256 v0 = _mm256_loadu_ps(src + 2 * i), v1 = _mm256_loadu_ps(src + 2 * i + 8);
+                __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+                e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
+                                                           _MM_SHUFFLE(3, 1, 2, 0)));
+                _mm256_storeu_ps(d + i, e);
+            }
+            for (; i < n; i++) d[i] = src[2 * i];
+        } else {
+            for (; i < n; i++) d[i] = src[i * s];
+        }
+        src += n * s;
+        q += n;
+        len -= n;
+    }
+}
+
+typedef struct gemm_ctx {
+    const frt_conv_params *p;
+    frt_conv_geom g;          /* flattened for pointwise convs */
+    const float *xg;          /* X channels of the current (n, group) */
+    float *yg;                /* Y rows of the current (n, group), row stride npos */
+    const float *wg;          /* packed weights of the group */
+    const float *bias;        /* bias of the group (Mg floats) or NULL */
+    float *blk;               /* packed col block */
+    int64_t npos;
+    int64_t n0, ncur, npan;   /* position block */
+    int64_t k0, kcur;         /* K block */
+    int64_t kchunk, mchunk;   /* K rows / M panels per task */
+    int flags;
+} gemm_ctx;
+
+/* Packs K rows [k0 + i*kchunk, ...) of the current block. */
+static void pack_rows(void *ctx, size_t i) {
+    const gemm_ctx *t = ctx;
+    const frt_conv_params *p = t->p;
+    const frt_conv_geom *g = &t->g;
+    int64_t kk0 = (int64_t)i * t->kchunk;
+    int64_t kk1 = kk0 + t->kchunk < t->kcur ? kk0 + t->kchunk : t->kcur;
+    int64_t ps = t->kcur * NR, HW = g->H * g->W, khw = p->kh * p->kw;
+    int64_t oh_first = t->n0 / g->OW, ow_first = t->n0 % g->OW;
+    for (int64_t kk = kk0; kk < kk1; kk++) {
+        int64_t k = t->k0 + kk;
+        int64_t ci = k / khw, ky = (k % khw) / p->kw, kx = k % p->kw;
+        float *bk = t->blk + kk * NR;
+        const float *xc = t->xg + ci * HW;
+        /* valid output columns [lo, hi): input column ow*sw + off inside [0, W) */
+        int64_t off = kx * p->dw - g->pl;
+        int64_t lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
+        int64_t hi = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / p->sw + 1;
+        if (hi > g->OW) hi = g->OW;
+        if (lo > hi) lo = hi;
+        int64_t oh = oh_first, ow = ow_first, q = 0;
+        while (q < t->ncur) {
+            int64_t len = g->OW - ow < t->ncur - q ? g->OW - ow : t->ncur - q;
+            int64_t e = ow + len;
+            int64_t ih = oh * p->sh - g->pt + ky * p->dh;
+            if (ih < 0 || ih >= g->H) {
+                put_zero(bk, ps, q, len);
+            } else {
+                int64_t a = lo > ow ? lo : ow, b = hi < e ? hi : e;
+                if (a > b) a = b;
+                if (a > ow) put_zero(bk, ps, q, a - ow);
+                if (b > a)
+                    put_run(bk, ps, q + (a - ow), b - a, xc + ih * g->W + a * p->sw + off, p->sw);
+                if (e > b) put_zero(bk, ps, q + (b - ow), e - b);
+            }
+            q += len;
+            ow = 0;
+            oh++;
+        }
+        if (t->npan * NR > t->ncur) put_zero(bk, ps, t->ncur, t->npan * NR - t->ncur);
+    }
+}
+
+/* Output channel panels [i*mchunk, ...) times the packed block. */
+static void compute_panels(void *ctx, size_t i) {
+    const gemm_ctx *t = ctx;
+    const frt_conv_params *p = t->p;
+    int64_t mp0 = (int64_t)i * t->mchunk;
+    int64_t mp1 = mp0 + t->mchunk < p->mpanels ? mp0 + t->mchunk : p->mpanels;
+    int act = p->act;
+    float lo = p->lo, hi = p->hi;
+    for (int64_t mp = mp0; mp < mp1; mp++) {
+        const float *a = t->wg + (mp * p->Kg + t->k0) * MR;
+        int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
+        _Alignas(32) float bias6[MR] = {0};
+        const float *bias = NULL;
+        if (t->bias) {
+            for (int64_t r = 0; r < rows; r++) bias6[r] = t->bias[mp * MR + r];
+            bias = bias6;
+        }
+        float *c = t->yg + mp * MR * t->npos + t->n0;
+        for (int64_t j = 0; j < t->npan; j++) {
+            const float *b = t->blk + j * t->kcur * NR;
+            int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;
+            if (rows == MR && cols == NR)
+                ukr_16(t->kcur, a, b, c + j * NR, t->npos, t->flags, bias, act, lo, hi);
+            else
+                ukr_edge(t->kcur, a, b, c + j * NR, t->npos, rows, cols, t->flags, bias, act, lo,
+                         hi);
+        }
+    }
+}
+
+static void geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g) {
+    frt_conv_geometry(p, x, g);
+    if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && g->pt == 0 && g->pl == 0 &&
+        g->OH == g->H && g->OW == g->W) {
+        g->W = g->OW = g->H * g->W; /* pointwise: one long row */
+        g->H = g->OH = 1;
+    }
+}
+
+static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
+    int64_t np = (npos + NR - 1) / NR * NR;
+    return np < p->nc ? np : p->nc;
+}
+
+size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values) {
+    const frt_conv_params *p = s->k.params;
+    frt_conv_geom g;
+    geometry(p, &values[s->in[0]], &g);
+    return (size_t)(p->kc * block_cols(p, g.OH * g.OW)) * sizeof(float);
+}
+
+frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
+    const frt_conv_params *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    const float *bias = s->n_in > 2 && s->in[2] >= 0 ? x->values[s->in[2]].data : NULL;
+    gemm_ctx t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    geometry(p, X, &t.g);
+    t.npos = t.g.OH * t.g.OW;
+    t.blk = x->scratch;
+    int64_t nc = block_cols(p, t.npos);
+    int nth = frt_threadpool_size(x->tp);
+    for (int64_t n = 0; n < t.g.N; n++) {
+        for (int64_t gr = 0; gr < p->group; gr++) {
+            t.xg = (const float *)X->data + (n * t.g.C + gr * p->Cg) * t.g.H * t.g.W;
+            t.yg = (float *)Y->data + (n * p->M + gr * p->Mg) * t.npos;
+            t.wg = p->wpack + gr * p->mpanels * p->Kg * MR;
+            t.bias = bias ? bias + gr * p->Mg : NULL;
+            for (t.n0 = 0; t.n0 < t.npos; t.n0 += nc) {
+                t.ncur = t.npos - t.n0 < nc ? t.npos - t.n0 : nc;
+                t.npan = (t.ncur + NR - 1) / NR;
+                for (t.k0 = 0; t.k0 < p->Kg; t.k0 += p->kc) {
+                    t.kcur = p->Kg - t.k0 < p->kc ? p->Kg - t.k0 : p->kc;
+                    t.flags = (t.k0 == 0 ? UK_FIRST : 0) | (t.k0 + t.kcur == p->Kg ? UK_LAST : 0);
+                    if (nth > 1) {
+                        t.kchunk = (t.kcur + 2 * nth - 1) / (2 * nth);
+                        frt_parallel_for(x->tp, (size_t)((t.kcur + t.kchunk - 1) / t.kchunk),
+                                         pack_rows, &t);
+                        t.mchunk = (p->mpanels + 2 * nth - 1) / (2 * nth);
+                        frt_parallel_for(x->tp,
+                                         (size_t)((p->mpanels + t.mchunk - 1) / t.mchunk),
+                                         compute_panels, &t);
+                    } else {
+                        t.kchunk = t.kcur;
+                        pack_rows(&t, 0);
+                        t.mchunk = p->mpanels;
+                        compute_panels(&t, 0);
+                    }
+                }
+            }
+        }
+    }
+    return FRT_OK;
+}

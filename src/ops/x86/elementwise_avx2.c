@@ -1,0 +1,117 @@
+/* AVX2 float32 loops for Add/Sub/Mul/Div, and F16C half <-> float conversion for Cast.
+ * Compiled with -mavx2 -mfma -mf16c; called only when the CPU has them (see simd_elementwise.h).
+ * Results are bit-identical to the portable loops: each lane does the same IEEE operation. */
+#include <immintrin.h>
+
+#include "simd_elementwise.h"
+
+/* VOP(x, y) on __m256 vectors and SOP(x, y) on floats compute the same operation. Loads of a
+ * block happen before its stores, so o may equal a or b. */
+#define AVX_LOOPS(NAME, VOP, SOP)                                                                \
+    static int NAME##_vv(const void *a_, const void *b_, void *o_, size_t n) {                   \
+        const float *a = a_, *b = b_;                                                            \
+        float *o = o_;                                                                           \
+        size_t i = 0;                                                                            \
+        for (; i + 32 <= n; i += 32) {                                                           \
+            __m256 r0 = VOP(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));                    \
+            __m256 r1 = VOP(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));             \
+            __m256 r2 = VOP(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16));           \
+            __m256 r3 = VOP(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24));           \
+            _mm256_storeu_ps(o + i, r0);                                                         \
+            _mm256_storeu_ps(o + i + 8, r1);                                                     \
+            _mm256_storeu_ps(o + i + 16, r2);                                                    \
+            _mm256_storeu_ps(o + i + 24, r3);                                                    \
+        }                                                                                        \
+        for (; i + 8 <= n; i += 8)                                                               \
+            _mm256_storeu_ps(o + i, VOP(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));        \
+        for (; i < n; i++) o[i] = SOP(a[i], b[i]);                                               \
+        return 0;                                                                                \
+    }                                                                                            \
+    static int NAME##_vs(const void *a_, const void *b_, void *o_, size_t n) {                   \
+        const float *a = a_;                                                                     \
+        const float y = *(const float *)b_;                                                      \
+        const __m256 vy = _mm256_set1_ps(y);                                                     \
+        float *o = o_;                                                                           \
+        size_t i = 0;                                                                            \
+        for (; i + 32 <= n; i += 32) {                                                           \
+            __m256 r0 = VOP(_mm256_loadu_ps(a + i), vy);                                         \
+            __m256 r1 = VOP(_mm256_loadu_ps(a + i + 8), vy);                                     \
+            __m256 r2 = VOP(_mm256_loadu_ps(a + i + 16), vy);                                    \
+            __m256 r3 = VOP(_mm256_loadu_ps(a + i + 24), vy);                                    \
+            _mm256_storeu_ps(o + i, r0);                                                         \
+            _mm256_storeu_ps(o + i + 8, r1);                                                     \
+            _mm256_storeu_ps(o + i + 16, r2);                                                    \
+            _mm256_storeu_ps(o + i + 24, r3);                                                    \
+        }                                                                                        \
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, VOP(_mm256_loadu_ps(a + i), vy));     \
+        for (; i < n; i++) o[i] = SOP(a[i], y);                                                  \
+        return 0;                                                                                \
+    }                                                                                            \
+    static int NAME##_sv(const void *a_, const void *b_, void *o_, size_t n) {                   \
+        const float x = *(const float *)a_;                                                      \
+        const __m256 vx = _mm256_set1_ps(x);                                                     \
+        const float *b = b_;                                                                     \
+        float *o = o_;                                                                           \
+        size_t i = 0;                                                                            \
+        for (; i + 32 <= n; i += 32) {                                                           \
+            __m256 r0 = VOP(vx, _mm256_loadu_ps(b + i));                                         \
+            __m256 r1 = VOP(vx, _mm256_loadu_ps(b + i + 8));                                     \
+            __m256 r2 = VOP(vx, _mm256_loadu_ps(b + i + 16));                                    \
+            __m256 r3 = VOP(vx, _mm256_loadu_ps(b + i + 24));                                    \
+            _mm256_storeu_ps(o + i, r0);                                                         \
+            _mm256_storeu_ps(o + i + 8, r1);                                                     \
+            _mm256_storeu_ps(o + i + 16, r2);                                                    \
+            _mm256_storeu_ps(o + i + 24, r3);                                                    \
+        }                                                                                        \
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, VOP(vx, _mm256_loadu_ps(b + i)));     \
+        for (; i < n; i++) o[i] = SOP(x, b[i]);                                                  \
+        return 0;                                                                                \
+    }
+
+#define S_ADD(x, y) ((x) + (y))
+#define S_SUB(x, y) ((x) - (y))
+#define S_MUL(x, y) ((x) * (y))
+#define S_DIV(x, y) ((x) / (y))
+
+AVX_LOOPS(add_avx2, _mm256_add_ps, S_ADD)
+AVX_LOOPS(sub_avx2, _mm256_sub_ps, S_SUB)
+AVX_LOOPS(mul_avx2, _mm256_mul_ps, S_MUL)
+AVX_LOOPS(div_avx2, _mm256_div_ps, S_DIV)
+
+void frt_ew_f32_loops_avx2(int op, frt_bin_loops *l) {
+    switch (op) {
+    case FRT_EW_ADD: *l = (frt_bin_loops){add_avx2_vv, add_avx2_vs, add_avx2_sv}; break;
+    case FRT_EW_SUB: *l = (frt_bin_loops){sub_avx2_vv, sub_avx2_vs, sub_avx2_sv}; break;
+    case FRT_EW_MUL: *l = (frt_bin_loops){mul_avx2_vv, mul_avx2_vs, mul_avx2_sv}; break;
+    default: *l = (frt_bin_loops){div_avx2_vv, div_avx2_vs, div_avx2_sv}; break;
+    }
+}
+
+/* ---- F16C conversions (round to nearest even, like the portable ones in cast.c) ----------- */
+
+void frt_f16_to_f32_f16c(const uint16_t *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+    if (i < n) {
+        uint16_t tx[8] = {0};
+        float ty[8];
+        for (size_t k = 0; k < n - i; k++) tx[k] = x[i + k];
+        _mm256_storeu_ps(ty, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)tx)));
+        for (size_t k = 0; k < n - i; k++) y[i + k] = ty[k];
+    }
+}
+
+void frt_f32_to_f16_f16c(const float *x, uint16_t *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    if (i < n) {
+        float tx[8] = {0};
+        uint16_t ty[8];
+        for (size_t k = 0; k < n - i; k++) tx[k] = x[i + k];
+        _mm_storeu_si128((__m128i *)ty, _mm256_cvtps_ph(_mm256_loadu_ps(tx), _MM_FROUND_TO_NEAREST_INT));
+        for (size_t k = 0; k < n - i; k++) y[i + k] = ty[k];
+    }
+}

@@ -1,0 +1,200 @@
+/* AVX2/FMA pieces of the portable SGEMM/SGEMV (see sgemm.h; compiled with -mavx2 -mfma and only
+ * called after CPU detection). */
+#include "ops/sgemm.h"
+
+#if FRT_HAVE_X86
+#include <immintrin.h>
+#include <string.h>
+
+#if FRT_SGEMM_MR != 6 || FRT_SGEMM_NR != 16
+#error "sgemm_avx2.c implements a 6x16 micro-kernel"
+#endif
+
+/* Stores alpha*acc + beta*c into 8 floats at c. */
+static inline void store8(float *c, __m256 acc, __m256 va, __m256 vb, float beta) {
+    if (beta == 0.0f) _mm256_storeu_ps(c, _mm256_mul_ps(acc, va));
+    else if (beta == 1.0f) _mm256_storeu_ps(c, _mm256_fmadd_ps(acc, va, _mm256_loadu_ps(c)));
+    else _mm256_storeu_ps(c, _mm256_fmadd_ps(acc, va, _mm256_mul_ps(vb, _mm256_loadu_ps(c))));
+}
+
+void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                        float alpha, float beta) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        __m256 a;
+        a = _mm256_broadcast_ss(Ap + 0);
+        c00 = _mm256_fmadd_ps(a, b0, c00);
+        c01 = _mm256_fmadd_ps(a, b1, c01);
+        a = _mm256_broadcast_ss(Ap + 1);
+        c10 = _mm256_fmadd_ps(a, b0, c10);
+        c11 = _mm256_fmadd_ps(a, b1, c11);
+        a = _mm256_broadcast_ss(Ap + 2);
+        c20 = _mm256_fmadd_ps(a, b0, c20);
+        c21 = _mm256_fmadd_ps(a, b1, c21);
+        a = _mm256_broadcast_ss(Ap + 3);
+        c30 = _mm256_fmadd_ps(a, b0, c30);
+        c31 = _mm256_fmadd_ps(a, b1, c31);
+        a = _mm256_broadcast_ss(Ap + 4);
+        c40 = _mm256_fmadd_ps(a, b0, c40);
+        c41 = _mm256_fmadd_ps(a, b1, c41);
+        a = _mm256_broadcast_ss(Ap + 5);
+        c50 = _mm256_fmadd_ps(a, b0, c50);
+        c51 = _mm256_fmadd_ps(a, b1, c51);
+        Ap += 6;
+        Bp += 16;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    store8(C, c00, va, vb, beta);
+    store8(C + 8, c01, va, vb, beta);
+    C += ldc;
+    store8(C, c10, va, vb, beta);
+    store8(C + 8, c11, va, vb, beta);
+    C += ldc;
+    store8(C, c20, va, vb, beta);
+    store8(C + 8, c21, va, vb, beta);
+    C += ldc;
+    store8(C, c30, va, vb, beta);
+    store8(C + 8, c31, va, vb, beta);
+    C += ldc;
+    store8(C, c40, va, vb, beta);
+    store8(C + 8, c41, va, vb, beta);
+    C += ldc;
+    store8(C, c50, va, vb, beta);
+    store8(C + 8, c51, va, vb, beta);
+}
+
+void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
+                        float alpha, float beta) {
+    /* two accumulator pairs over even/odd k to hide FMA latency */
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    __m256 t0 = _mm256_setzero_ps(), t1 = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        __m256 a0 = _mm256_set1_ps(a[k * inca]), a1 = _mm256_set1_ps(a[(k + 1) * inca]);
+        s0 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(Bp), s0);
+        s1 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(Bp + 8), s1);
+        t0 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(Bp + 16), t0);
+        t1 = _mm256_fmadd_ps(a1, _mm256_loadu_ps(Bp + 24), t1);
+        Bp += 32;
+    }
+    if (k < kc) {
+        __m256 a0 = _mm256_set1_ps(a[k * inca]);
+        s0 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(Bp), s0);
+        s1 = _mm256_fmadd_ps(a0, _mm256_loadu_ps(Bp + 8), s1);
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    store8(c, _mm256_add_ps(s0, t0), va, vb, beta);
+    store8(c + 8, _mm256_add_ps(s1, t1), va, vb, beta);
+}
+
+static inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Mask for the first n (0..7) lanes. */
+static inline __m256i tail_mask(int64_t n) {
+    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return _mm256_loadu_si256((const __m256i *)(m + 8 - n));
+}
+
+void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y) {
+    int64_t n8 = N & ~(int64_t)7;
+    __m256i tm = tail_mask(N - n8);
+    int64_t i = 0;
+    /* four rows at a time share the x loads */
+    for (; i + 4 <= M; i += 4) {
+        const float *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+        __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+        int64_t j = 0;
+        for (; j < n8; j += 8) {
+            __m256 xv = _mm256_loadu_ps(x + j);
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j), xv, s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a1 + j), xv, s1);
+            s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a2 + j), xv, s2);
+            s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a3 + j), xv, s3);
+        }
+        if (j < N) {
+            __m256 xv = _mm256_maskload_ps(x + j, tm);
+            s0 = _mm256_fmadd_ps(_mm256_maskload_ps(a0 + j, tm), xv, s0);
+            s1 = _mm256_fmadd_ps(_mm256_maskload_ps(a1 + j, tm), xv, s1);
+            s2 = _mm256_fmadd_ps(_mm256_maskload_ps(a2 + j, tm), xv, s2);
+            s3 = _mm256_fmadd_ps(_mm256_maskload_ps(a3 + j, tm), xv, s3);
+        }
+        float r[4] = {hsum(s0), hsum(s1), hsum(s2), hsum(s3)};
+        for (int t = 0; t < 4; t++)
+            y[i + t] = beta == 0.0f ? alpha * r[t] : alpha * r[t] + beta * y[i + t];
+    }
+    for (; i < M; i++) {
+        const float *a0 = A + i * lda;
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+        int64_t j = 0;
+        for (; j + 16 <= n8; j += 16) {
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j), _mm256_loadu_ps(x + j), s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j + 8), _mm256_loadu_ps(x + j + 8), s1);
+        }
+        for (; j < n8; j += 8)
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j), _mm256_loadu_ps(x + j), s0);
+        if (j < N)
+            s1 = _mm256_fmadd_ps(_mm256_maskload_ps(a0 + j, tm), _mm256_maskload_ps(x + j, tm), s1);
+        float r = hsum(_mm256_add_ps(s0, s1));
+        y[i] = beta == 0.0f ? alpha * r : alpha * r + beta * y[i];
+    }
+}
+
+void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y) {
+    /* y[j] = alpha * sum_i A[i][j] x[i] + beta y[j], over column blocks of 32 kept in registers */
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    int64_t j = 0;
+    for (; j + 32 <= N; j += 32) {
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+        __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+        const float *a = A + j;
+        for (int64_t i = 0; i < M; i++, a += lda) {
+            __m256 xv = _mm256_broadcast_ss(x + i);
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), xv, s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 8), xv, s1);
+            s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 16), xv, s2);
+            s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 24), xv, s3);
+        }
+        store8(y + j, s0, va, vb, beta);
+        store8(y + j + 8, s1, va, vb, beta);
+        store8(y + j + 16, s2, va, vb, beta);
+        store8(y + j + 24, s3, va, vb, beta);
+    }
+    for (; j + 8 <= N; j += 8) {
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+        const float *a = A + j;
+        int64_t i = 0;
+        for (; i + 2 <= M; i += 2, a += 2 * lda) {
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_broadcast_ss(x + i), s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + lda), _mm256_broadcast_ss(x + i + 1), s1);
+        }
+        if (i < M) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_broadcast_ss(x + i), s0);
+        store8(y + j, _mm256_add_ps(s0, s1), va, vb, beta);
+    }
+    if (j < N) {
+        __m256i tm = tail_mask(N - j);
+        __m256 s0 = _mm256_setzero_ps();
+        const float *a = A + j;
+        for (int64_t i = 0; i < M; i++, a += lda)
+            s0 = _mm256_fmadd_ps(_mm256_maskload_ps(a, tm), _mm256_broadcast_ss(x + i), s0);
+        float r[8];
+        _mm256_storeu_ps(r, s0);
+        for (int64_t t = 0; t < N - j; t++)
+            y[j + t] = beta == 0.0f ? alpha * r[t] : alpha * r[t] + beta * y[j + t];
+    }
+}
+
+#endif

@@ -1,0 +1,94 @@
+/* Private interface between the elementwise, activation and cast operators (src/ops/elementwise.c,
+ * activation.c, cast.c) and their AVX2/FMA/F16C variants (src/ops/x86/elementwise_avx2.c,
+ * activation_avx2.c), plus a small chunked parallel-for they all use.
+ *
+ * The x86 functions exist only when FRT_HAVE_X86 is 1; callers pick them in select after
+ * frt_ew_use_avx2() / frt_ew_use_f16c() say the CPU has the instructions.
+ *
+ * Aliasing: every loop below reads element i before writing element i and never touches other
+ * indices after writing, so an output may alias an input of the same element size (in place).
+ */
+#ifndef FRT_OPS_X86_SIMD_ELEMENTWISE_H
+#define FRT_OPS_X86_SIMD_ELEMENTWISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/threadpool.h"
+
+/* Binary loop over n elements of one dtype. a and b point at n elements, or at one element for
+ * the scalar side of the vs (b scalar) / sv (a scalar) forms. Returns 0, or nonzero when an
+ * integer division met a zero divisor (the output is then unspecified). */
+typedef int (*frt_bin_fn)(const void *a, const void *b, void *o, size_t n);
+typedef struct frt_bin_loops {
+    frt_bin_fn vv, vs, sv;
+} frt_bin_loops;
+
+enum { FRT_EW_ADD = 0, FRT_EW_SUB = 1, FRT_EW_MUL = 2, FRT_EW_DIV = 3 };
+
+/* y[i] = min(max(x[i], lo), hi), NaN propagating (a NaN x gives NaN). y may equal x. */
+typedef void (*frt_clip_fn)(const float *x, float *y, size_t n, float lo, float hi);
+/* y[i] = f(x[i]) for a unary float function. y may equal x. */
+typedef void (*frt_unary_fn)(const float *x, float *y, size_t n);
+
+/* Test hook: when nonzero, select never picks SIMD variants (for portable-vs-SIMD tests).
+ * Read only at select; set it only while no model is being loaded on another thread. */
+extern int frt_ew_force_portable;
+/* CPU has AVX2+FMA (resp. F16C) and the variants are built and not disabled by the hook. */
+int frt_ew_use_avx2(void);
+int frt_ew_use_f16c(void);
+
+/* Elements per parallel task; tensors below 2 chunks always run inline on the calling thread. */
+#define FRT_EW_CHUNK ((size_t)16384)
+
+typedef void (*frt_ew_range_fn)(void *ctx, size_t lo, size_t hi);
+typedef struct frt_ew_par {
+    frt_ew_range_fn fn;
+    void *ctx;
+    size_t n, chunk;
+} frt_ew_par;
+
+static inline void frt_ew_par_task(void *p_, size_t i) {
+    const frt_ew_par *p = p_;
+    size_t lo = i * p->chunk, hi = lo + p->chunk;
+    p->fn(p->ctx, lo, hi < p->n ? hi : p->n);
+}
+
+/* Calls fn(ctx, lo, hi) over disjoint ranges covering [0, n) in units of `unit` items, where a
+ * unit costs about `unit_elems` elements of work. Runs inline (one call) when tp is NULL or the
+ * work is under two chunks. */
+static inline void frt_ew_parallel(frt_threadpool *tp, size_t n, size_t unit_elems,
+                                   frt_ew_range_fn fn, void *ctx) {
+    if (n == 0) return;
+    if (unit_elems == 0) unit_elems = 1;
+    if (!tp || n * unit_elems < 2 * FRT_EW_CHUNK || n < 2) {
+        fn(ctx, 0, n);
+        return;
+    }
+    size_t chunk = FRT_EW_CHUNK / unit_elems;
+    if (chunk == 0) chunk = 1;
+    frt_ew_par p = {fn, ctx, n, chunk};
+    frt_parallel_for(tp, (n + chunk - 1) / chunk, frt_ew_par_task, &p);
+}
+
+#if FRT_HAVE_X86
+/* elementwise_avx2.c */
+void frt_ew_f32_loops_avx2(int op, frt_bin_loops *l);
+void frt_f16_to_f32_f16c(const uint16_t *x, float *y, size_t n);
+void frt_f32_to_f16_f16c(const float *x, uint16_t *y, size_t n);
+
+/* activation_avx2.c */
+void frt_clip_f32_avx2(const float *x, float *y, size_t n, float lo, float hi);
+void frt_relu_f32_avx2(const float *x, float *y, size_t n);
+void frt_sigmoid_f32_avx2(const float *x, float *y, size_t n);
+void frt_tanh_f32_avx2(const float *x, float *y, size_t n);
+/* Softmax of `rows` contiguous rows of len elements each (len >= 1). y may equal x. */
+void frt_softmax_rows_f32_avx2(const float *x, float *y, size_t rows, size_t len);
+/* Strided softmax helpers over n lanes (see activation.c): m[j] = max(m[j], x[j]);
+ * y[j] = exp(x[j] - m[j]) and s[j] += y[j]; y[j] *= r[j]. */
+void frt_vmax_f32_avx2(float *m, const float *x, size_t n);
+void frt_expsub_acc_f32_avx2(const float *x, const float *m, float *y, float *s, size_t n);
+void frt_vmul_f32_avx2(float *y, const float *r, size_t n);
+#endif
+
+#endif

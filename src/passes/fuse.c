@@ -1,0 +1,162 @@
+/* Fusion passes over the IR.
+ *
+ *   Conv -> BatchNormalization       BN folded into new Conv weights and bias (model-owned copy)
+ *   Conv|Gemm -> Relu | Clip         activation applied by the producer's kernel (node->act)
+ *
+ * A producer is fused only when its output feeds nothing else and is not a graph output. The
+ * consumer is removed and the producer writes the consumer's output value instead. */
+#include <math.h>
+#include <string.h>
+
+#include "compile/program.h"
+
+/* The single live consumer of value v, or NULL. */
+static frt_node *sole_consumer(frt_graph *g, int32_t v) {
+    if (v < 0 || g->values[v].is_output || g->values[v].n_uses != 1) return NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        frt_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] == v) return n;
+    }
+    return NULL;
+}
+
+static const float *const_f32(const frt_graph *g, int32_t v, int64_t numel) {
+    if (v < 0) return NULL;
+    const frt_ir_value *x = &g->values[v];
+    if (x->kind != FRT_VALUE_CONST || x->v.dtype != FRT_FLOAT32 || !x->v.data) return NULL;
+    if (numel >= 0 && x->v.numel != numel) return NULL;
+    return x->v.data;
+}
+
+/* Makes `consumer` disappear: the producer now defines the consumer's output 0. */
+static void bypass(frt_graph *g, frt_node *producer, frt_node *consumer) {
+    int32_t out = consumer->out[0];
+    int32_t pid = g->values[producer->out[0]].producer;
+    g->values[producer->out[0]].producer = -1;
+    g->values[producer->out[0]].n_uses = 0;
+    producer->out[0] = out;
+    g->values[out].producer = pid;
+    consumer->dead = true;
+}
+
+static int32_t new_const(frt_graph *g, const char *name, int32_t rank, const int64_t *dims,
+                         float *data) {
+    int32_t id = frt_graph_add_value(g, name, FRT_VALUE_CONST);
+    if (id < 0) return -1;
+    frt_op_set_shape(&g->values[id].v, FRT_FLOAT32, rank, dims);
+    g->values[id].v.data = data;
+    return id;
+}
+
+static int fuse_conv_bn(frt_graph *g, frt_arena *arena, frt_node *conv, size_t *bytes,
+                        frt_status *st) {
+    if (conv->n_out != 1 || conv->n_in < 2) return 0;
+    frt_node *bn = sole_consumer(g, conv->out[0]);
+    if (!bn || strcmp(bn->op_type, "BatchNormalization") != 0 || bn->n_in != 5 || bn->in[0] != conv->out[0])
+        return 0;
+    if (bn->n_out > 1) {
+        for (int k = 1; k < bn->n_out; k++)
+            if (bn->out[k] >= 0 && g->values[bn->out[k]].n_uses > 0) return 0;
+    }
+    if (frt_attr_int(bn, "training_mode", 0) != 0) return 0;
+    const frt_ir_value *w = &g->values[conv->in[1]];
+    if (w->v.rank < 3 || !const_f32(g, conv->in[1], -1)) return 0;
+    int64_t m = w->v.dims[0];
+    const float *scale = const_f32(g, bn->in[1], m), *beta = const_f32(g, bn->in[2], m);
+    const float *mean = const_f32(g, bn->in[3], m), *var = const_f32(g, bn->in[4], m);
+    if (!scale || !beta || !mean || !var) return 0;
+    const float *b = NULL;
+    if (conv->n_in >= 3 && conv->in[2] >= 0) {
+        b = const_f32(g, conv->in[2], m);
+        if (!b) return 0;
+    }
+    float eps = frt_attr_float(bn, "epsilon", 1e-5f);
+    int64_t per = w->v.numel / m;
+    float *nw = frt_arena_array(arena, (size_t)w->v.numel, sizeof(float));
+    float *nb = frt_arena_array(arena, (size_t)m, sizeof(float));
+    int32_t *nin = frt_arena_array(arena, 3, sizeof(int32_t));
+    if (!nw || !nb || !nin) {
+        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory folding BatchNormalization");
+        return -1;
+    }
+    const float *ow = w->v.data;
+    for (int64_t o = 0; o < m; o++) {
+        double s = (double)scale[o] / sqrt((double)var[o] + (double)eps);
+        for (int64_t j = 0; j < per; j++) nw[o * per + j] = (float)(ow[o * per + j] * s);
+        nb[o] = (float)(((b ? (double)b[o] : 0.0) - mean[o]) * s + beta[o]);
+    }
+    int64_t bdim = m;
+    int32_t wid = new_const(g, "fused_bn_weight", w->v.rank, w->v.dims, nw);
+    int32_t bid = new_const(g, "fused_bn_bias", 1, &bdim, nb);
+    if (wid < 0 || bid < 0) {
+        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory folding BatchNormalization");
+        return -1;
+    }
+    nin[0] = conv->in[0];
+    nin[1] = wid;
+    nin[2] = bid;
+    conv->in = nin;
+    conv->n_in = 3;
+    bypass(g, conv, bn);
+    *bytes += (size_t)w->v.numel * 4 + (size_t)m * 4;
+    return 1;
+}
+
+/* Reads a Clip bound (opset >= 11: optional scalar constant input). */
+static bool clip_bound(const frt_graph *g, const frt_node *clip, int idx, const char *attr,
+                       float dflt, float *out) {
+    if (clip->opset < 11) {
+        *out = frt_attr_float(clip, attr, dflt);
+        return true;
+    }
+    if (clip->n_in <= idx || clip->in[idx] < 0) {
+        *out = dflt;
+        return true;
+    }
+    const float *p = const_f32(g, clip->in[idx], 1);
+    if (!p) return false;
+    *out = *p;
+    return true;
+}
+
+static int fuse_activation(frt_graph *g, frt_node *prod) {
+    if (prod->n_out != 1 || prod->act.kind != FRT_ACT_NONE) return 0;
+    frt_node *a = sole_consumer(g, prod->out[0]);
+    if (!a || a->in[0] != prod->out[0] || a->n_out < 1) return 0;
+    if (g->values[prod->out[0]].v.dtype != FRT_FLOAT32) return 0;
+    if (strcmp(a->op_type, "Relu") == 0) {
+        prod->act.kind = FRT_ACT_RELU;
+        prod->act.lo = 0.0f;
+        prod->act.hi = INFINITY;
+    } else if (strcmp(a->op_type, "Clip") == 0) {
+        float lo, hi;
+        if (!clip_bound(g, a, 1, "min", -INFINITY, &lo) || !clip_bound(g, a, 2, "max", INFINITY, &hi))
+            return 0;
+        prod->act.kind = FRT_ACT_CLIP;
+        prod->act.lo = lo;
+        prod->act.hi = hi;
+    } else {
+        return 0;
+    }
+    bypass(g, prod, a);
+    return 1;
+}
+
+int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st) {
+    int removed = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        frt_node *n = &g->nodes[i];
+        if (n->dead || n->domain[0]) continue;
+        bool conv = strcmp(n->op_type, "Conv") == 0;
+        bool gemm = strcmp(n->op_type, "Gemm") == 0;
+        if (conv) {
+            int r = fuse_conv_bn(g, arena, n, transformed_bytes, st);
+            if (r < 0) return -1;
+            removed += r;
+        }
+        if (conv || gemm) removed += fuse_activation(g, n);
+    }
+    return removed;
+}

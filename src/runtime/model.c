@@ -1,0 +1,237 @@
+/* frt_model: load (map, decode, build IR, compile) and introspection. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "ops/sgemm.h"
+
+void frt_options_init(frt_options *opt) {
+    memset(opt, 0, sizeof *opt);
+    opt->num_threads = 1;
+    opt->planner = FRT_PLANNER_STANDARD;
+    opt->fold_constants = 1;
+    opt->fuse = 1;
+}
+
+static frt_status fill_info(const frt_model *m, int32_t vid, frt_tensor_info *info) {
+    const frt_ir_value *v = &m->g.values[vid];
+    memset(info, 0, sizeof *info);
+    info->name = v->name;
+    info->dtype = (frt_dtype)v->v.dtype;
+    info->rank = v->v.rank;
+    for (int d = 0; d < v->v.rank && d < FRT_MAX_RANK; d++) {
+        info->shape[d] = v->v.dims[d];
+        info->dim_names[d] = v->v.dims[d] < 0 ? v->dim_names[d] : NULL;
+    }
+    return FRT_OK;
+}
+
+static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir) {
+    frt_status st = frt_onnx_decode(data, size, &m->onnx);
+    if (st) return st;
+    st = frt_onnx_map_external(m->onnx, base_dir);
+    if (st) return st;
+    st = frt_graph_build(m->onnx, &m->arena, &m->g);
+    if (st) return st;
+    frt_graph *g = &m->g;
+
+    /* statistics of the original graph, before passes change it */
+    m->stats.opset = g->opset;
+    const char *pn = m->onnx->producer_name ? m->onnx->producer_name : "";
+    const char *pv = m->onnx->producer_version ? m->onnx->producer_version : "";
+    size_t plen = strlen(pn) + strlen(pv) + 2;
+    char *prod = frt_arena_alloc(&m->arena, plen, 1);
+    if (!prod) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    snprintf(prod, plen, "%s%s%s", pn, pv[0] ? " " : "", pv);
+    m->stats.producer = prod;
+    m->stats.num_nodes = g->n_nodes;
+    for (size_t i = 0; i < g->n_values; i++) {
+        const frt_ir_value *v = &g->values[i];
+        if (v->kind != FRT_VALUE_CONST) continue;
+        size_t nb = frt_value_nbytes(&v->v);
+        m->stats.num_params += (size_t)(v->v.numel > 0 ? v->v.numel : 0);
+        m->stats.param_bytes += nb;
+        if (v->in_place) m->stats.mapped_bytes += nb;
+        else m->stats.copied_bytes += nb;
+    }
+    m->op_types = frt_arena_array(&m->arena, g->n_nodes + 1, sizeof *m->op_types);
+    if (!m->op_types) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        size_t t = 0;
+        while (t < m->n_op_types && strcmp(m->op_types[t].op_type, g->nodes[i].op_type) != 0) t++;
+        if (t == m->n_op_types) m->op_types[m->n_op_types++].op_type = g->nodes[i].op_type;
+        m->op_types[t].count++;
+    }
+    /* declared input/output infos (before inference fills output shapes) */
+    m->inputs = frt_arena_array(&m->arena, g->n_inputs + 1, sizeof *m->inputs);
+    m->outputs = frt_arena_array(&m->arena, g->n_outputs + 1, sizeof *m->outputs);
+    if (!m->inputs || !m->outputs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < g->n_inputs; i++) fill_info(m, g->inputs[i], &m->inputs[i]);
+
+    frt_compile_stats cs;
+    st = frt_compile(g, &m->opt, &m->arena, &m->prog, &cs);
+    if (st) return st;
+    m->stats.num_folded = cs.num_folded;
+    m->stats.num_fused = cs.num_fused;
+    m->stats.transformed_bytes = cs.transformed_bytes;
+    m->stats.num_steps = m->prog.n_steps;
+    for (size_t i = 0; i < g->n_outputs; i++) fill_info(m, g->outputs[i], &m->outputs[i]);
+
+    m->tmpl = frt_arena_array(&m->arena, g->n_values + 1, sizeof *m->tmpl);
+    if (!m->tmpl) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < g->n_values; i++) {
+        m->tmpl[i] = g->values[i].v;
+        if (m->prog.vclass[i] != FRT_VC_CONST) m->tmpl[i].data = NULL;
+    }
+    const char *cp = getenv("FRT_CHECK_PLAN");
+    m->check_plan = cp && cp[0] == '1';
+    return FRT_OK;
+}
+
+static frt_status new_model(const frt_options *opt, frt_model **out) {
+    frt_model *m = calloc(1, sizeof *m);
+    if (!m) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    if (opt) m->opt = *opt;
+    else frt_options_init(&m->opt);
+    if (m->opt.num_threads < 1) m->opt.num_threads = 1;
+    if (m->opt.num_threads > 256) {
+        int n = m->opt.num_threads;
+        free(m);
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "num_threads %d is absurd", n);
+    }
+    if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE) {
+        int pl = (int)m->opt.planner;
+        free(m);
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
+    }
+    frt_arena_init(&m->arena);
+    frt_blas_init();
+    *out = m;
+    return FRT_OK;
+}
+
+frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                 const frt_options *opt, frt_model **out) {
+    if (!out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_buffer: out is NULL");
+    *out = NULL;
+    if (!data && size) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_buffer: data is NULL");
+    frt_model *m;
+    frt_status st = new_model(opt, &m);
+    if (st) return st;
+    st = finish_load(m, data, size, base_dir);
+    if (st) {
+        frt_model_free(m);
+        return st;
+    }
+    *out = m;
+    return FRT_OK;
+}
+
+frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **out) {
+    if (!out || !path) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load: NULL argument");
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return frt_error(FRT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return frt_error(FRT_ERR_IO, "'%s' is not a regular file", path);
+    }
+    size_t len = (size_t)sb.st_size;
+    void *map = NULL;
+    if (len > 0) {
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return frt_error(FRT_ERR_IO, "cannot map '%s': %s", path, strerror(e));
+        }
+    }
+    close(fd);
+    frt_model *m;
+    frt_status st = new_model(opt, &m);
+    if (st) {
+        if (map) munmap(map, len);
+        return st;
+    }
+    m->map = map;
+    m->map_len = len;
+    /* external data lives next to the model */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        size_t dl = (size_t)(slash - path);
+        if (dl >= sizeof dir) dl = sizeof dir - 1;
+        memcpy(dir, path, dl);
+        dir[dl] = 0;
+        if (dl == 0) strcpy(dir, "/");
+    } else {
+        strcpy(dir, ".");
+    }
+    st = finish_load(m, map, len, dir);
+    if (st) {
+        frt_error_context(st, "%s", path);
+        frt_model_free(m);
+        return st;
+    }
+    *out = m;
+    return FRT_OK;
+}
+
+void frt_model_free(frt_model *m) {
+    if (!m) return;
+    frt_onnx_model_free(m->onnx);
+    frt_arena_free(&m->arena);
+    if (m->map) munmap(m->map, m->map_len);
+    free(m);
+}
+
+size_t frt_model_num_inputs(const frt_model *m) { return m ? m->g.n_inputs : 0; }
+size_t frt_model_num_outputs(const frt_model *m) { return m ? m->g.n_outputs : 0; }
+
+frt_status frt_model_input(const frt_model *m, size_t i, frt_tensor_info *info) {
+    if (!m || !info || i >= m->g.n_inputs)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_input: index %zu out of range", i);
+    *info = m->inputs[i];
+    return FRT_OK;
+}
+
+frt_status frt_model_output(const frt_model *m, size_t i, frt_tensor_info *info) {
+    if (!m || !info || i >= m->g.n_outputs)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_output: index %zu out of range", i);
+    *info = m->outputs[i];
+    return FRT_OK;
+}
+
+void frt_model_get_stats(const frt_model *m, frt_model_stats *s) {
+    if (m && s) *s = m->stats;
+}
+
+size_t frt_model_num_op_types(const frt_model *m) { return m ? m->n_op_types : 0; }
+
+void frt_model_op_type(const frt_model *m, size_t i, const char **op_type, size_t *count) {
+    if (!m || i >= m->n_op_types) {
+        if (op_type) *op_type = NULL;
+        if (count) *count = 0;
+        return;
+    }
+    if (op_type) *op_type = m->op_types[i].op_type;
+    if (count) *count = m->op_types[i].count;
+}
+
+void frt_tensor_release(frt_tensor *t) {
+    if (!t) return;
+    if (t->owner) free(t->owner);
+    memset(t, 0, sizeof *t);
+}
+
+int64_t frt_tensor_numel(const frt_tensor *t) {
+    if (!t || t->rank < 0 || t->rank > FRT_MAX_RANK) return -1;
+    return frt_shape_numel(t->shape, t->rank);
+}

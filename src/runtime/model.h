@@ -1,0 +1,51 @@
+/* Internal layout of frt_model and frt_runtime. */
+#ifndef FRT_RUNTIME_MODEL_H
+#define FRT_RUNTIME_MODEL_H
+
+#include "compile/program.h"
+#include "runtime/threadpool.h"
+
+typedef struct frt_op_count {
+    const char *op_type;
+    size_t count;
+} frt_op_count;
+
+struct frt_model {
+    frt_options opt;
+    void *map;            /* file mapping (NULL when loaded from a caller's buffer) */
+    size_t map_len;
+    frt_onnx_model *onnx;
+    frt_arena arena;      /* IR, kernel parameters, transformed weights */
+    frt_graph g;
+    frt_program prog;
+    frt_value *tmpl;      /* load-time values: constants carry data; copied into each runtime */
+    frt_model_stats stats;
+    size_t n_op_types;
+    frt_op_count *op_types;
+    frt_tensor_info *inputs, *outputs;
+    bool check_plan;      /* FRT_CHECK_PLAN=1: verify every plan (tests) */
+};
+
+struct frt_runtime {
+    const frt_model *m;
+    frt_value *v;         /* value array, indexed by value id */
+    bool shaped;          /* v holds resolved shapes and a plan */
+    int64_t (*in_dims)[FRT_MAX_RANK]; /* per graph input: dims the plan was made for */
+    frt_plan plan;
+    void *slab;
+    size_t slab_cap;
+    void *out_slab;
+    size_t out_cap;
+    void **shape_mem;     /* allocations of SHAPE values for the current shapes */
+    size_t n_shape_mem;
+    size_t shape_bytes;
+    frt_threadpool *tp;
+    bool profiling;
+    uint64_t *prof_ns;    /* per step */
+    uint64_t prof_runs;
+};
+
+/* Resolves shapes for the input dims in rt->v and plans memory (runtime.c). */
+frt_status frt_runtime_resolve(frt_runtime *rt);
+
+#endif

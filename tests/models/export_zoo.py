@@ -1,0 +1,337 @@
+#!/usr/bin/python3
+"""Export the end-to-end model zoo for flatrt's model tests.
+
+Usage: /usr/bin/python3 tests/models/export_zoo.py OUT_DIR [--only NAME,...] [--force]
+
+Needs Debian python3-torch, python3-torchvision, python3-onnx, python3-numpy.
+Works offline (torchvision weights=None, every parameter is drawn from a fixed
+seed) and is deterministic: the same script gives the same files.
+
+Layout written for every model NAME:
+  OUT_DIR/NAME/model.onnx            opset 13, do_constant_folding=True
+  OUT_DIR/NAME/in/<input_name>.npy   float32, C order, PyTorch's inputs
+  OUT_DIR/NAME/ref/<output_name>.npy float32, C order, PyTorch's outputs
+  OUT_DIR/NAME/meta.json             {"inputs": [{"name","shape","dtype"}],
+                                      "outputs": [...], "dynamic": {...},
+                                      "extra_sets": [...], "output_stats": {...}}
+deep_wide also has in8/ and ref8/: the same model run at batch 8 (its batch
+dimension is dynamic, named "batch").
+
+"dynamic" maps an input or output name to {"<axis>": "<dim name>"}; it is {}
+for fully static models. "extra_sets" lists further in/ref directory pairs
+(e.g. [{"in": "in8", "ref": "ref8", "batch": 8}]).
+
+BatchNormalization is kept as its own ONNX node (export with
+training=TrainingMode.PRESERVE on a model in eval mode: the exporter's
+Conv+BN fusion pass only runs in EVAL mode), and every BatchNorm gets random
+running statistics and affine parameters, so the runtime's BN folding is
+really exercised.
+
+A model is skipped when its meta.json (written last) and model.onnx exist and
+are newer than this script, unless --force is given.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OPSET = 13
+SEED = 20240611
+
+
+def _seed(name):
+    """Seed derived from the model name, so --only gives the same files."""
+    s = SEED
+    for ch in name:
+        s = (s * 131 + ord(ch)) % (2**31 - 1)
+    torch.manual_seed(s)
+    return s
+
+
+# --------------------------------------------------------------------------
+# Models
+
+
+class DeepAndWide(nn.Module):
+    """PyTorch Static Runtime's DeepAndWide benchmark model.
+
+    ad_emb_packed [b,1,E], user_emb [b,1,E], wide [b,W] -> [b,1]
+    """
+
+    def __init__(self, num_features=50, emb=32):
+        super().__init__()
+        self.mu = nn.Parameter(torch.randn(1, num_features))
+        self.sigma = nn.Parameter(torch.randn(1, num_features))
+        # fc_w is scaled down so that the sigmoid is not saturated (the
+        # dot product of two randn embeddings alone has std ~sqrt(E)).
+        self.fc_w = nn.Parameter(0.05 * torch.randn(1, num_features + 1))
+        self.fc_b = nn.Parameter(0.1 * torch.randn(1))
+
+    def forward(self, ad_emb_packed, user_emb, wide):
+        wide_offset = wide + self.mu
+        wide_normalized = wide_offset * self.sigma
+        wide_preproc = torch.clamp(wide_normalized, -10.0, 10.0)
+        user_emb_t = torch.transpose(user_emb, 1, 2)
+        dp_unflatten = torch.bmm(ad_emb_packed, user_emb_t)
+        dp = torch.flatten(dp_unflatten, 1)
+        inp = torch.cat([dp, wide_preproc], 1)
+        fc1 = F.linear(inp, self.fc_w, self.fc_b)
+        return torch.sigmoid(fc1)
+
+
+def make_mlp():
+    return nn.Sequential(
+        nn.Linear(512, 1024), nn.ReLU(),
+        nn.Linear(1024, 1024), nn.ReLU(),
+        nn.Linear(1024, 10))
+
+
+def randomize_batchnorm(model):
+    """Give every BatchNorm random (seeded) running stats and affine params.
+
+    running_var and weight are kept positive and near 1 and the mean/bias near
+    0, so activations neither explode nor collapse through deep nets.
+    """
+    n = 0
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                c = m.num_features
+                m.running_mean.copy_(torch.empty(c).uniform_(-0.2, 0.2))
+                m.running_var.copy_(torch.empty(c).uniform_(0.5, 2.0))
+                if m.weight is not None:
+                    m.weight.copy_(torch.empty(c).uniform_(0.5, 1.5))
+                    m.bias.copy_(torch.empty(c).uniform_(-0.2, 0.2))
+                n += 1
+        # The BN closing a ResNet residual branch (BasicBlock.bn2,
+        # Bottleneck.bn3) gets a smaller gain, else the sum of 16 residual
+        # branches in resnet50 grows activations to ~500.
+        for m in model.modules():
+            last = {"BasicBlock": "bn2", "Bottleneck": "bn3"}.get(
+                type(m).__name__)
+            if last is not None:
+                bn = getattr(m, last)
+                bn.weight.copy_(torch.empty(bn.num_features).uniform_(0.2, 0.5))
+    return n
+
+
+def make_torchvision(name):
+    import torchvision
+    ctor = getattr(torchvision.models, name)
+    return ctor(weights=None)
+
+
+# Each entry: name -> dict(build=callable returning module,
+#   inputs=[(name, shape)], outputs=[names], dynamic={name: {axis: dimname}},
+#   extra_batches=[int])
+def _zoo():
+    z = {}
+    z["deep_wide"] = dict(
+        build=lambda: DeepAndWide(),
+        inputs=[("ad_emb_packed", [1, 1, 32]), ("user_emb", [1, 1, 32]),
+                ("wide", [1, 50])],
+        outputs=["output"],
+        dynamic={"ad_emb_packed": {0: "batch"}, "user_emb": {0: "batch"},
+                 "wide": {0: "batch"}, "output": {0: "batch"}},
+        extra_batches=[8])
+    z["mlp"] = dict(build=make_mlp, inputs=[("input", [1, 512])],
+                    outputs=["output"], dynamic={}, extra_batches=[])
+    for tv in ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1"):
+        z[tv] = dict(build=(lambda tv=tv: make_torchvision(tv)),
+                     inputs=[("input", [1, 3, 224, 224])],
+                     outputs=["output"], dynamic={}, extra_batches=[])
+    return z
+
+
+# --------------------------------------------------------------------------
+# Export
+
+
+def _save_npy(path, t):
+    a = np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float32))
+    np.save(path, a)
+
+
+def _stats(t):
+    a = t.detach().double()
+    return {"min": float(a.min()), "max": float(a.max()),
+            "mean": float(a.mean()), "std": float(a.std(unbiased=False)),
+            "finite": bool(torch.isfinite(a).all())}
+
+
+def _with_batch(shape, b):
+    return [b] + list(shape[1:])
+
+
+def _run(model, xs):
+    with torch.no_grad():
+        y = model(*xs)
+    return list(y) if isinstance(y, (tuple, list)) else [y]
+
+
+def _check_sane(name, ys):
+    for y in ys:
+        st = _stats(y)
+        # A single value has no spread: check it is not tiny instead.
+        spread = st["std"] if y.numel() > 1 else abs(st["mean"])
+        if not st["finite"] or spread <= 1e-3:
+            raise RuntimeError(f"{name}: degenerate output {st}")
+
+
+def _up_to_date(d, script_mtime):
+    meta = os.path.join(d, "meta.json")
+    onnx_path = os.path.join(d, "model.onnx")
+    if not (os.path.exists(meta) and os.path.exists(onnx_path)):
+        return False
+    return min(os.path.getmtime(meta), os.path.getmtime(onnx_path)) > script_mtime
+
+
+def export_one(name, spec, out_dir):
+    import onnx
+
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    meta_path = os.path.join(d, "meta.json")
+    if os.path.exists(meta_path):
+        os.remove(meta_path)  # a half-written directory never looks up to date
+
+    seed = _seed(name)
+    model = spec["build"]()
+    n_bn = randomize_batchnorm(model)
+    model.eval()
+
+    in_names = [n for n, _ in spec["inputs"]]
+    out_names = spec["outputs"]
+    xs = [torch.randn(*shape) for _, shape in spec["inputs"]]
+    ys = _run(model, xs)
+    _check_sane(name, ys)
+
+    # Extra batch sizes for models with a dynamic batch.
+    extra = []
+    for b in spec["extra_batches"]:
+        xb = [torch.randn(*_with_batch(shape, b)) for _, shape in spec["inputs"]]
+        yb = _run(model, xb)
+        _check_sane(name, yb)
+        extra.append((b, xb, yb))
+
+    onnx_path = os.path.join(d, "model.onnx")
+    dyn = {k: {int(a): v for a, v in ax.items()}
+           for k, ax in spec["dynamic"].items()}
+    with warnings.catch_warnings():
+        # PRESERVE + constant folding warns about models in training mode;
+        # ours is in eval mode, so nothing is mutated.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, tuple(xs), onnx_path,
+            export_params=True, opset_version=OPSET,
+            do_constant_folding=True,
+            training=torch.onnx.TrainingMode.PRESERVE,
+            input_names=in_names, output_names=out_names,
+            dynamic_axes=dyn if dyn else None)
+
+    m = onnx.load(onnx_path)
+    onnx.checker.check_model(m)
+    ops = {}
+    for node in m.graph.node:
+        ops[node.op_type] = ops.get(node.op_type, 0) + 1
+
+    for sub in ("in", "ref"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    for n, x in zip(in_names, xs):
+        _save_npy(os.path.join(d, "in", n + ".npy"), x)
+    for n, y in zip(out_names, ys):
+        _save_npy(os.path.join(d, "ref", n + ".npy"), y)
+    extra_sets = []
+    for b, xb, yb in extra:
+        din, dref = f"in{b}", f"ref{b}"
+        os.makedirs(os.path.join(d, din), exist_ok=True)
+        os.makedirs(os.path.join(d, dref), exist_ok=True)
+        for n, x in zip(in_names, xb):
+            _save_npy(os.path.join(d, din, n + ".npy"), x)
+        for n, y in zip(out_names, yb):
+            _save_npy(os.path.join(d, dref, n + ".npy"), y)
+        extra_sets.append({"in": din, "ref": dref, "batch": b,
+                           "output_stats": {n: _stats(y) for n, y
+                                            in zip(out_names, yb)}})
+
+    meta = {
+        "name": name,
+        "opset": OPSET,
+        "seed": seed,
+        "inputs": [{"name": n, "shape": list(x.shape), "dtype": "float32"}
+                   for n, x in zip(in_names, xs)],
+        "outputs": [{"name": n, "shape": list(y.shape), "dtype": "float32"}
+                    for n, y in zip(out_names, ys)],
+        "dynamic": {k: {str(a): v for a, v in ax.items()}
+                    for k, ax in spec["dynamic"].items()},
+        "extra_sets": extra_sets,
+        "batchnorm_layers": n_bn,
+        "op_counts": dict(sorted(ops.items())),
+        "output_stats": {n: _stats(y) for n, y in zip(out_names, ys)},
+    }
+    tmp = meta_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, meta_path)  # written last: marks the directory complete
+    return meta, os.path.getsize(onnx_path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--only", default="",
+                    help="comma-separated model names (default: all)")
+    ap.add_argument("--force", action="store_true",
+                    help="re-export even if up to date")
+    args = ap.parse_args(argv)
+
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    torch.use_deterministic_algorithms(True)
+    zoo = _zoo()
+    names = list(zoo)
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        bad = [n for n in names if n not in zoo]
+        if bad:
+            print(f"unknown model(s): {', '.join(bad)}; known: {', '.join(zoo)}",
+                  file=sys.stderr)
+            return 2
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    script_mtime = os.path.getmtime(os.path.abspath(__file__))
+    t_all = time.time()
+    for name in names:
+        d = os.path.join(args.out_dir, name)
+        if not args.force and _up_to_date(d, script_mtime):
+            print(f"{name}: up to date, skipped")
+            continue
+        t0 = time.time()
+        meta, size = export_one(name, zoo[name], args.out_dir)
+        dt = time.time() - t0
+        for o in meta["outputs"]:
+            st = meta["output_stats"][o["name"]]
+            print(f"{name}: {dt:.1f}s, {size / 1e6:.2f} MB, "
+                  f"{o['name']}{o['shape']} min={st['min']:.4g} "
+                  f"max={st['max']:.4g} mean={st['mean']:.4g} "
+                  f"std={st['std']:.4g}")
+        for e in meta["extra_sets"]:
+            for n, st in e["output_stats"].items():
+                print(f"{name}: {e['ref']}/{n} (batch {e['batch']}) "
+                      f"min={st['min']:.4g} max={st['max']:.4g} "
+                      f"mean={st['mean']:.4g} std={st['std']:.4g}")
+        sys.stdout.flush()
+    print(f"total: {time.time() - t_all:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+/* Proves that a steady-state run allocates nothing: every heap allocation in the process is
+ * counted by interposing malloc and friends (glibc exports __libc_* for this), then the model
+ * runs many times with the same input shapes and the count must not move.
+ * Usage: test_noalloc MODEL.onnx [THREADS]. Not built under sanitizers (they own malloc). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flatrt.h"
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+static atomic_long g_allocs;
+
+void *malloc(size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { atomic_fetch_add(&g_allocs, 1); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+void *aligned_alloc(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
+void *memalign(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
+int posix_memalign(void **p, size_t al, size_t n) {
+    atomic_fetch_add(&g_allocs, 1);
+    *p = __libc_memalign(al, n);
+    return *p ? 0 : ENOMEM;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_noalloc MODEL.onnx [THREADS]\n");
+        return 2;
+    }
+    frt_options opt;
+    frt_options_init(&opt);
+    if (argc > 2) opt.num_threads = atoi(argv[2]);
+    frt_model *m;
+    if (frt_model_load(argv[1], &opt, &m) != FRT_OK) {
+        fprintf(stderr, "%s\n", frt_last_error());
+        return 1;
+    }
+    size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
+    frt_tensor in[16] = {{0}}, out[16] = {{0}};
+    const char *names[16];
+    if (ni > 16 || no > 16) return 2;
+    for (size_t i = 0; i < ni; i++) {
+        frt_tensor_info info;
+        frt_model_input(m, i, &info);
+        names[i] = info.name;
+        in[i].dtype = info.dtype;
+        in[i].rank = info.rank;
+        int64_t n = 1;
+        for (int d = 0; d < info.rank; d++) {
+            in[i].shape[d] = info.shape[d] < 0 ? 3 : info.shape[d];
+            n *= in[i].shape[d];
+        }
+        in[i].nbytes = (size_t)n * frt_dtype_size(info.dtype);
+        in[i].data = calloc(1, in[i].nbytes + 1);
+    }
+    frt_runtime *rt;
+    if (frt_runtime_create(m, &rt) != FRT_OK) return 1;
+    /* first run plans and sizes everything */
+    if (frt_run(rt, names, in, ni, out, no, FRT_OUTPUTS_BORROW) != FRT_OK) {
+        fprintf(stderr, "%s\n", frt_last_error());
+        return 1;
+    }
+    int failures = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        frt_output_mode om = mode ? FRT_OUTPUTS_CALLER : FRT_OUTPUTS_BORROW;
+        void *bufs[16];
+        for (size_t i = 0; i < no; i++) {
+            bufs[i] = mode ? calloc(1, out[i].nbytes + 64) : NULL;
+            if (mode) { out[i].data = bufs[i]; out[i].nbytes += 64; }
+        }
+        long before = atomic_load(&g_allocs);
+        for (int it = 0; it < 50; it++) {
+            if (frt_run(rt, names, in, ni, out, no, om) != FRT_OK) {
+                fprintf(stderr, "%s\n", frt_last_error());
+                return 1;
+            }
+            if (mode) for (size_t i = 0; i < no; i++) { out[i].data = bufs[i]; out[i].nbytes += 64; }
+        }
+        long after = atomic_load(&g_allocs);
+        printf("%s mode: %ld allocations in 50 steady-state runs\n", mode ? "caller" : "borrow",
+               after - before);
+        if (after != before) failures++;
+        for (size_t i = 0; i < no; i++) if (mode) free(bufs[i]);
+    }
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    for (size_t i = 0; i < ni; i++) free(in[i].data);
+    printf("%d passed, %d failed\n", 2 - failures, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,253 @@
+/* Runtime tests on the tiny hand-built models (tests/models/make_tiny_models.py): dynamic shape
+ * subgraphs, folding, external data, unsupported-op errors, view aliasing, input validation,
+ * clones, and concurrent runtimes sharing one model.
+ * Usage: test_runtime TINY_DIR */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../tools/tensor_io.h"
+#include "../unit/test_util.h"
+#include "flatrt.h"
+
+static const char *g_dir;
+
+static frt_model *load(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.onnx", g_dir, name);
+    frt_model *m = NULL;
+    frt_status st = frt_model_load(path, NULL, &m);
+    CHECK_MSG(st == FRT_OK, "%s: %s", name, frt_last_error());
+    return m;
+}
+
+static int load_npy(const char *name, const char *sub, const char *tensor, frt_tensor *t) {
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/%s/%s/%s.npy", g_dir, name, sub, tensor);
+    if (tio_load(path, t, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs model `name` on in/<inputs> and compares each output with ref/. */
+static void check_model_refs(const char *name, const char *in_sub, const char *ref_sub) {
+    frt_model *m = load(name);
+    if (!m) return;
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
+    frt_tensor in[8] = {{0}}, out[8] = {{0}};
+    const char *names[8];
+    for (size_t i = 0; i < ni; i++) {
+        frt_tensor_info info;
+        frt_model_input(m, i, &info);
+        names[i] = info.name;
+        CHECK(load_npy(name, in_sub, info.name, &in[i]) == 0);
+    }
+    CHECK_OK(frt_run(rt, names, in, ni, out, no, FRT_OUTPUTS_ALLOC));
+    for (size_t i = 0; i < no; i++) {
+        frt_tensor_info info;
+        frt_model_output(m, i, &info);
+        frt_tensor ref = {0};
+        if (load_npy(name, ref_sub, info.name, &ref) != 0) {
+            CHECK(0);
+            continue;
+        }
+        CHECK_MSG(out[i].rank == ref.rank && frt_tensor_numel(&out[i]) == frt_tensor_numel(&ref),
+                  "%s output %s shape", name, info.name);
+        if (ref.dtype == FRT_FLOAT32 && out[i].dtype == FRT_FLOAT32 &&
+            frt_tensor_numel(&out[i]) == frt_tensor_numel(&ref))
+            CHECK_MSG(t_close(out[i].data, ref.data, (size_t)frt_tensor_numel(&ref), 1e-5f, 1e-5f),
+                      "%s output %s", name, info.name);
+        else
+            CHECK_MSG(out[i].nbytes == ref.nbytes && memcmp(out[i].data, ref.data, ref.nbytes) == 0,
+                      "%s output %s", name, info.name);
+        tio_tensor_free(&ref);
+        frt_tensor_release(&out[i]);
+    }
+    for (size_t i = 0; i < ni; i++) tio_tensor_free(&in[i]);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
+/* shape_dynamic: y = relu(reshape(x, [batch, 12])) for any batch, via a shape subgraph. */
+static void test_dynamic_batch(void) {
+    frt_model *m = load("shape_dynamic");
+    if (!m) return;
+    frt_tensor_info info;
+    CHECK_OK(frt_model_input(m, 0, &info));
+    CHECK(info.rank == 3 && info.shape[0] == -1 && info.dim_names[0] &&
+          strcmp(info.dim_names[0], "batch") == 0);
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    const int batches[] = {2, 5, 1, 5, 7, 2};
+    float x[7 * 12], y[7 * 12];
+    for (size_t r = 0; r < sizeof batches / sizeof batches[0]; r++) {
+        int b = batches[r];
+        for (int i = 0; i < b * 12; i++) x[i] = (float)((i * 7 + r) % 11) - 5.0f;
+        frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 3, .shape = {b, 3, 4}, .data = x,
+                         .nbytes = (size_t)b * 12 * 4};
+        frt_tensor out = {.data = y, .nbytes = sizeof y};
+        const char *name = info.name;
+        CHECK_OK(frt_run(rt, &name, &in, 1, &out, 1, FRT_OUTPUTS_CALLER));
+        CHECK(out.rank == 2 && out.shape[0] == b && out.shape[1] == 12);
+        int ok = 1;
+        for (int i = 0; i < b * 12; i++) ok &= y[i] == (x[i] > 0 ? x[i] : 0);
+        CHECK_MSG(ok, "batch %d", b);
+    }
+    frt_plan_stats ps;
+    CHECK_OK(frt_runtime_plan_stats(rt, &ps));
+    CHECK(ps.shape_bytes > 0); /* the shape chain ran while resolving shapes */
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
+static void test_static_folds(void) {
+    frt_model *m = load("shape_static");
+    if (!m) return;
+    frt_model_stats s;
+    frt_model_get_stats(m, &s);
+    CHECK_MSG(s.num_folded >= 4, "folded %zu", s.num_folded); /* Shape Gather Unsqueeze Concat */
+    CHECK(s.num_steps <= 2);                                  /* Reshape (view) + Relu */
+    frt_model_free(m);
+    check_model_refs("shape_static", "in", "ref");
+}
+
+static void test_unsupported(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/unsupported_ops.onnx", g_dir);
+    frt_model *m = NULL;
+    frt_status st = frt_model_load(path, NULL, &m);
+    CHECK(st == FRT_ERR_UNSUPPORTED && m == NULL);
+    const char *e = frt_last_error();
+    CHECK_MSG(strstr(e, "Det") && strstr(e, "NonZero") && !strstr(e, "Relu"), "%s", e);
+    CHECK_MSG(strstr(e, "2 nodes") != NULL, "%s", e);
+}
+
+static void test_bad_inputs(void) {
+    frt_model *m = load("shape_dynamic");
+    if (!m) return;
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    float x[24] = {0}, y[24];
+    frt_tensor out = {.data = y, .nbytes = sizeof y};
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 3, .shape = {2, 3, 4}, .data = x, .nbytes = sizeof x};
+    const char *bad = "nope";
+    CHECK(frt_run(rt, &bad, &in, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(frt_last_error(), "nope") != NULL);
+    frt_tensor_info info;
+    frt_model_input(m, 0, &info);
+    const char *name = info.name;
+    frt_tensor w = in;
+    w.dtype = FRT_INT64;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(frt_last_error(), "dtype") != NULL);
+    w = in;
+    w.rank = 2;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(frt_last_error(), "rank") != NULL);
+    w = in;
+    w.shape[2] = 5;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(frt_last_error(), "shape") != NULL);
+    w = in;
+    w.nbytes = 8;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(frt_run(rt, NULL, NULL, 0, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(frt_last_error(), "missing input") != NULL);
+    frt_tensor small = {.data = y, .nbytes = 4};
+    CHECK(frt_run(rt, &name, &in, 1, &small, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    /* after errors, a good run still works */
+    CHECK_OK(frt_run(rt, &name, &in, 1, &out, 1, FRT_OUTPUTS_CALLER));
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
+typedef struct worker {
+    const frt_model *m;
+    int id, ok;
+} worker;
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    frt_runtime *rt;
+    w->ok = 0;
+    if (frt_runtime_create(w->m, &rt) != FRT_OK) return NULL;
+    frt_tensor_info info;
+    frt_model_input(w->m, 0, &info);
+    const char *name = info.name;
+    float x[6 * 12], y[6 * 12];
+    int ok = 1;
+    for (int it = 0; it < 200; it++) {
+        int b = 1 + (it + w->id) % 6;
+        for (int i = 0; i < b * 12; i++) x[i] = (float)(i % 5) - 2.0f + (float)w->id;
+        frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 3, .shape = {b, 3, 4}, .data = x,
+                         .nbytes = (size_t)b * 48};
+        frt_tensor out = {.data = y, .nbytes = sizeof y};
+        if (frt_run(rt, &name, &in, 1, &out, 1, FRT_OUTPUTS_CALLER) != FRT_OK) {
+            ok = 0;
+            break;
+        }
+        for (int i = 0; i < b * 12; i++) ok &= y[i] == (x[i] > 0 ? x[i] : 0);
+    }
+    frt_runtime_free(rt);
+    w->ok = ok;
+    return NULL;
+}
+
+static void test_threads_and_clone(void) {
+    frt_model *m = load("shape_dynamic");
+    if (!m) return;
+    pthread_t th[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){m, i, 0};
+        pthread_create(&th[i], NULL, worker_main, &w[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_MSG(w[i].ok, "worker %d", i);
+    }
+    frt_runtime *a, *b;
+    CHECK_OK(frt_runtime_create(m, &a));
+    float x[24], y[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)i - 10;
+    frt_tensor_info info;
+    frt_model_input(m, 0, &info);
+    const char *name = info.name;
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 3, .shape = {2, 3, 4}, .data = x, .nbytes = sizeof x};
+    CHECK_OK(frt_runtime_reshape(a, &name, &in, 1));
+    CHECK_OK(frt_runtime_clone(a, &b));
+    frt_plan_stats sa, sb;
+    CHECK_OK(frt_runtime_plan_stats(a, &sa));
+    CHECK_OK(frt_runtime_plan_stats(b, &sb));
+    CHECK(sa.arena_bytes == sb.arena_bytes);
+    frt_tensor out = {0};
+    CHECK_OK(frt_run(b, &name, &in, 1, &out, 1, FRT_OUTPUTS_BORROW));
+    CHECK(out.owner == NULL && out.data != NULL && ((float *)out.data)[23] == 13.0f);
+    frt_runtime_free(a);
+    frt_runtime_free(b);
+    frt_model_free(m);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_runtime TINY_DIR\n");
+        return 2;
+    }
+    g_dir = argv[1];
+    test_dynamic_batch();
+    test_static_folds();
+    test_unsupported();
+    test_bad_inputs();
+    test_threads_and_clone();
+    check_model_refs("shape_dynamic", "in", "ref");
+    check_model_refs("shape_dynamic", "in5", "ref5");
+    check_model_refs("external_gemm", "in", "ref");
+    check_model_refs("view_alias", "in", "ref");
+    check_model_refs("io_passthrough", "in", "ref");
+    check_model_refs("const_outputs", "in", "ref");
+    TEST_MAIN_END();
+}

@@ -1,0 +1,397 @@
+/* Conv: every kernel path against a naive 7-loop reference, plus error paths.
+ *
+ * Each case runs through the op harness several ways: default selection (AVX2 kernels when the
+ * CPU has them), portable-only selection, dynamic-shape selection (unknown_dims), a non-constant W
+ * (the dynamic-weight kernel) and two threads. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op_harness.h"
+#include "ops/conv.h"
+#include "test_util.h"
+
+typedef struct conv_case {
+    const char *name;
+    int64_t N, C, H, W;    /* H == 0: 1-D conv over W */
+    int64_t M, group;
+    int64_t kh, kw;        /* kh ignored for 1-D */
+    int64_t sh, sw, dh, dw;
+    int64_t pads[4];       /* top, left, bottom, right (1-D: left, right in [1], [3]) */
+    const char *auto_pad;  /* NULL: attribute absent */
+    int bias;
+    frt_act_kind act;
+    float lo, hi;
+    int kshape_attr;       /* also pass kernel_shape */
+    const char *expect;    /* substring of the default kernel name, or NULL */
+} conv_case;
+
+/* Leading pad and output size of one axis, straight from the ONNX spec. */
+static int64_t ref_axis(int64_t in, int64_t k, int64_t s, int64_t d, const char *ap, int64_t pb,
+                        int64_t pe, int64_t *pad) {
+    int64_t dk = (k - 1) * d + 1;
+    if (ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))) {
+        int64_t out = (in + s - 1) / s;
+        int64_t total = (out - 1) * s + dk - in;
+        if (total < 0) total = 0;
+        *pad = !strcmp(ap, "SAME_UPPER") ? total / 2 : (total + 1) / 2;
+        return out;
+    }
+    if (ap && !strcmp(ap, "VALID")) pb = pe = 0;
+    *pad = pb;
+    int64_t num = in + pb + pe - dk;
+    return num < 0 ? 0 : num / s + 1;
+}
+
+/* y[N][M][OH][OW] by the definition. */
+static void ref_conv(const conv_case *t, const float *x, const float *w, const float *b,
+                     float *y, int64_t *OHp, int64_t *OWp) {
+    int64_t H = t->H ? t->H : 1, kh = t->H ? t->kh : 1, sh = t->H ? t->sh : 1;
+    int64_t dh = t->H ? t->dh : 1;
+    int64_t pt, pl;
+    int64_t OH = t->H ? ref_axis(H, kh, sh, dh, t->auto_pad, t->pads[0], t->pads[2], &pt) : 1;
+    if (!t->H) pt = 0;
+    int64_t OW = ref_axis(t->W, t->kw, t->sw, t->dw, t->auto_pad, t->pads[1], t->pads[3], &pl);
+    int64_t Cg = t->C / t->group, Mg = t->M / t->group;
+    for (int64_t n = 0; n < t->N; n++)
+        for (int64_t m = 0; m < t->M; m++) {
+            int64_t gr = m / Mg;
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double acc = b ? b[m] : 0.0;
+                    for (int64_t ci = 0; ci < Cg; ci++)
+                        for (int64_t ky = 0; ky < kh; ky++)
+                            for (int64_t kx = 0; kx < t->kw; kx++) {
+                                int64_t ih = oh * sh - pt + ky * dh;
+                                int64_t iw = ow * t->sw - pl + kx * t->dw;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= t->W) continue;
+                                acc += (double)x[((n * t->C + gr * Cg + ci) * H + ih) * t->W + iw] *
+                                       w[((m * Cg + ci) * kh + ky) * t->kw + kx];
+                            }
+                    float v = (float)acc;
+                    if (t->act == FRT_ACT_RELU) v = v < 0 ? 0 : v;
+                    if (t->act == FRT_ACT_CLIP) v = v < t->lo ? t->lo : v > t->hi ? t->hi : v;
+                    y[((n * t->M + m) * OH + oh) * OW + ow] = v;
+                }
+        }
+    *OHp = OH;
+    *OWp = OW;
+}
+
+enum { RUN_DEFAULT, RUN_PORTABLE, RUN_UNKNOWN, RUN_DYNW, RUN_THREADS, RUN_PORTABLE_THREADS, N_RUNS };
+static const char *const run_names[N_RUNS] = {"default", "portable", "unknown_dims", "dynamic_w",
+                                              "2 threads", "portable 2 threads"};
+
+static void run_case(const conv_case *t, unsigned seed) {
+    int one_d = t->H == 0;
+    int64_t H = one_d ? 1 : t->H, kh = one_d ? 1 : t->kh;
+    int64_t Cg = t->C / t->group;
+    size_t nx = (size_t)(t->N * t->C * H * t->W), nw = (size_t)(t->M * Cg * kh * t->kw);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+    float *b = malloc((size_t)t->M * sizeof(float));
+    t_fill(x, nx, seed);
+    t_fill(w, nw, seed + 1);
+    t_fill(b, (size_t)t->M, seed + 2);
+    int64_t OH, OW;
+    /* reference output size first */
+    {
+        int64_t pt, pl;
+        OH = one_d ? 1 : ref_axis(H, kh, t->sh, t->dh, t->auto_pad, t->pads[0], t->pads[2], &pt);
+        OW = ref_axis(t->W, t->kw, t->sw, t->dw, t->auto_pad, t->pads[1], t->pads[3], &pl);
+    }
+    size_t ny = (size_t)(t->N * t->M * OH * OW);
+    float *yr = malloc(ny * sizeof(float));
+    ref_conv(t, x, w, t->bias ? b : NULL, yr, &OH, &OW);
+
+    int64_t xd[4] = {t->N, t->C, H, t->W}, wd[4] = {t->M, Cg, kh, t->kw};
+    if (one_d) {
+        xd[2] = t->W;
+        wd[2] = t->kw;
+    }
+    int rank = one_d ? 3 : 4;
+    frt_value in[3] = {frt_test_value(FRT_FLOAT32, rank, xd, x),
+                       frt_test_value(FRT_FLOAT32, rank, wd, w),
+                       frt_test_value(FRT_FLOAT32, 1, &t->M, b)};
+    int64_t strides[2] = {t->sh, t->sw}, dils[2] = {t->dh, t->dw};
+    int64_t pads[4] = {t->pads[0], t->pads[1], t->pads[2], t->pads[3]};
+    int64_t kshape[2] = {t->kh, t->kw};
+    if (one_d) {
+        strides[0] = t->sw;
+        dils[0] = t->dw;
+        pads[0] = t->pads[1];
+        pads[1] = t->pads[3];
+        kshape[0] = t->kw;
+    }
+    frt_onnx_attr attrs[7];
+    size_t na = 0;
+    attrs[na++] = frt_test_attr_int("group", t->group);
+    attrs[na++] = frt_test_attr_ints("strides", strides, (size_t)(rank - 2));
+    attrs[na++] = frt_test_attr_ints("dilations", dils, (size_t)(rank - 2));
+    if (t->auto_pad) attrs[na++] = frt_test_attr_string("auto_pad", t->auto_pad);
+    if (!t->auto_pad || !strcmp(t->auto_pad, "NOTSET"))
+        attrs[na++] = frt_test_attr_ints("pads", pads, (size_t)(2 * (rank - 2)));
+    if (t->kshape_attr) attrs[na++] = frt_test_attr_ints("kernel_shape", kshape, (size_t)(rank - 2));
+
+    for (int r = 0; r < N_RUNS; r++) {
+        frt_test_op op = {0};
+        op.op_type = "Conv";
+        op.attrs = attrs;
+        op.n_attrs = na;
+        op.inputs = in;
+        op.n_in = t->bias ? 3 : 2;
+        op.const_mask = r == RUN_DYNW ? 4u : 6u;
+        op.unknown_dims = r == RUN_UNKNOWN;
+        op.act.kind = t->act;
+        op.act.lo = t->act == FRT_ACT_RELU ? 0.0f : t->lo;
+        op.act.hi = t->act == FRT_ACT_RELU ? INFINITY : t->hi;
+        op.n_out = 1;
+        op.n_threads = r == RUN_THREADS || r == RUN_PORTABLE_THREADS ? 2 : 1;
+        frt_conv_set_portable_only(r == RUN_PORTABLE || r == RUN_PORTABLE_THREADS);
+        frt_value out;
+        const char *kname = NULL;
+        frt_status st = frt_test_run_op(&op, &out, &kname);
+        frt_conv_set_portable_only(0);
+        CHECK_MSG(st == FRT_OK, "%s [%s]: %s", t->name, run_names[r], frt_last_error());
+        if (st != FRT_OK) continue;
+        CHECK_MSG(out.rank == rank && out.dims[0] == t->N && out.dims[1] == t->M &&
+                      (one_d ? out.dims[2] == OW : out.dims[2] == OH && out.dims[3] == OW),
+                  "%s [%s]: output shape", t->name, run_names[r]);
+        CHECK_MSG(out.numel == (int64_t)ny, "%s [%s]: numel", t->name, run_names[r]);
+        if (out.numel == (int64_t)ny)
+            CHECK_MSG(t_close(out.data, yr, ny, 1e-4f, 1e-5f), "%s [%s] kernel %s", t->name,
+                      run_names[r], kname ? kname : "?");
+        if (r == RUN_DEFAULT && t->expect)
+            CHECK_MSG(kname && strstr(kname, t->expect), "%s: kernel %s, expected *%s*", t->name,
+                      kname ? kname : "(none)", t->expect);
+        if (r == RUN_PORTABLE)
+            CHECK_MSG(kname && !strstr(kname, "avx2"), "%s: portable run chose %s", t->name,
+                      kname ? kname : "(none)");
+        free(out.data);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(yr);
+}
+
+static int have_avx2(void) {
+#if FRT_HAVE_X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+static void test_paths(void) {
+    const char *gemm = have_avx2() ? "gemm_avx2" : "sgemm";
+    const char *dw = have_avx2() ? "depthwise_avx2" : "depthwise";
+    /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
+     * kshape_attr, expect */
+    const conv_case cases[] = {
+        /* pointwise (1x1 stride 1): plain GEMM, odd sizes, M and position tails */
+        {"1x1", 1, 7, 5, 9, 13, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0, 0, gemm},
+        {"1x1 relu batch2", 2, 19, 17, 19, 11, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU,
+         0, 0, 1, gemm},
+        {"1x1 stride2", 1, 5, 9, 11, 7, 1, 1, 1, 2, 2, 1, 1, {0}, NULL, 0, FRT_ACT_NONE, 0, 0, 0,
+         gemm},
+        {"1x1 stride3 padded", 1, 4, 10, 8, 6, 1, 1, 1, 3, 3, 1, 1, {1, 2, 0, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* K blocking (Kg > 256) and position blocking (> 256 positions), clip */
+        {"3x3 big K", 1, 40, 19, 21, 14, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_CLIP,
+         -0.5f, 0.75f, 0, gemm},
+        {"1x1 big K", 1, 600, 3, 5, 7, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU, 0, 0, 0,
+         gemm},
+        /* kernel sizes 3, 5, 7; strides 1..3; dilation 2; asymmetric pads */
+        {"3x3 s1 p1", 1, 3, 13, 15, 8, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_NONE, 0,
+         0, 1, gemm},
+        {"3x3 s2 asym", 2, 5, 14, 13, 9, 1, 3, 3, 2, 2, 1, 1, {0, 1, 2, 0}, NULL, 1, FRT_ACT_RELU,
+         0, 0, 0, gemm},
+        {"3x5 s3 d2", 1, 3, 17, 23, 5, 1, 3, 5, 3, 2, 2, 2, {2, 1, 3, 4}, NULL, 0, FRT_ACT_NONE,
+         0, 0, 0, gemm},
+        {"5x5 s1", 1, 6, 11, 12, 10, 1, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1, FRT_ACT_CLIP, 0,
+         6, 0, gemm},
+        {"7x7 s2 stem", 1, 3, 37, 41, 16, 1, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 1, gemm},
+        {"3x3 dil2 wide pad", 1, 4, 9, 10, 5, 1, 3, 3, 1, 1, 2, 2, {4, 3, 5, 2}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        {"kernel wider than input+pads", 1, 2, 4, 3, 3, 1, 3, 5, 1, 1, 1, 1, {1, 2, 1, 2}, NULL, 0,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* auto_pad */
+        {"same_upper s2", 1, 3, 10, 11, 4, 1, 3, 3, 2, 2, 1, 1, {0}, "SAME_UPPER", 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        {"same_lower s2", 1, 3, 10, 11, 4, 1, 4, 4, 2, 2, 1, 1, {0}, "SAME_LOWER", 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        {"same_upper d2", 1, 3, 9, 8, 4, 1, 3, 2, 1, 1, 2, 3, {0}, "SAME_UPPER", 0, FRT_ACT_NONE,
+         0, 0, 0, gemm},
+        {"valid", 1, 3, 10, 11, 4, 1, 3, 3, 2, 3, 1, 1, {0}, "VALID", 1, FRT_ACT_NONE, 0, 0, 0,
+         gemm},
+        {"notset explicit", 1, 3, 10, 11, 4, 1, 3, 3, 1, 1, 1, 1, {1, 0, 0, 1}, "NOTSET", 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* groups */
+        {"group2", 1, 6, 9, 11, 10, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_RELU, 0, 0,
+         0, gemm},
+        {"group3 1x1 batch2", 2, 9, 5, 7, 15, 3, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0,
+         0, 0, gemm},
+        {"group2 odd Mg", 1, 8, 7, 9, 14, 2, 3, 3, 2, 1, 1, 1, {1, 0, 1, 2}, NULL, 0,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* single input channel, group 1: a GEMM, not depthwise */
+        {"C=1", 1, 1, 8, 9, 5, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_NONE, 0, 0, 0,
+         gemm},
+        /* depthwise */
+        {"dw 3x3 s1", 1, 7, 13, 19, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_CLIP, 0,
+         6, 0, dw},
+        {"dw 3x3 s2 batch2", 2, 5, 15, 21, 5, 5, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, dw},
+        {"dw 3x3 s2 even", 1, 4, 16, 32, 4, 4, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, NULL, 0,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 3x3 s1 narrow", 1, 3, 6, 5, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 3x3 s2 7x7", 1, 3, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, dw},
+        {"dw 3x3 s1 no pad", 1, 3, 9, 26, 3, 3, 3, 3, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0,
+         0, dw},
+        {"dw 3x3 s1 asym", 1, 3, 9, 17, 3, 3, 3, 3, 1, 1, 1, 1, {2, 0, 0, 2}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 3x3 s2 asym", 1, 3, 12, 35, 3, 3, 3, 3, 2, 2, 1, 1, {0, 2, 2, 0}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 3x3 s1 wide row", 1, 2, 3, 1030, 2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw multiplier2", 1, 5, 9, 10, 10, 5, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, dw},
+        {"dw multiplier2 s2", 2, 3, 11, 12, 6, 3, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 0,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 5x5 s2", 1, 4, 13, 14, 4, 4, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE, 0,
+         0, 0, dw},
+        {"dw 3x3 dil2", 1, 4, 11, 12, 4, 4, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, dw},
+        {"dw 3x3 s3", 1, 4, 11, 13, 4, 4, 3, 3, 3, 3, 1, 1, {1, 0, 1, 2}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, dw},
+        {"dw 3x3 s1x2", 1, 4, 11, 13, 4, 4, 3, 3, 1, 2, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, dw},
+        {"dw same_lower", 1, 4, 10, 13, 4, 4, 3, 3, 2, 2, 1, 1, {0}, "SAME_LOWER", 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 1x1", 1, 6, 5, 7, 6, 6, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0, 0, dw},
+        /* 1-D */
+        {"1d k3", 1, 4, 0, 29, 6, 1, 0, 3, 0, 1, 0, 1, {0, 1, 0, 1}, NULL, 1, FRT_ACT_NONE, 0, 0,
+         1, gemm},
+        {"1d k5 s2 d2 batch2", 2, 3, 0, 31, 5, 1, 0, 5, 0, 2, 0, 2, {0, 3, 0, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, gemm},
+        {"1d k1", 1, 8, 0, 17, 3, 1, 0, 1, 0, 1, 0, 1, {0}, NULL, 0, FRT_ACT_NONE, 0, 0, 0, gemm},
+        {"1d depthwise", 1, 4, 0, 23, 4, 4, 0, 3, 0, 1, 0, 1, {0, 1, 0, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"1d group2 same_upper", 1, 4, 0, 20, 6, 2, 0, 4, 0, 3, 0, 1, {0}, "SAME_UPPER", 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], 100u + (unsigned)i);
+}
+
+/* Runs a Conv expecting failure; returns the status and checks that a message was set. */
+static frt_status run_err(int rank_x, const int64_t *xd, int rank_w, const int64_t *wd,
+                          const frt_onnx_attr *attrs, size_t na, int32_t wdtype, int n_in,
+                          const int64_t *bd) {
+    static float buf[4096];
+    frt_value in[3] = {frt_test_value(FRT_FLOAT32, rank_x, xd, buf),
+                       frt_test_value(wdtype, rank_w, wd, buf),
+                       frt_test_value(FRT_FLOAT32, 1, bd ? bd : xd, buf)};
+    frt_test_op op = {0};
+    op.op_type = "Conv";
+    op.attrs = attrs;
+    op.n_attrs = na;
+    op.inputs = in;
+    op.n_in = n_in;
+    op.const_mask = 6u;
+    op.n_out = 1;
+    frt_value out = {0};
+    frt_status st = frt_test_run_op(&op, &out, NULL);
+    if (st == FRT_OK) {
+        free(out.data);
+    } else {
+        CHECK_MSG(strstr(frt_last_error(), "test_node") != NULL, "message names the node: %s",
+                  frt_last_error());
+    }
+    return st;
+}
+
+static void test_errors(void) {
+    int64_t x4[4] = {1, 4, 8, 8}, w4[4] = {6, 3, 3, 3}, w4ok[4] = {6, 4, 3, 3};
+    frt_status st;
+    /* channel mismatch */
+    st = run_err(4, x4, 4, w4, NULL, 0, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_SHAPE);
+    CHECK(strstr(frt_last_error(), "channels") != NULL);
+    /* group does not divide / mismatch */
+    frt_onnx_attr g2 = frt_test_attr_int("group", 2);
+    st = run_err(4, x4, 4, w4ok, &g2, 1, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_SHAPE);
+    int64_t w4m[4] = {5, 2, 3, 3};
+    st = run_err(4, x4, 4, w4m, &g2, 1, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_SHAPE);
+    CHECK(strstr(frt_last_error(), "group") != NULL);
+    /* W of rank 2, and W rank differing from X rank */
+    int64_t w2[2] = {6, 4};
+    st = run_err(4, x4, 2, w2, NULL, 0, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_SHAPE);
+    CHECK(strstr(frt_last_error(), "rank") != NULL);
+    int64_t w3[3] = {6, 4, 3};
+    st = run_err(4, x4, 3, w3, NULL, 0, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_SHAPE);
+    /* 3-D conv: shapes infer, select refuses */
+    int64_t x5[5] = {1, 2, 4, 4, 4}, w5[5] = {3, 2, 2, 2, 2};
+    st = run_err(5, x5, 5, w5, NULL, 0, FRT_FLOAT32, 2, NULL);
+    CHECK(st == FRT_ERR_UNSUPPORTED);
+    CHECK(strstr(frt_last_error(), "3-D") != NULL);
+    /* dtype */
+    st = run_err(4, x4, 4, w4ok, NULL, 0, FRT_INT32, 2, NULL);
+    CHECK(st == FRT_ERR_UNSUPPORTED);
+    /* bad attributes */
+    frt_onnx_attr ap = frt_test_attr_string("auto_pad", "SAME");
+    CHECK(run_err(4, x4, 4, w4ok, &ap, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    int64_t s3[3] = {1, 1, 1};
+    frt_onnx_attr sa = frt_test_attr_ints("strides", s3, 3);
+    CHECK(run_err(4, x4, 4, w4ok, &sa, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    int64_t s0[2] = {1, 0};
+    frt_onnx_attr sz = frt_test_attr_ints("strides", s0, 2);
+    CHECK(run_err(4, x4, 4, w4ok, &sz, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    int64_t p3[3] = {0, 0, 0};
+    frt_onnx_attr pa = frt_test_attr_ints("pads", p3, 3);
+    CHECK(run_err(4, x4, 4, w4ok, &pa, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    frt_onnx_attr g0 = frt_test_attr_int("group", 0);
+    CHECK(run_err(4, x4, 4, w4ok, &g0, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    int64_t ks[2] = {5, 5};
+    frt_onnx_attr ka = frt_test_attr_ints("kernel_shape", ks, 2);
+    CHECK(run_err(4, x4, 4, w4ok, &ka, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_SHAPE);
+    /* input smaller than the kernel */
+    int64_t xs[4] = {1, 4, 2, 8};
+    CHECK(run_err(4, xs, 4, w4ok, NULL, 0, FRT_FLOAT32, 2, NULL) == FRT_ERR_SHAPE);
+    /* bias of the wrong length */
+    int64_t bd[1] = {5};
+    CHECK(run_err(4, x4, 4, w4ok, NULL, 0, FRT_FLOAT32, 3, bd) == FRT_ERR_SHAPE);
+    /* X of rank 2 */
+    int64_t x2[2] = {1, 4};
+    CHECK(run_err(2, x2, 4, w4ok, NULL, 0, FRT_FLOAT32, 2, NULL) == FRT_ERR_SHAPE);
+}
+
+/* Geometry helper against the spec formula, exhaustively on small sizes. */
+static void test_out_dim(void) {
+    static const char *const aps[4] = {NULL, "SAME_UPPER", "SAME_LOWER", "VALID"};
+    for (int mode = 0; mode < 4; mode++)
+        for (int64_t in = 1; in < 12; in++)
+            for (int64_t k = 1; k < 5; k++)
+                for (int64_t s = 1; s < 4; s++)
+                    for (int64_t d = 1; d < 3; d++) {
+                        int64_t pr, pi;
+                        int64_t want = ref_axis(in, k, s, d, aps[mode], 1, 2, &pr);
+                        int64_t got = frt_conv_out_dim(in, k, s, d, mode, 1, 2, &pi);
+                        if (want < 0) want = 0;
+                        CHECK(got == want || (want <= 0 && got <= 0));
+                        if (want > 0) CHECK(pi == pr);
+                    }
+}
+
+int main(void) {
+    test_out_dim();
+    test_paths();
+    test_errors();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,179 @@
+/* frt_sgemm and friends: BLAS (when built), portable C and AVX2 micro-kernels, packed operands and
+ * the multi-threaded splitters against a double-precision naive reference on odd sizes. */
+#include <stdint.h>
+
+#include "ops/sgemm.h"
+#include "runtime/threadpool.h"
+#include "test_util.h"
+
+/* Reference: C = alpha op(A) op(B) + beta C (beta == 0: C ignored). */
+static void ref_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
+                     (double)(tb ? B[j * ldb + k] : B[k * ldb + j]);
+            double c = beta == 0.0f ? 0.0 : (double)beta * C[i * ldc + j];
+            C[i * ldc + j] = (float)(alpha * s + c);
+        }
+}
+
+enum { IMPL_AUTO, IMPL_PORT_C, IMPL_PORT_SIMD, IMPL_PACK_A, IMPL_PACK_B, IMPL_MT, IMPL_PA_MT,
+       IMPL_PB_MT, N_IMPL };
+static const char *impl_name[] = {"frt_sgemm", "portable-c", "portable-avx2", "pack_a", "pack_b",
+                                  "mt", "pa_mt", "pb_mt"};
+
+static frt_threadpool *g_tp;
+
+/* Runs one case through implementation `impl`; returns 1 when it matches the reference. */
+static int run_case(int impl, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                    float beta, int pad) {
+    int64_t arows = ta ? K : M, acols = ta ? M : K, brows = tb ? N : K, bcols = tb ? K : N;
+    int64_t lda = acols + pad, ldb = bcols + pad, ldc = N + pad;
+    size_t na = (size_t)(arows * lda) + 1, nb = (size_t)(brows * ldb) + 1,
+           nc = (size_t)(M * ldc) + 1;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *R = malloc(nc * 4);
+    t_fill(A, na, (unsigned)(M * 7 + K));
+    t_fill(B, nb, (unsigned)(N * 13 + K));
+    t_fill(C, nc, 99u);
+    if (beta == 0.0f)
+        for (size_t i = 0; i < nc; i++) C[i] = NAN; /* must not be read */
+    memcpy(R, C, nc * 4);
+    ref_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
+    float *pk = NULL;
+    switch (impl) {
+    case IMPL_AUTO:
+        frt_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        break;
+    case IMPL_PORT_C:
+        frt_sgemm_portable(0, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        break;
+    case IMPL_PORT_SIMD:
+        frt_sgemm_portable(1, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        break;
+    case IMPL_PACK_A:
+    case IMPL_PA_MT:
+        pk = aligned_alloc(64, (frt_sgemm_pack_a_size(M, K) * 4 + 64) / 64 * 64);
+        frt_sgemm_pack_a(ta, M, K, A, lda, pk);
+        if (impl == IMPL_PACK_A) frt_sgemm_pa(M, N, K, alpha, pk, tb, B, ldb, beta, C, ldc);
+        else frt_sgemm_pa_mt(g_tp, M, N, K, alpha, pk, tb, B, ldb, beta, C, ldc);
+        break;
+    case IMPL_PACK_B:
+    case IMPL_PB_MT:
+        pk = aligned_alloc(64, (frt_sgemm_pack_b_size(K, N) * 4 + 64) / 64 * 64);
+        frt_sgemm_pack_b(tb, K, N, B, ldb, pk);
+        if (impl == IMPL_PACK_B) frt_sgemm_pb(ta, M, N, K, alpha, A, lda, pk, beta, C, ldc);
+        else frt_sgemm_pb_mt(g_tp, ta, M, N, K, alpha, A, lda, pk, beta, C, ldc);
+        break;
+    case IMPL_MT:
+        frt_sgemm_mt(g_tp, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        break;
+    }
+    /* compare the M x N block and check that padding columns are untouched */
+    int ok = 1;
+    float *cc = malloc((size_t)(M * N + 1) * 4), *rr = malloc((size_t)(M * N + 1) * 4);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            cc[i * N + j] = C[i * ldc + j];
+            rr[i * N + j] = R[i * ldc + j];
+        }
+    if (!t_close(cc, rr, (size_t)(M * N), 1e-4f, 1e-4f * (float)(K + 1))) ok = 0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = N; j < ldc; j++)
+            if (memcmp(&C[i * ldc + j], &R[i * ldc + j], 4) != 0) ok = 0;
+    if (!ok)
+        fprintf(stderr, "  %s ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g pad=%d\n",
+                impl_name[impl], ta, tb, (long long)M, (long long)N, (long long)K, alpha, beta,
+                pad);
+    free(A); free(B); free(C); free(R); free(cc); free(rr); free(pk);
+    return ok;
+}
+
+static void test_sizes(void) {
+    static const int64_t sizes[][3] = {
+        {1, 1, 1},   {1, 17, 5},  {7, 1, 9},     {1, 33, 300}, {5, 1, 300},   {6, 16, 8},
+        {7, 17, 3},  {13, 31, 29}, {23, 9, 257}, {2, 50, 513}, {150, 37, 70}, {37, 1030, 19},
+        {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}};
+    static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}};
+    for (int impl = 0; impl < N_IMPL; impl++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++)
+                    for (size_t c = 0; c < 4; c++) {
+                        int pad = (int)((s + c) % 3);
+                        CHECK(run_case(impl, ta, tb, sizes[s][0], sizes[s][1], sizes[s][2],
+                                       ab[c][0], ab[c][1], pad));
+                    }
+}
+
+/* Big enough to be split across threads by the _mt variants. */
+static void test_mt_split(void) {
+    for (int impl = IMPL_MT; impl <= IMPL_PB_MT; impl++) {
+        CHECK(run_case(impl, 0, 1, 67, 700, 130, 1, 0, 1));   /* split N */
+        CHECK(run_case(impl, 1, 0, 900, 40, 120, 1, 1, 0));   /* split M */
+        CHECK(run_case(impl, 0, 0, 301, 301, 50, 2, 0.5f, 2));
+    }
+}
+
+static void test_k_zero(void) {
+    float C[6] = {1, 2, 3, 4, 5, 6};
+    float A[1] = {0}, B[1] = {0};
+    frt_sgemm(0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 2.0f, C, 3);
+    CHECK(C[0] == 2 && C[5] == 12);
+    frt_sgemm_portable(1, 0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 0.0f, C, 3);
+    CHECK(C[0] == 0 && C[5] == 0);
+}
+
+static void ref_gemv(int ta, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                     const float *x, float beta, float *y) {
+    int64_t ny = ta ? N : M, nx = ta ? M : N;
+    for (int64_t o = 0; o < ny; o++) {
+        double s = 0;
+        for (int64_t i = 0; i < nx; i++)
+            s += (double)(ta ? A[i * lda + o] : A[o * lda + i]) * x[i];
+        y[o] = (float)(alpha * s + (beta == 0.0f ? 0.0 : (double)beta * y[o]));
+    }
+}
+
+static void test_gemv(void) {
+    static const int64_t sizes[][2] = {{1, 1}, {3, 7}, {5, 8}, {9, 33}, {31, 65}, {130, 1},
+                                       {1, 130}, {257, 300}, {700, 600}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int impl = 0; impl < 4; impl++) {
+                int64_t M = sizes[s][0], N = sizes[s][1], lda = N + (int64_t)(s % 2);
+                int64_t nx = ta ? M : N, ny = ta ? N : M;
+                float *A = malloc((size_t)(M * lda) * 4), *x = malloc((size_t)nx * 4);
+                float *y = malloc((size_t)ny * 4), *r = malloc((size_t)ny * 4);
+                t_fill(A, (size_t)(M * lda), 5u + (unsigned)s);
+                t_fill(x, (size_t)nx, 7u);
+                float beta = impl == 1 ? 0.0f : 0.75f;
+                if (beta == 0.0f) for (int64_t i = 0; i < ny; i++) y[i] = NAN;
+                else t_fill(y, (size_t)ny, 11u);
+                memcpy(r, y, (size_t)ny * 4);
+                ref_gemv(ta, M, N, 1.25f, A, lda, x, beta, r);
+                if (impl == 0) frt_sgemv(ta, M, N, 1.25f, A, lda, x, beta, y);
+                else if (impl == 1) frt_sgemv_portable(0, ta, M, N, 1.25f, A, lda, x, beta, y);
+                else if (impl == 2) frt_sgemv_portable(1, ta, M, N, 1.25f, A, lda, x, beta, y);
+                else frt_sgemv_mt(g_tp, ta, M, N, 1.25f, A, lda, x, beta, y);
+                CHECK_MSG(t_close(y, r, (size_t)ny, 1e-4f, 1e-4f * (float)(nx + 1)),
+                          "gemv impl %d ta=%d M=%lld N=%lld", impl, ta, (long long)M,
+                          (long long)N);
+                free(A); free(x); free(y); free(r);
+            }
+}
+
+int main(void) {
+    frt_blas_init();
+    frt_blas_init();
+    printf("blas=%d avx2=%d\n", frt_sgemm_have_blas(), frt_sgemm_have_avx2());
+    g_tp = frt_threadpool_create(3);
+    test_sizes();
+    test_mt_split();
+    test_k_zero();
+    test_gemv();
+    frt_threadpool_free(g_tp);
+    TEST_MAIN_END();
+}
