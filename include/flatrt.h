@@ -120,7 +120,8 @@ int64_t frt_tensor_numel(const frt_tensor *t);
 
 typedef enum frt_planner {
     FRT_PLANNER_STANDARD = 0, /* storage groups of tensors with disjoint lifetimes */
-    FRT_PLANNER_NONE = 1      /* every intermediate in its own allocation (for debugging) */
+    FRT_PLANNER_NONE = 1,     /* every intermediate in its own range: no reuse (for comparison) */
+    FRT_PLANNER_GREEDY = 2    /* byte offsets, greedy by size (arXiv:2001.03288, section 5.2) */
 } frt_planner;
 
 typedef struct frt_options {
@@ -222,6 +223,8 @@ typedef struct frt_plan_stats {
     size_t num_managed;       /* intermediates placed in the slab */
     size_t num_reused;        /* managed tensors that share storage with an earlier one */
     size_t num_views;         /* values that alias another value */
+    size_t num_inplace;       /* steps that write their output over a dying input */
+    size_t num_concat_removed;/* Concat steps removed: producers write into the output slices */
     size_t output_bytes;      /* runtime-owned storage of graph outputs */
     size_t shape_bytes;       /* values computed while resolving shapes */
 } frt_plan_stats;

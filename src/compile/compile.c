@@ -142,12 +142,13 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
     p->cls = frt_arena_array(arena, n_live + 1, 1);
     p->compute = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
     p->input_views = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
+    p->concat_axis = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
     size_t nv = g->n_values;
     p->vclass = frt_arena_array(arena, nv + 1, 1);
     p->root = frt_arena_array(arena, nv + 1, sizeof(int32_t));
     p->def_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
     p->last_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
-    if (!p->steps || !p->defs || !p->cls || !p->compute || !p->input_views || !p->vclass ||
+    if (!p->steps || !p->defs || !p->cls || !p->compute || !p->input_views || !p->concat_axis || !p->vclass ||
         !p->root || !p->def_pos || !p->last_pos)
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
 
@@ -213,6 +214,12 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
         p->cls[si] = FRT_STEP_COMPUTE;
         int32_t pos = (int32_t)p->n_compute;
         p->compute[p->n_compute++] = (int32_t)si;
+        p->concat_axis[pos] = -1;
+        if (strcmp(n->op_type, "Concat") == 0 && n->n_out == 1 && n->out[0] >= 0) {
+            int r = g->values[n->out[0]].v.rank;
+            int a = r > 0 ? frt_norm_axis(frt_attr_int(n, "axis", 0), r) : -1;
+            p->concat_axis[pos] = a;
+        }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;
             p->vclass[n->out[j]] = FRT_VC_MANAGED;

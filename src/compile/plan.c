@@ -1,11 +1,19 @@
 /* Static memory planning for one set of shapes.
  *
- * Managed tensors (and per-step scratch areas) have lifetimes [def_pos, last_pos] in the compute
- * order. The standard planner assigns each to a storage group: at each step, new tensors take the
- * best-fitting free group (the smallest that is large enough, else the largest free one, grown),
- * or a new group; groups of tensors whose lifetime ends at a step are freed after that step's
- * allocations. The slab is the sum of group sizes. FRT_PLANNER_NONE gives every tensor its own
- * range. Sizes are rounded up to 64 bytes so every tensor starts cache-line aligned. */
+ * 1. Concat in place: when every input of a Concat is a managed tensor made by an earlier step and
+ *    the concatenated slices are contiguous (all dims before the axis are 1), the inputs are placed
+ *    as consecutive slices of the Concat's output; their producers write straight into it and the
+ *    Concat step is skipped. Nested concats (DenseNet) nest the same way.
+ * 2. In place: a step whose kernel allows it (FRT_K_INPLACE) writes its output over input 0 when
+ *    that input dies at the step, has the same size, and is not a slice of an in-place concat.
+ * 3. The remaining storage roots (plus per-step scratch) get offsets in one slab:
+ *    - standard: storage groups; new tensors take the best-fitting free group (the smallest large
+ *      enough, else the largest free one, grown); a group is freed after its last reader;
+ *    - greedy: greedy by size (Pisarchyk & Lee, arXiv:2001.03288, section 5.2): largest first,
+ *      into the smallest gap among already placed tensors whose lifetimes overlap;
+ *    - none: every tensor its own range, no in-place, no concat in place.
+ * All work arrays are allocated once per runtime (frt_plan_init), so re-planning for new shapes
+ * never touches the heap. Sizes are rounded up to 64 bytes per root. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,183 +22,351 @@
 #define ALIGN 64
 static size_t align_up(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
-typedef struct item {
-    int32_t id;      /* value id, or -(pos+1) for the scratch of compute position pos */
-    int32_t first, last;
-    size_t size;
-    int32_t group;
-} item;
+enum { K_ROOT = 0, K_SLICE = 1, K_ALIAS = 2 };
 
-typedef struct group {
+struct frt_plan_item {
+    int32_t id; /* value id, or -(pos+1) for the scratch of compute position pos */
+    int32_t first, last;
+    size_t size, off;
+    int32_t group;
+};
+
+struct frt_plan_group {
     size_t size;
     bool busy;
-} group;
-
-static int by_first(const void *a, const void *b) {
-    const item *x = a, *y = b;
-    if (x->first != y->first) return x->first < y->first ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
+};
 
 void frt_plan_free(frt_plan *p) {
     free(p->offset);
     free(p->scratch_off);
     free(p->scratch_bytes);
+    free(p->skip);
+    free(p->parent);
+    free(p->rel);
+    free(p->kind);
+    free(p->first);
+    free(p->last);
+    free(p->items);
+    free(p->order);
+    free(p->groups);
+    free(p->end_head);
+    free(p->end_next);
     memset(p, 0, sizeof *p);
 }
 
-static frt_status collect(const frt_program *prog, const frt_value *values, const frt_plan *plan,
-                          item **out, size_t *n_out) {
-    size_t n = 0, nv = plan->n_values;
-    for (size_t v = 0; v < nv; v++) n += prog->vclass[v] == FRT_VC_MANAGED;
-    for (size_t p = 0; p < prog->n_compute; p++) n += plan->scratch_bytes[p] > 0;
-    item *it = malloc((n + 1) * sizeof *it);
-    if (!it) return frt_error(FRT_ERR_NO_MEMORY, "out of memory planning");
-    size_t k = 0;
-    for (size_t v = 0; v < nv; v++) {
-        if (prog->vclass[v] != FRT_VC_MANAGED) continue;
-        it[k].id = (int32_t)v;
-        it[k].first = prog->def_pos[v];
-        it[k].last = prog->last_pos[v];
-        it[k].size = align_up(frt_value_nbytes(&values[v]));
-        it[k].group = -1;
-        k++;
+frt_status frt_plan_init(frt_plan *p, size_t n_values, size_t n_compute) {
+    memset(p, 0, sizeof *p);
+    p->n_values = n_values;
+    p->n_compute = n_compute;
+    size_t nv = n_values + 1, nc = n_compute + 1, ni = n_values + n_compute + 1;
+    p->offset = calloc(nv, sizeof *p->offset);
+    p->scratch_off = calloc(nc, sizeof *p->scratch_off);
+    p->scratch_bytes = calloc(nc, sizeof *p->scratch_bytes);
+    p->skip = calloc(nc, 1);
+    p->parent = calloc(nv, sizeof *p->parent);
+    p->rel = calloc(nv, sizeof *p->rel);
+    p->kind = calloc(nv, 1);
+    p->first = calloc(nv, sizeof *p->first);
+    p->last = calloc(nv, sizeof *p->last);
+    p->items = calloc(ni, sizeof *p->items);
+    p->order = calloc(ni, sizeof *p->order);
+    p->groups = calloc(ni, sizeof *p->groups);
+    p->end_head = calloc(nc, sizeof *p->end_head);
+    p->end_next = calloc(ni, sizeof *p->end_next);
+    if (!p->offset || !p->scratch_off || !p->scratch_bytes || !p->skip || !p->parent || !p->rel ||
+        !p->kind || !p->first || !p->last || !p->items || !p->order || !p->groups ||
+        !p->end_head || !p->end_next) {
+        frt_plan_free(p);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a memory plan");
     }
-    for (size_t p = 0; p < prog->n_compute; p++) {
-        if (!plan->scratch_bytes[p]) continue;
-        it[k].id = -(int32_t)p - 1;
-        it[k].first = it[k].last = (int32_t)p;
-        it[k].size = align_up(plan->scratch_bytes[p]);
-        it[k].group = -1;
-        k++;
-    }
-    qsort(it, k, sizeof *it, by_first);
-    *out = it;
-    *n_out = k;
     return FRT_OK;
 }
 
-frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, frt_planner which,
-                            frt_plan *plan) {
-    size_t nv = plan->n_values;
-    item *it = NULL;
-    size_t n = 0;
-    frt_status st = collect(prog, values, plan, &it, &n);
-    if (st) return st;
-    group *gr = malloc((n + 1) * sizeof *gr);
-    /* frees[pos] lists items whose lifetime ends at pos */
-    int32_t *end_head = malloc((prog->n_compute + 1) * sizeof(int32_t));
-    int32_t *end_next = malloc((n + 1) * sizeof(int32_t));
-    if (!gr || !end_head || !end_next) {
-        free(it), free(gr), free(end_head), free(end_next);
-        return frt_error(FRT_ERR_NO_MEMORY, "out of memory planning");
+/* Storage root of v and v's byte offset within it. */
+static int32_t storage_root(const frt_plan *p, int32_t v, size_t *off) {
+    size_t o = 0;
+    while (p->parent[v] >= 0) {
+        o += p->rel[v];
+        v = p->parent[v];
     }
-    for (size_t p = 0; p <= prog->n_compute; p++) end_head[p] = -1;
+    if (off) *off = o;
+    return v;
+}
+
+static bool inside_slice(const frt_plan *p, int32_t v) {
+    for (; v >= 0; v = p->parent[v])
+        if (p->kind[v] == K_SLICE) return true;
+    return false;
+}
+
+static void concat_in_place(const frt_program *prog, const frt_value *values, frt_plan *p) {
+    for (size_t pos = 0; pos < prog->n_compute; pos++) {
+        int32_t axis = prog->concat_axis[pos];
+        if (axis < 0) continue;
+        const frt_step *s = &prog->steps[prog->compute[pos]];
+        int32_t o = s->out[0];
+        if (o < 0 || prog->vclass[o] != FRT_VC_MANAGED || p->parent[o] >= 0) continue;
+        const frt_value *ov = &values[o];
+        if (axis >= ov->rank) continue;
+        int64_t outer = 1;
+        for (int d = 0; d < axis; d++) outer *= ov->dims[d];
+        if (outer != 1 || s->n_in < 1) continue;
+        bool ok = true;
+        for (int j = 0; j < s->n_in && ok; j++) {
+            int32_t u = s->in[j];
+            if (u < 0 || prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u ||
+                p->parent[u] >= 0 || prog->def_pos[u] >= (int32_t)pos)
+                ok = false;
+            for (int k = 0; k < j && ok; k++)
+                if (s->in[k] == u) ok = false;
+        }
+        if (!ok) continue;
+        size_t off = 0;
+        for (int j = 0; j < s->n_in; j++) {
+            int32_t u = s->in[j];
+            p->parent[u] = o;
+            p->rel[u] = off;
+            p->kind[u] = K_SLICE;
+            off += frt_value_nbytes(&values[u]);
+        }
+        p->skip[pos] = 1;
+        p->num_concat_removed++;
+    }
+}
+
+static void in_place(const frt_program *prog, const frt_value *values, frt_plan *p) {
+    for (size_t pos = 0; pos < prog->n_compute; pos++) {
+        if (p->skip[pos]) continue;
+        const frt_step *s = &prog->steps[prog->compute[pos]];
+        if (!(s->k.flags & FRT_K_INPLACE) || s->n_in < 1 || s->n_out < 1) continue;
+        int32_t u = s->in[0], v = s->out[0];
+        if (u < 0 || v < 0 || prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] >= 0) continue;
+        if (prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u) continue;
+        if (prog->last_pos[u] != (int32_t)pos || inside_slice(p, u)) continue;
+        if (frt_value_nbytes(&values[u]) != frt_value_nbytes(&values[v])) continue;
+        bool shared = false; /* another input reading the same memory through a view */
+        for (int j = 1; j < s->n_in; j++)
+            if (s->in[j] >= 0 && s->in[j] != u && prog->root[s->in[j]] == u) shared = true;
+        if (shared) continue;
+        p->parent[v] = u;
+        p->rel[v] = 0;
+        p->kind[v] = K_ALIAS;
+        p->num_inplace++;
+    }
+}
+
+static int by_first(const void *a, const void *b) {
+    const frt_plan_item *x = a, *y = b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void plan_groups(frt_plan *p, size_t n, size_t n_compute, bool reuse) {
+    frt_plan_item *it = p->items;
+    qsort(it, n, sizeof *it, by_first);
+    for (size_t q = 0; q <= n_compute; q++) p->end_head[q] = -1;
     for (size_t i = 0; i < n; i++) {
-        end_next[i] = end_head[it[i].last];
-        end_head[it[i].last] = (int32_t)i;
+        p->end_next[i] = p->end_head[it[i].last];
+        p->end_head[it[i].last] = (int32_t)i;
     }
-    size_t n_groups = 0, naive = 0, lower = 0, live = 0;
-    plan->num_reused = 0;
-    size_t next = 0;
-    for (int32_t pos = 0; pos < (int32_t)prog->n_compute; pos++) {
+    size_t n_groups = 0, next = 0;
+    for (int32_t pos = 0; pos < (int32_t)n_compute; pos++) {
         for (; next < n && it[next].first == pos; next++) {
-            item *t = &it[next];
-            naive += t->size;
-            live += t->size;
+            frt_plan_item *t = &it[next];
             int32_t best = -1;
-            if (which == FRT_PLANNER_STANDARD) {
-                for (size_t g = 0; g < n_groups; g++) {
-                    if (gr[g].busy) continue;
-                    if (best < 0) {
-                        best = (int32_t)g;
-                        continue;
-                    }
-                    size_t bs = gr[best].size, gs = gr[g].size;
-                    bool fit_b = bs >= t->size, fit_g = gs >= t->size;
-                    if ((fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs))
-                        best = (int32_t)g;
+            for (size_t g = 0; reuse && g < n_groups; g++) {
+                if (p->groups[g].busy) continue;
+                if (best < 0) {
+                    best = (int32_t)g;
+                    continue;
                 }
+                size_t bs = p->groups[best].size, gs = p->groups[g].size;
+                bool fit_b = bs >= t->size, fit_g = gs >= t->size;
+                if ((fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs)) best = (int32_t)g;
             }
             if (best < 0) {
                 best = (int32_t)n_groups++;
-                gr[best].size = t->size;
+                p->groups[best].size = t->size;
             } else {
-                plan->num_reused++;
-                if (gr[best].size < t->size) gr[best].size = t->size;
+                if (t->id >= 0) p->num_reused++;
+                if (p->groups[best].size < t->size) p->groups[best].size = t->size;
             }
-            gr[best].busy = true;
+            p->groups[best].busy = true;
             t->group = best;
         }
-        if (live > lower) lower = live;
-        for (int32_t i = end_head[pos]; i >= 0; i = end_next[i]) {
-            gr[it[i].group].busy = false;
-            live -= it[i].size;
-        }
-    }
-    /* Group offsets, then item offsets. */
-    size_t *goff = malloc((n_groups + 1) * sizeof *goff);
-    if (!goff) {
-        free(it), free(gr), free(end_head), free(end_next);
-        return frt_error(FRT_ERR_NO_MEMORY, "out of memory planning");
+        for (int32_t i = p->end_head[pos]; i >= 0; i = p->end_next[i]) p->groups[it[i].group].busy = false;
     }
     size_t total = 0;
     for (size_t g = 0; g < n_groups; g++) {
-        goff[g] = total;
-        total += gr[g].size;
+        size_t s = p->groups[g].size;
+        p->groups[g].size = total; /* reuse as the group's offset */
+        total += s;
     }
+    for (size_t i = 0; i < n; i++) it[i].off = p->groups[it[i].group].size;
+    p->slab_bytes = total;
+}
+
+static int by_size_desc(const void *a, const void *b) {
+    const frt_plan_item *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Greedy by size. order[] holds indices of placed items sorted by offset. */
+static void plan_greedy(frt_plan *p, size_t n) {
+    frt_plan_item *it = p->items;
+    qsort(it, n, sizeof *it, by_size_desc);
+    size_t n_placed = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t off = goff[it[i].group];
-        if (it[i].id >= 0) plan->offset[it[i].id] = off;
-        else plan->scratch_off[-it[i].id - 1] = off;
+        frt_plan_item *t = &it[i];
+        size_t prev_end = 0, best_off = SIZE_MAX, best_gap = SIZE_MAX;
+        for (size_t k = 0; k < n_placed; k++) {
+            const frt_plan_item *q = &it[p->order[k]];
+            if (q->first > t->last || t->first > q->last) continue;
+            if (q->off > prev_end) {
+                size_t gap = q->off - prev_end;
+                if (gap >= t->size && gap < best_gap) {
+                    best_gap = gap;
+                    best_off = prev_end;
+                }
+            }
+            if (q->off + q->size > prev_end) prev_end = q->off + q->size;
+        }
+        t->off = best_off != SIZE_MAX ? best_off : prev_end;
+        if (t->off + t->size > total) total = t->off + t->size;
+        for (size_t k = 0; t->id >= 0 && k < n_placed; k++) {
+            const frt_plan_item *q = &it[p->order[k]];
+            if (t->off < q->off + q->size && q->off < t->off + t->size) {
+                p->num_reused++; /* shares bytes with a tensor whose lifetime is disjoint */
+                break;
+            }
+        }
+        size_t k = n_placed;
+        while (k > 0 && it[p->order[k - 1]].off > t->off) {
+            p->order[k] = p->order[k - 1];
+            k--;
+        }
+        p->order[k] = (int32_t)i;
+        n_placed++;
     }
-    /* Graph-output storage: one range each, in a separate slab. */
+    p->slab_bytes = total;
+}
+
+frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, frt_planner which,
+                            frt_plan *p) {
+    size_t nv = p->n_values, nc = prog->n_compute;
+    p->num_reused = p->num_inplace = p->num_concat_removed = p->num_managed = 0;
+    for (size_t v = 0; v < nv; v++) {
+        p->parent[v] = -1;
+        p->rel[v] = 0;
+        p->kind[v] = K_ROOT;
+        p->first[v] = INT32_MAX;
+        p->last[v] = -1;
+    }
+    memset(p->skip, 0, nc);
+    if (which != FRT_PLANNER_NONE) {
+        if (prog->concat_axis) concat_in_place(prog, values, p);
+        in_place(prog, values, p);
+    }
+    /* Lifetimes of storage roots cover all their members; naive and lower bound count members
+       as separate tensors, as a planner without sharing would have to. */
+    size_t naive = 0;
+    for (size_t v = 0; v < nv; v++) {
+        if (prog->vclass[v] != FRT_VC_MANAGED) continue;
+        p->num_managed++;
+        naive += align_up(frt_value_nbytes(&values[v]));
+        int32_t r = storage_root(p, (int32_t)v, NULL);
+        if (prog->def_pos[v] < p->first[r]) p->first[r] = prog->def_pos[v];
+        if (prog->last_pos[v] > p->last[r]) p->last[r] = prog->last_pos[v];
+    }
+    size_t n = 0;
+    for (size_t v = 0; v < nv; v++) {
+        if (prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] >= 0) continue;
+        frt_plan_item *t = &p->items[n++];
+        t->id = (int32_t)v;
+        t->first = p->first[v];
+        t->last = p->last[v];
+        t->size = align_up(frt_value_nbytes(&values[v]));
+        t->group = -1;
+    }
+    for (size_t pos = 0; pos < nc; pos++) {
+        if (!p->scratch_bytes[pos] || p->skip[pos]) continue;
+        frt_plan_item *t = &p->items[n++];
+        t->id = -(int32_t)pos - 1;
+        t->first = t->last = (int32_t)pos;
+        t->size = align_up(p->scratch_bytes[pos]);
+        t->group = -1;
+        naive += t->size;
+    }
+    /* lower bound: the largest sum of bytes live at one step (members counted once each) */
+    size_t lower = 0;
+    for (size_t pos = 0; pos < nc; pos++) {
+        size_t live = 0;
+        for (size_t v = 0; v < nv; v++)
+            if (prog->vclass[v] == FRT_VC_MANAGED && p->parent[v] < 0 &&
+                p->first[v] <= (int32_t)pos && (int32_t)pos <= p->last[v])
+                live += align_up(frt_value_nbytes(&values[v]));
+        if (!p->skip[pos]) live += align_up(p->scratch_bytes[pos]);
+        if (live > lower) lower = live;
+    }
+    if (which == FRT_PLANNER_GREEDY) plan_greedy(p, n);
+    else plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
+    for (size_t i = 0; i < n; i++) {
+        const frt_plan_item *t = &p->items[i];
+        if (t->id >= 0) p->offset[t->id] = t->off;
+        else p->scratch_off[-t->id - 1] = t->off;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        if (prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] < 0) continue;
+        size_t off;
+        int32_t r = storage_root(p, (int32_t)v, &off);
+        p->offset[v] = p->offset[r] + off;
+    }
     size_t out_total = 0;
     for (size_t v = 0; v < nv; v++) {
         if (prog->vclass[v] != FRT_VC_OWNED) continue;
-        plan->offset[v] = out_total;
+        p->offset[v] = out_total;
         out_total += align_up(frt_value_nbytes(&values[v]));
     }
-    plan->slab_bytes = total;
-    plan->output_bytes = out_total;
-    plan->naive_bytes = naive;
-    plan->lower_bound_bytes = lower;
-    plan->num_managed = 0;
-    for (size_t i = 0; i < n; i++) plan->num_managed += it[i].id >= 0;
-    free(goff);
-    free(it);
-    free(gr);
-    free(end_head);
-    free(end_next);
+    p->output_bytes = out_total;
+    p->naive_bytes = naive;
+    p->lower_bound_bytes = lower;
+    p->n_items = n;
     return FRT_OK;
 }
 
 frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt_value *values,
-                          const frt_plan *plan) {
-    item *it = NULL;
-    size_t n = 0;
-    frt_status st = collect(prog, values, plan, &it, &n);
-    if (st) return st;
+                          const frt_plan *p) {
+    (void)prog;
+    const frt_plan_item *it = p->items;
+    size_t n = p->n_items;
     for (size_t i = 0; i < n; i++) {
-        size_t oi = it[i].id >= 0 ? plan->offset[it[i].id] : plan->scratch_off[-it[i].id - 1];
-        if (oi + it[i].size > plan->slab_bytes) {
-            free(it);
-            return frt_error(FRT_ERR_INTERNAL, "memory plan: tensor %d lies outside the slab",
-                             it[i].id);
-        }
+        if (it[i].off + it[i].size > p->slab_bytes)
+            return frt_error(FRT_ERR_INTERNAL, "memory plan: tensor %d lies outside the slab", it[i].id);
         for (size_t j = i + 1; j < n; j++) {
             if (it[j].first > it[i].last || it[i].first > it[j].last) continue;
-            size_t oj = it[j].id >= 0 ? plan->offset[it[j].id] : plan->scratch_off[-it[j].id - 1];
             if (!it[i].size || !it[j].size) continue;
-            if (oi < oj + it[j].size && oj < oi + it[i].size) {
+            if (it[i].off < it[j].off + it[j].size && it[j].off < it[i].off + it[i].size) {
                 const char *a = it[i].id >= 0 ? g->values[it[i].id].name : "<scratch>";
                 const char *b = it[j].id >= 0 ? g->values[it[j].id].name : "<scratch>";
-                free(it);
-                return frt_error(FRT_ERR_INTERNAL,
-                                 "memory plan: live tensors '%s' and '%s' overlap", a, b);
+                return frt_error(FRT_ERR_INTERNAL, "memory plan: live tensors '%s' and '%s' overlap",
+                                 a, b);
             }
         }
     }
-    free(it);
+    /* members (slices, in-place outputs) lie inside their root's range; slices of one concat do
+       not overlap each other */
+    for (size_t v = 0; v < p->n_values; v++) {
+        if (prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] < 0) continue;
+        size_t off;
+        int32_t r = storage_root(p, (int32_t)v, &off);
+        if (off + frt_value_nbytes(&values[v]) > frt_value_nbytes(&values[r]) + ALIGN)
+            return frt_error(FRT_ERR_INTERNAL, "memory plan: '%s' exceeds its storage '%s'",
+                             g->values[v].name, g->values[r].name);
+        if (p->kind[v] == K_ALIAS && prog->last_pos[p->parent[v]] > prog->def_pos[v])
+            return frt_error(FRT_ERR_INTERNAL, "memory plan: '%s' overwrites '%s' while it is live",
+                             g->values[v].name, g->values[p->parent[v]].name);
+    }
     return FRT_OK;
 }

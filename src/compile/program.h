@@ -40,6 +40,7 @@ typedef struct frt_program {
     int32_t *root;           /* value whose memory this value uses (itself unless a view) */
     int32_t *def_pos;        /* MANAGED/OWNED: compute position of the producer */
     int32_t *last_pos;       /* MANAGED: last compute position that reads it (via views too) */
+    int32_t *concat_axis;    /* per compute position: axis of a Concat step, else -1 */
 } frt_program;
 
 typedef struct frt_compile_stats {
@@ -56,22 +57,38 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
 void frt_pass_dce(frt_graph *g);
 void frt_graph_count_uses(frt_graph *g);
 
-/* Memory plan of one runtime for its current shapes (src/compile/plan.c). */
+/* Memory plan of one runtime for its current shapes (src/compile/plan.c). Results first, then
+ * work arrays; everything is allocated once by frt_plan_init. */
+typedef struct frt_plan_item frt_plan_item;
+typedef struct frt_plan_group frt_plan_group;
 typedef struct frt_plan {
-    size_t n_values;
+    size_t n_values, n_compute;
     size_t *offset;          /* per value: byte offset in the slab (MANAGED) or output slab (OWNED) */
     size_t *scratch_off;     /* per compute position */
-    size_t *scratch_bytes;   /* per compute position */
+    size_t *scratch_bytes;   /* per compute position: filled by the caller before planning */
+    uint8_t *skip;           /* per compute position: step removed (Concat done in place) */
     size_t slab_bytes, output_bytes;
     size_t naive_bytes, lower_bound_bytes;
-    size_t num_managed, num_reused;
+    size_t num_managed, num_reused, num_inplace, num_concat_removed;
+    /* work arrays */
+    int32_t *parent;         /* per value: value whose storage holds it (-1: own storage) */
+    size_t *rel;             /* per value: byte offset inside parent */
+    uint8_t *kind;           /* per value: root / concat slice / in-place alias */
+    int32_t *first, *last;   /* per storage root: lifetime covering all its members */
+    frt_plan_item *items;    /* planned roots and scratch areas (n_items) */
+    size_t n_items;
+    int32_t *order;
+    frt_plan_group *groups;
+    int32_t *end_head, *end_next;
 } frt_plan;
 
-/* Computes offsets for the sizes in values (all dims known). prog and values are read only. */
+frt_status frt_plan_init(frt_plan *plan, size_t n_values, size_t n_compute);
+/* Plans memory for the sizes in values (all dims known) with plan->scratch_bytes filled. */
 frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, frt_planner which,
                             frt_plan *plan);
-/* Checks that no two MANAGED values (or scratch areas) that are live at the same step overlap.
- * Returns FRT_ERR_INTERNAL with a message naming both values otherwise. */
+/* Checks that no two storage roots (or scratch areas) live at the same step overlap, that every
+ * member lies inside its root, and that in-place outputs overwrite only dead inputs. Returns
+ * FRT_ERR_INTERNAL with a message naming the values otherwise. */
 frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt_value *values,
                           const frt_plan *plan);
 void frt_plan_free(frt_plan *plan);

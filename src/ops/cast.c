@@ -14,7 +14,6 @@
  * access goes through memcpy so the differently typed pointers may alias.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
@@ -139,7 +138,14 @@ static const cast_fn cast_table[8][8] = {CAST_TAB(f32), CAST_TAB(f64), CAST_TAB(
 
 static const int32_t type_dtypes[8] = {FRT_FLOAT32, FRT_FLOAT64, FRT_INT64, FRT_INT32,
                                        FRT_INT8,    FRT_UINT8,   FRT_BOOL,  FRT_FLOAT16};
-static const char *const type_names[8] = {"f32", "f64", "i64", "i32", "i8", "u8", "bool", "f16"};
+/* Kernel names (static: they outlive any arena), [source][destination]. */
+#define CAST_NAMES(S)                                                                            \
+    {"cast_" S "_to_f32", "cast_" S "_to_f64", "cast_" S "_to_i64", "cast_" S "_to_i32",         \
+     "cast_" S "_to_i8",  "cast_" S "_to_u8",  "cast_" S "_to_bool", "cast_" S "_to_f16"}
+static const char *const cast_names[8][8] = {CAST_NAMES("f32"), CAST_NAMES("f64"),
+                                             CAST_NAMES("i64"), CAST_NAMES("i32"),
+                                             CAST_NAMES("i8"),  CAST_NAMES("u8"),
+                                             CAST_NAMES("bool"), CAST_NAMES("f16")};
 
 static int type_index(int32_t dt) {
     for (int i = 0; i < 8; i++)
@@ -232,22 +238,18 @@ static frt_status cast_select(frt_op_ctx *c, frt_kernel *k) {
     p->fn = cast_table[si][di];
     p->isz = frt_dtype_size(type_dtypes[si]);
     p->osz = frt_dtype_size(type_dtypes[di]);
-    const char *isa = "";
+    k->name = cast_names[si][di];
 #if FRT_HAVE_X86
     if (frt_ew_use_f16c()) {
         if (type_dtypes[si] == FRT_FLOAT16 && to == FRT_FLOAT32) {
             p->fn = cast_f16_f32_f16c;
-            isa = "_f16c";
+            k->name = "cast_f16_to_f32_f16c";
         } else if (type_dtypes[si] == FRT_FLOAT32 && to == FRT_FLOAT16) {
             p->fn = cast_f32_f16_f16c;
-            isa = "_f16c";
+            k->name = "cast_f32_to_f16_f16c";
         }
     }
 #endif
-    char name[48];
-    snprintf(name, sizeof name, "cast_%s_to_%s%s", type_names[si], type_names[di], isa);
-    k->name = frt_arena_strdup(c->arena, name);
-    if (!k->name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     k->fn = k_cast;
     k->params = p;
     k->flags = p->isz == p->osz ? FRT_K_INPLACE : 0;

@@ -20,7 +20,6 @@
  * different) and otherwise falls back to a run-time dispatch over the same patterns.
  */
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
@@ -464,8 +463,15 @@ static frt_status ew_infer(frt_op_ctx *c) {
 }
 
 enum { PAT_SAME, PAT_SCALAR_CONST, PAT_SCALAR, PAT_CHAN, PAT_ROW, PAT_ND };
-static const char *const pat_names[] = {"same", "scalar_const", "scalar", "chan", "row",
-                                        "bcast_nd"};
+/* Kernel names, static so they outlive any arena: [op][dtype][pattern][activation][isa]. */
+#define N_ISA(o, d, p, a) {o "_" d "_" p a, o "_" d "_" p a "_avx2"}
+#define N_ACT(o, d, p) {N_ISA(o, d, p, ""), N_ISA(o, d, p, "_relu"), N_ISA(o, d, p, "_clip")}
+#define N_PAT(o, d)                                                                              \
+    {N_ACT(o, d, "same"), N_ACT(o, d, "scalar_const"), N_ACT(o, d, "scalar"),                    \
+     N_ACT(o, d, "chan"), N_ACT(o, d, "row"),          N_ACT(o, d, "bcast_nd")}
+#define N_DT(o) {N_PAT(o, "f32"), N_PAT(o, "i64"), N_PAT(o, "i32")}
+static const char *const ew_names[4][3][6][3][2] = {N_DT("add"), N_DT("sub"), N_DT("mul"),
+                                                     N_DT("div")};
 static const frt_kernel_fn pat_fns[] = {k_same, k_scalar_const, k_scalar, k_block, k_block, k_nd};
 
 /* Guesses the pattern from load-time shapes (dims may be -1); kernels verify at run time. */
@@ -509,32 +515,28 @@ static int guess_pattern(const frt_value *a, const frt_value *b, int *side) {
 }
 
 static frt_status ew_select(frt_op_ctx *c, frt_kernel *k, int op) {
-    static const char *const op_names[] = {"add", "sub", "mul", "div"};
     const frt_value *a = c->in[0], *b = c->in[1];
     int32_t dt = a->dtype;
     if (b->dtype != dt) return frt_op_fail(c, FRT_ERR_SHAPE, "inputs have different dtypes");
     ew_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    const char *dtn, *isa = "";
+    int isa = 0; /* 1: AVX2 loops */
     switch (dt) {
     case FRT_FLOAT32:
-        dtn = "f32";
         p->L = loops_f32[op];
         p->esize = 4;
 #if FRT_HAVE_X86
         if (frt_ew_use_avx2()) {
             frt_ew_f32_loops_avx2(op, &p->L);
-            isa = "_avx2";
+            isa = 1;
         }
 #endif
         break;
     case FRT_INT64:
-        dtn = "i64";
         p->L = loops_i64[op];
         p->esize = 8;
         break;
     case FRT_INT32:
-        dtn = "i32";
         p->L = loops_i32[op];
         p->esize = 4;
         break;
@@ -558,11 +560,8 @@ static frt_status ew_select(frt_op_ctx *c, frt_kernel *k, int op) {
     p->side = side;
     if (pat == PAT_SCALAR_CONST) memcpy(p->sc.bytes, (side ? b : a)->data, p->esize);
 
-    char name[64];
-    snprintf(name, sizeof name, "%s_%s_%s%s%s", op_names[op], dtn, pat_names[pat],
-             act->kind == FRT_ACT_RELU ? "_relu" : act->kind == FRT_ACT_CLIP ? "_clip" : "", isa);
-    k->name = frt_arena_strdup(c->arena, name);
-    if (!k->name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    int ai = act->kind == FRT_ACT_RELU ? 1 : act->kind == FRT_ACT_CLIP ? 2 : 0;
+    k->name = ew_names[op][dt == FRT_FLOAT32 ? 0 : dt == FRT_INT64 ? 1 : 2][pat][ai][isa];
     k->fn = pat_fns[pat];
     k->params = p;
     k->scratch = NULL;

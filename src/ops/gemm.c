@@ -18,7 +18,6 @@
  *   - Large products split over the intra-op pool (frt_sgemm_*_mt); the BLAS stays 1-threaded.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
@@ -54,15 +53,43 @@ static frt_status check_act(const frt_op_ctx *c) {
     return FRT_OK;
 }
 
-static const char *act_suffix(const frt_act *a) {
-    return a->kind == FRT_ACT_RELU ? "_relu" : a->kind == FRT_ACT_CLIP ? "_clip" : "";
+static int act_index(const frt_act *a) {
+    return a->kind == FRT_ACT_RELU ? 1 : a->kind == FRT_ACT_CLIP ? 2 : 0;
 }
 
-/* Copies a kernel name into the arena ("gemm" when out of memory, names are informational). */
-static const char *arena_name(frt_arena *ar, const char *name) {
-    const char *s = frt_arena_strdup(ar, name);
-    return s ? s : "gemm";
-}
+/* Kernel names [gemv][impl: blas, packed, portable][bias][act]; static, as names must outlive
+ * the arena. */
+static const char *const gemm_names[2][3][2][3] = {
+    {
+        {{"gemm_f32_blas", "gemm_f32_blas_relu", "gemm_f32_blas_clip"},
+         {"gemm_f32_blas_bias", "gemm_f32_blas_bias_relu", "gemm_f32_blas_bias_clip"}},
+        {{"gemm_f32_packed", "gemm_f32_packed_relu", "gemm_f32_packed_clip"},
+         {"gemm_f32_packed_bias", "gemm_f32_packed_bias_relu", "gemm_f32_packed_bias_clip"}},
+        {{"gemm_f32_portable", "gemm_f32_portable_relu", "gemm_f32_portable_clip"},
+         {"gemm_f32_portable_bias", "gemm_f32_portable_bias_relu", "gemm_f32_portable_bias_clip"}},
+    },
+    {
+        {{"gemv_f32_blas", "gemv_f32_blas_relu", "gemv_f32_blas_clip"},
+         {"gemv_f32_blas_bias", "gemv_f32_blas_bias_relu", "gemv_f32_blas_bias_clip"}},
+        {{"gemv_f32_packed", "gemv_f32_packed_relu", "gemv_f32_packed_clip"},
+         {"gemv_f32_packed_bias", "gemv_f32_packed_bias_relu", "gemv_f32_packed_bias_clip"}},
+        {{"gemv_f32_portable", "gemv_f32_portable_relu", "gemv_f32_portable_clip"},
+         {"gemv_f32_portable_bias", "gemv_f32_portable_bias_relu", "gemv_f32_portable_bias_clip"}},
+    },
+};
+/* [batched][impl][act] */
+static const char *const matmul_names[2][3][3] = {
+    {
+        {"matmul_f32_blas", "matmul_f32_blas_relu", "matmul_f32_blas_clip"},
+        {"matmul_f32_packed", "matmul_f32_packed_relu", "matmul_f32_packed_clip"},
+        {"matmul_f32_portable", "matmul_f32_portable_relu", "matmul_f32_portable_clip"},
+    },
+    {
+        {"matmul_f32_batched_blas", "matmul_f32_batched_blas_relu", "matmul_f32_batched_blas_clip"},
+        {"matmul_f32_batched_packed", "matmul_f32_batched_packed_relu", "matmul_f32_batched_packed_clip"},
+        {"matmul_f32_batched_portable", "matmul_f32_batched_portable_relu", "matmul_f32_batched_portable_clip"},
+    },
+};
 
 /* Y[M,N] += alpha * A[M,K] * B[K,N] directly (Y already initialized); small sizes. */
 static void tiny_mm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
@@ -110,10 +137,7 @@ static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N
 #endif
 }
 
-static const char *impl_tag(int packed) {
-    if (packed) return "packed";
-    return FRT_USE_BLAS ? "blas" : "portable";
-}
+static int impl_index(int packed) { return packed ? 1 : FRT_USE_BLAS ? 0 : 2; }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Gemm                                                                                       */
@@ -278,10 +302,8 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = K;
         p->Bp_N = N;
     }
-    char name[96];
-    snprintf(name, sizeof name, "%s_f32_%s%s%s", M == 1 ? "gemv" : "gemm", impl_tag(p->Bp != NULL),
-             cv && p->beta != 0.0f ? "_bias" : "", act_suffix(&p->act));
-    k->name = arena_name(c->arena, name);
+    k->name = gemm_names[M == 1][impl_index(p->Bp != NULL)][cv && p->beta != 0.0f]
+                        [act_index(&p->act)];
     k->fn = gemm_kernel;
     k->params = p;
     return FRT_OK;
@@ -460,10 +482,7 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = b->dims[0];
         p->Bp_N = b->dims[1];
     }
-    char name[96];
-    snprintf(name, sizeof name, "matmul_f32_%s%s%s", b->rank > 2 ? "batched_" : "",
-             impl_tag(p->Bp != NULL), act_suffix(&p->act));
-    k->name = arena_name(c->arena, name);
+    k->name = matmul_names[b->rank > 2][impl_index(p->Bp != NULL)][act_index(&p->act)];
     k->fn = matmul_kernel;
     k->params = p;
     return FRT_OK;

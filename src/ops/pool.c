@@ -24,7 +24,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
@@ -432,11 +431,12 @@ static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
     frt_status st = parse_pool(c, kind, (int)nk, p);
     if (st) return st;
     p->simd = frt_sgemm_have_avx2();
-    char name[64];
-    snprintf(name, sizeof name, "%s%dd_f32%s", kind == POOL_MAX ? "maxpool" : "avgpool", p->nsp,
-             p->simd ? "_avx2" : "");
-    const char *nm = frt_arena_strdup(c->arena, name);
-    k->name = nm ? nm : "pool";
+    static const char *const names[2][3][2] = {
+        {{"maxpool1d_f32", "maxpool1d_f32_avx2"}, {"maxpool2d_f32", "maxpool2d_f32_avx2"},
+         {"maxpool3d_f32", "maxpool3d_f32_avx2"}},
+        {{"avgpool1d_f32", "avgpool1d_f32_avx2"}, {"avgpool2d_f32", "avgpool2d_f32_avx2"},
+         {"avgpool3d_f32", "avgpool3d_f32_avx2"}}};
+    k->name = names[kind][p->nsp - 1][p->simd != 0];
     k->fn = pool_kernel;
     k->params = p;
     k->scratch = pool_scratch;

@@ -36,9 +36,13 @@ struct frt_runtime {
     size_t slab_cap;
     void *out_slab;
     size_t out_cap;
-    void **shape_mem;     /* allocations of SHAPE values for the current shapes */
-    size_t n_shape_mem;
-    size_t shape_bytes;
+    void *shape_mem;      /* bump buffer for SHAPE values (and their scratch) */
+    size_t shape_cap, shape_used, shape_need;
+    size_t shape_bytes;   /* bytes of SHAPE values for the current shapes */
+    const frt_step **run; /* steps a run executes (COMPUTE steps not removed by the plan) */
+    int32_t *run_pos;     /* their compute positions */
+    size_t n_run;
+    uint64_t input_hash;  /* FRT_CHECK_PLAN: inputs must be unchanged by a run */
     frt_threadpool *tp;
     bool profiling;
     uint64_t *prof_ns;    /* per step */

@@ -10,12 +10,15 @@
 /* Largest single tensor a run may plan; larger shapes are rejected as absurd. */
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
-static void free_shape_mem(frt_runtime *rt) {
-    for (size_t i = 0; i < rt->n_shape_mem; i++) free(rt->shape_mem[i]);
-    free(rt->shape_mem);
-    rt->shape_mem = NULL;
-    rt->n_shape_mem = 0;
-    rt->shape_bytes = 0;
+/* Bump allocation from the runtime's shape buffer; NULL (and shape_need updated) when full. */
+static void *shape_alloc(frt_runtime *rt, size_t nb) {
+    size_t sz = (nb + 63) & ~(size_t)63;
+    if (sz == 0) sz = 64;
+    rt->shape_need += sz;
+    if (rt->shape_used + sz > rt->shape_cap) return NULL;
+    void *p = (char *)rt->shape_mem + rt->shape_used;
+    rt->shape_used += sz;
+    return p;
 }
 
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
@@ -28,12 +31,10 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     rt->v = malloc((nv + 1) * sizeof *rt->v);
     rt->in_dims = calloc(m->g.n_inputs + 1, sizeof *rt->in_dims);
     rt->prof_ns = calloc(m->prog.n_compute + 1, sizeof *rt->prof_ns);
-    rt->plan.n_values = nv;
-    rt->plan.offset = calloc(nv + 1, sizeof(size_t));
-    rt->plan.scratch_off = calloc(m->prog.n_compute + 1, sizeof(size_t));
-    rt->plan.scratch_bytes = calloc(m->prog.n_compute + 1, sizeof(size_t));
-    if (!rt->v || !rt->in_dims || !rt->prof_ns || !rt->plan.offset || !rt->plan.scratch_off ||
-        !rt->plan.scratch_bytes) {
+    rt->run = malloc((m->prog.n_compute + 1) * sizeof *rt->run);
+    rt->run_pos = malloc((m->prog.n_compute + 1) * sizeof *rt->run_pos);
+    if (!rt->v || !rt->in_dims || !rt->prof_ns || !rt->run || !rt->run_pos ||
+        frt_plan_init(&rt->plan, nv, m->prog.n_compute) != FRT_OK) {
         frt_runtime_free(rt);
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
     }
@@ -45,7 +46,9 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
 
 void frt_runtime_free(frt_runtime *rt) {
     if (!rt) return;
-    free_shape_mem(rt);
+    free(rt->shape_mem);
+    free(rt->run);
+    free(rt->run_pos);
     frt_threadpool_free(rt->tp);
     free(rt->slab);
     free(rt->out_slab);
@@ -87,37 +90,50 @@ static frt_status grow(void **p, size_t *cap, size_t need) {
     return FRT_OK;
 }
 
-static frt_status run_shape_step(frt_runtime *rt, const frt_step *s) {
+/* Runs a SHAPE step into the shape buffer. *full is set (and nothing run) when it is too small. */
+static frt_status run_shape_step(frt_runtime *rt, const frt_step *s, bool *full) {
     for (int j = 0; j < s->n_out; j++) {
         if (s->out[j] < 0) continue;
         frt_value *o = &rt->v[s->out[j]];
         size_t nb = frt_value_nbytes(o);
-        void **nm = realloc(rt->shape_mem, (rt->n_shape_mem + 1) * sizeof *nm);
-        if (!nm) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-        rt->shape_mem = nm;
-        o->data = aligned_alloc(64, (nb + 64) & ~(size_t)63);
-        if (!o->data) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-        rt->shape_mem[rt->n_shape_mem++] = o->data;
+        o->data = shape_alloc(rt, nb);
         rt->shape_bytes += nb;
+        if (!o->data) *full = true;
     }
     void *scratch = NULL;
     if (s->k.scratch) {
-        size_t sb = s->k.scratch(s, rt->v);
-        scratch = aligned_alloc(64, (sb + 64) & ~(size_t)63);
-        if (!scratch) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+        scratch = shape_alloc(rt, s->k.scratch(s, rt->v));
+        if (!scratch) *full = true;
     }
+    if (*full) return FRT_OK;
     frt_exec x = {rt->v, scratch, NULL};
-    frt_status st = s->k.fn(s, &x);
-    free(scratch);
-    return st;
+    return s->k.fn(s, &x);
 }
 
+static frt_status resolve_once(frt_runtime *rt, bool *full);
+
 frt_status frt_runtime_resolve(frt_runtime *rt) {
+    rt->shaped = false;
+    for (int attempt = 0; attempt < 40; attempt++) {
+        bool full = false;
+        rt->shape_used = rt->shape_need = rt->shape_bytes = 0;
+        frt_status st = resolve_once(rt, &full);
+        if (st || !full) return st;
+        /* shape buffer too small: grow it (an allocation only when shapes need more) and redo */
+        size_t cap = 2 * (rt->shape_cap > rt->shape_need ? rt->shape_cap : rt->shape_need) + 4096;
+        void *nb = aligned_alloc(64, (cap + 63) & ~(size_t)63);
+        if (!nb) return frt_error(FRT_ERR_NO_MEMORY, "out of memory resolving shapes");
+        free(rt->shape_mem);
+        rt->shape_mem = nb;
+        rt->shape_cap = cap;
+    }
+    return frt_error(FRT_ERR_INTERNAL, "shape buffer did not converge");
+}
+
+static frt_status resolve_once(frt_runtime *rt, bool *full) {
     const frt_model *m = rt->m;
     const frt_program *p = &m->prog;
     const frt_graph *g = &m->g;
-    rt->shaped = false;
-    free_shape_mem(rt);
     for (size_t i = 0; i < g->n_values; i++)
         if (p->vclass[i] != FRT_VC_CONST && p->vclass[i] != FRT_VC_INPUT) rt->v[i].data = NULL;
 
@@ -153,8 +169,8 @@ frt_status frt_runtime_resolve(frt_runtime *rt) {
             }
         }
         if (p->cls[si] == FRT_STEP_SHAPE) {
-            st = run_shape_step(rt, s);
-            if (st) return st;
+            st = run_shape_step(rt, s, full);
+            if (st || *full) return st; /* full: the caller grows the buffer and starts again */
         } else if (p->cls[si] == FRT_STEP_VIEW) {
             frt_value *o = &rt->v[s->out[0]];
             if (frt_value_nbytes(o) != frt_value_nbytes(in[0]))
@@ -187,6 +203,12 @@ frt_status frt_runtime_resolve(frt_runtime *rt) {
     if (m->check_plan) {
         st = frt_plan_check(p, g, rt->v, &rt->plan);
         if (st) return st;
+    }
+    rt->n_run = 0;
+    for (size_t pos = 0; pos < p->n_compute; pos++) {
+        if (rt->plan.skip[pos]) continue;
+        rt->run[rt->n_run] = &p->steps[p->compute[pos]];
+        rt->run_pos[rt->n_run++] = (int32_t)pos;
     }
     for (size_t i = 0; i < g->n_inputs; i++)
         memcpy(rt->in_dims[i], rt->v[g->inputs[i]].dims, sizeof rt->in_dims[i]);
@@ -274,6 +296,19 @@ frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *names, const 
     return changed ? frt_runtime_resolve(rt) : FRT_OK;
 }
 
+/* FNV-1a over the bytes of every graph input (FRT_CHECK_PLAN only). */
+static uint64_t hash_inputs(const frt_runtime *rt) {
+    const frt_graph *g = &rt->m->g;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const frt_value *v = &rt->v[g->inputs[i]];
+        const unsigned char *b = v->data;
+        size_t n = frt_value_nbytes(v);
+        for (size_t k = 0; k < n; k++) h = (h ^ b[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
 static inline uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -337,24 +372,29 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
     frt_exec x = {rt->v, NULL, rt->tp};
     char *slab = rt->slab;
     const size_t *soff = rt->plan.scratch_off;
+    const frt_step *const *run = rt->run;
+    const int32_t *run_pos = rt->run_pos;
+    size_t n_run = rt->n_run;
+    if (m->check_plan) rt->input_hash = hash_inputs(rt);
     if (!rt->profiling) {
-        for (size_t pos = 0; pos < p->n_compute; pos++) {
-            const frt_step *s = &p->steps[p->compute[pos]];
-            x.scratch = slab + soff[pos];
-            st = s->k.fn(s, &x);
+        for (size_t i = 0; i < n_run; i++) {
+            x.scratch = slab + soff[run_pos[i]];
+            st = run[i]->k.fn(run[i], &x);
             if (st) return st;
         }
     } else {
-        for (size_t pos = 0; pos < p->n_compute; pos++) {
-            const frt_step *s = &p->steps[p->compute[pos]];
-            x.scratch = slab + soff[pos];
+        for (size_t i = 0; i < n_run; i++) {
+            x.scratch = slab + soff[run_pos[i]];
             uint64_t t0 = now_ns();
-            st = s->k.fn(s, &x);
-            rt->prof_ns[pos] += now_ns() - t0;
+            st = run[i]->k.fn(run[i], &x);
+            rt->prof_ns[run_pos[i]] += now_ns() - t0;
             if (st) return st;
         }
         rt->prof_runs++;
     }
+    if (m->check_plan && hash_inputs(rt) != rt->input_hash)
+        return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
+    (void)p;
     return emit_outputs(rt, outputs, n_out, mode);
 }
 
@@ -369,6 +409,8 @@ frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *s) {
     s->num_managed = rt->plan.num_managed;
     s->num_reused = rt->plan.num_reused;
     s->output_bytes = rt->plan.output_bytes;
+    s->num_inplace = rt->plan.num_inplace;
+    s->num_concat_removed = rt->plan.num_concat_removed;
     s->shape_bytes = rt->shape_bytes;
     for (size_t i = 0; i < rt->m->g.n_values; i++) s->num_views += rt->m->prog.vclass[i] == FRT_VC_VIEW;
     return FRT_OK;

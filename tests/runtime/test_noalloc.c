@@ -91,9 +91,16 @@ int main(int argc, char **argv) {
         if (after != before) failures++;
         for (size_t i = 0; i < no; i++) if (mode) free(bufs[i]);
     }
+    /* The counter must see allocations that do happen: ALLOC mode mallocs each output. */
+    long before = atomic_load(&g_allocs);
+    if (frt_run(rt, names, in, ni, out, no, FRT_OUTPUTS_ALLOC) != FRT_OK) return 1;
+    long seen = atomic_load(&g_allocs) - before;
+    for (size_t i = 0; i < no; i++) frt_tensor_release(&out[i]);
+    printf("alloc mode: %ld allocations for %zu outputs (counter works)\n", seen, no);
+    if (seen < (long)no) failures++;
     frt_runtime_free(rt);
     frt_model_free(m);
     for (size_t i = 0; i < ni; i++) free(in[i].data);
-    printf("%d passed, %d failed\n", 2 - failures, failures);
+    printf("%d passed, %d failed\n", 3 - failures, failures);
     return failures ? 1 : 0;
 }

@@ -212,7 +212,7 @@ static void test_threads_and_clone(void) {
     }
     frt_runtime *a, *b;
     CHECK_OK(frt_runtime_create(m, &a));
-    float x[24], y[24];
+    float x[24];
     for (int i = 0; i < 24; i++) x[i] = (float)i - 10;
     frt_tensor_info info;
     frt_model_input(m, 0, &info);

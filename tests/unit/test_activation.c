@@ -396,7 +396,7 @@ static void test_softmax(void) {
 
     /* kernel names */
     {
-        float x[60] = {0};
+        float x[120] = {0};
         frt_value in = frt_test_value(FRT_FLOAT32, 4, d4, x), out;
         const char *kn = "";
         frt_onnx_attr at = frt_test_attr_int("axis", 1);
@@ -430,7 +430,7 @@ static void test_softmax(void) {
     }
     /* errors */
     {
-        float x[60] = {0};
+        float x[120] = {0};
         int32_t xi[4] = {0};
         frt_value in = frt_test_value(FRT_FLOAT32, 4, d4, x), out;
         frt_onnx_attr at = frt_test_attr_int("axis", 4);

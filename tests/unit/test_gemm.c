@@ -261,7 +261,7 @@ static int run_matmul(int ra, const int64_t *ad, int rb, const int64_t *bd, unsi
     t_fill(B, (size_t)nb, 5u + (unsigned)nb);
     int64_t od[FRT_MAX_RANK];
     /* output size bound: batch product * M * N */
-    float *R = malloc((size_t)(na + 1) * (size_t)(nb + 1) * 4);
+    float *R = malloc(((size_t)(na + 1) * (size_t)(nb + 1) + 4096) * 4);
     int orank = ref_matmul(ra, ad, A, rb, bd, B, od, R);
     int64_t no = numel_of(orank, od);
     for (int64_t i = 0; i < no; i++) R[i] = act_apply(&act, R[i]);

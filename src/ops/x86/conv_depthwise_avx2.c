@@ -1,144 +1,193 @@
 /* Depthwise convolution with AVX2/FMA: fast paths for 3x3, dilation 1, stride 1 or 2 (same in
  * both axes); every other shape goes through the portable plane kernel.
  *
- * A plane is computed one output row at a time, 8 outputs per vector. The three input rows an
- * output row needs are first copied into a small ring of padded rows (zeros where the window
- * leaves the input), so the inner loop has no bounds checks and no scalar edges:
- *   stride 1: R[j] = x[ih][j - pl]                  out[ow] = sum_kx w[kx] * R[ow + kx]
- *   stride 2: E[j] = x[ih][2j - pl], O[j] = x[ih][2j + 1 - pl]  (deinterleaved)
- *             out[ow] = w[0] * E[ow] + w[1] * O[ow] + w[2] * E[ow + 1]
- * Each input row is padded once and reused by the output rows that need it (ring of 4 rows keyed
- * by ih). The last vector of a row overlaps the previous one when OW is not a multiple of 8
- * (recomputing the same values); rows narrower than 8 go through a small buffer.
+ * Direct: each output row is computed 8 outputs per vector straight from the (up to) three input
+ * rows it needs, with no copies. Vectors whose window crosses the left or right edge of the input
+ * use masked loads (zeros outside the row); input rows outside the plane are skipped.
+ *   stride 1: out[ow..ow+7] = sum_ky,kx w[ky][kx] * x[ih+ky][ow - pl + kx + (0..7)]
+ *   stride 2: the 16 inputs under 8 outputs are split into even and odd columns:
+ *             kx = 0 -> evens of x[c..c+15], kx = 1 -> odds, kx = 2 -> evens of x[c+2..c+17],
+ *             c = 2*ow - pl.
+ * When OW is not a multiple of 8 the last vector of a row overlaps the previous one (recomputing
+ * the same values); rows narrower than 8 store a full vector whose extra lanes the next row
+ * overwrites, and the plane's last row uses a masked store.
  */
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "ops/conv.h"
 #include "runtime/threadpool.h"
 
-#define DW_MAXOW 1024                /* wider rows use the portable kernel */
-#define DW_SLOT (2 * (DW_MAXOW + 16)) /* floats per ring slot (E and O halves for stride 2) */
-
-typedef struct dw_ring {
-    int64_t tag[4]; /* input row held by each slot */
-    _Alignas(32) float buf[4][DW_SLOT];
-} dw_ring;
-
-/* Padded row of width len for stride 1: r[j] = x[j - pl] inside the input, else 0. */
-static void build_s1(float *r, const float *xr, int64_t W, int64_t pl, int64_t len) {
-    if (!xr) {
-        memset(r, 0, (size_t)len * sizeof(float));
-        return;
-    }
-    int64_t a = pl < len ? pl : len;              /* [0, a): left zeros */
-    int64_t b = pl + W < len ? pl + W : len;      /* [a, b): input */
-    if (b < a) b = a;
-    memset(r, 0, (size_t)a * sizeof(float));
-    if (b > a) memcpy(r + a, xr + (a - pl), (size_t)(b - a) * sizeof(float));
-    memset(r + b, 0, (size_t)(len - b) * sizeof(float));
+static inline __m256 evens(__m256 v0, __m256 v1) {
+    __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+static inline __m256 odds(__m256 v0, __m256 v1) {
+    __m256 o = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-/* Deinterleaved padded row of width len for stride 2: e[j] = x[2j - pl], o[j] = x[2j + 1 - pl]. */
-static void build_s2(float *e, float *o, const float *xr, int64_t W, int64_t pl, int64_t len) {
-    if (!xr) {
-        memset(e, 0, (size_t)len * sizeof(float));
-        memset(o, 0, (size_t)len * sizeof(float));
-        return;
-    }
-    int64_t j = 0;
-    for (; j < len && 2 * j - pl < 0; j++) {
-        int64_t iw = 2 * j - pl;
-        e[j] = 0.0f;
-        o[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
-    }
-    /* 8 pairs from x[2j - pl .. 2j - pl + 15], all inside the row */
-    for (; j + 8 <= len && 2 * j - pl + 15 <= W - 1; j += 8) {
-        const float *s = xr + 2 * j - pl;
-        __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8);
-        __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-        __m256 od = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-        ev = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
-        od = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0)));
-        _mm256_storeu_ps(e + j, ev);
-        _mm256_storeu_ps(o + j, od);
-    }
-    for (; j < len; j++) {
-        int64_t iw = 2 * j - pl;
-        e[j] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
-        o[j] = iw + 1 >= 0 && iw + 1 < W ? xr[iw + 1] : 0.0f;
+/* Masks of the loads of one vector position (see load_cols): stride 1 loads columns c, c+1,
+ * c+2; stride 2 loads c, c+8, c+2, c+10. */
+typedef struct dw_masks {
+    __m256i m[4];
+} dw_masks;
+
+static inline __m256i cols_mask(int64_t c, int64_t W) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i idx = _mm256_add_epi32(lane, _mm256_set1_epi32((int32_t)c));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)W), idx));
+}
+
+static void masks_for(dw_masks *mk, int64_t ow, int64_t pl, int64_t W, int s) {
+    if (s == 1) {
+        for (int k = 0; k < 3; k++) mk->m[k] = cols_mask(ow - pl + k, W);
+        mk->m[3] = _mm256_setzero_si256();
+    } else {
+        static const int off[4] = {0, 8, 2, 10};
+        for (int k = 0; k < 4; k++) mk->m[k] = cols_mask(2 * ow - pl + off[k], W);
     }
 }
 
-static const float *ring_row(dw_ring *rg, const frt_conv_geom *g, const float *x, int64_t ih,
-                             int s, int64_t len) {
-    int slot = (int)(ih & 3);
-    float *r = rg->buf[slot];
-    if (rg->tag[slot] != ih) {
-        const float *xr = ih >= 0 && ih < g->H ? x + ih * g->W : NULL;
-        if (s == 1)
-            build_s1(r, xr, g->W, g->pl, len);
-        else
-            build_s2(r, r + DW_SLOT / 2, xr, g->W, g->pl, len);
-        rg->tag[slot] = ih;
-    }
-    return r;
+/* row + c with integer arithmetic: the address may lie outside the row when c < 0, and only
+ * the lanes a mask keeps are accessed. */
+static inline __m256 mload(const float *row, int64_t c, __m256i m) {
+    const float *base = (const float *)((uintptr_t)row + (uintptr_t)(c * (int64_t)sizeof(float)));
+    return _mm256_maskload_ps(base, m);
 }
 
-/* One plane of a 3x3 dilation-1 stride-s (1 or 2) depthwise conv. OW <= DW_MAXOW. */
-static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
-                        const float *w, float bias, float *y, int s, dw_ring *rg) {
-    const int64_t OW = g->OW, OWv = OW < 8 ? 8 : OW;
-    const int64_t len = s == 1 ? OWv + 2 : OWv + 1;
-    for (int i = 0; i < 4; i++) rg->tag[i] = INT64_MIN;
-    __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]), w2 = _mm256_set1_ps(w[2]);
-    __m256 w3 = _mm256_set1_ps(w[3]), w4 = _mm256_set1_ps(w[4]), w5 = _mm256_set1_ps(w[5]);
-    __m256 w6 = _mm256_set1_ps(w[6]), w7 = _mm256_set1_ps(w[7]), w8 = _mm256_set1_ps(w[8]);
+/* acc + sum_kx k_kx * (input row under the 8 outputs starting at ow); mk: masked loads. */
+static inline __attribute__((always_inline)) __m256 row3(__m256 acc, const float *r, int64_t ow,
+                                                          int64_t pl, int s, const dw_masks *mk,
+                                                          __m256 k0, __m256 k1, __m256 k2) {
+    if (s == 1) {
+        int64_t c = ow - pl;
+        if (!mk) {
+            acc = _mm256_fmadd_ps(k0, _mm256_loadu_ps(r + c), acc);
+            acc = _mm256_fmadd_ps(k1, _mm256_loadu_ps(r + c + 1), acc);
+            return _mm256_fmadd_ps(k2, _mm256_loadu_ps(r + c + 2), acc);
+        }
+        acc = _mm256_fmadd_ps(k0, mload(r, c, mk->m[0]), acc);
+        acc = _mm256_fmadd_ps(k1, mload(r, c + 1, mk->m[1]), acc);
+        return _mm256_fmadd_ps(k2, mload(r, c + 2, mk->m[2]), acc);
+    }
+    int64_t c = 2 * ow - pl;
+    __m256 v0, v1, v2, v3;
+    if (!mk) {
+        v0 = _mm256_loadu_ps(r + c);
+        v1 = _mm256_loadu_ps(r + c + 8);
+        v2 = _mm256_loadu_ps(r + c + 2);
+        v3 = _mm256_loadu_ps(r + c + 10);
+    } else {
+        v0 = mload(r, c, mk->m[0]);
+        v1 = mload(r, c + 8, mk->m[1]);
+        v2 = mload(r, c + 2, mk->m[2]);
+        v3 = mload(r, c + 10, mk->m[3]);
+    }
+    acc = _mm256_fmadd_ps(k0, evens(v0, v1), acc);
+    acc = _mm256_fmadd_ps(k1, odds(v0, v1), acc);
+    return _mm256_fmadd_ps(k2, evens(v2, v3), acc);
+}
+
+#define DW_MAXV 32 /* vector positions per row with precomputed masks (OW <= 256) */
+
+/* Vector positions of an output row: ow = min(8v, max(OW, 8) - 8) for v < nv; edge[v] when the
+ * window of that vector leaves [0, W) (masked loads with masks[v]). */
+typedef struct dw_rowplan {
+    int64_t nv;
+    int64_t pl, W;
+    unsigned char edge[DW_MAXV];
+    dw_masks masks[DW_MAXV];
+} dw_rowplan;
+
+static int64_t vec_ow(int64_t v, int64_t OW) {
+    int64_t last = (OW < 8 ? 8 : OW) - 8;
+    return 8 * v < last ? 8 * v : last;
+}
+
+/* Vectors starting at ow with ow*s - pl >= 0 and ow*s - pl + span <= W read inside the row. */
+static int is_edge(int64_t ow, int64_t pl, int64_t W, int s) {
+    int64_t c = ow * s - pl, span = s == 1 ? 10 : 18;
+    return c < 0 || c + span > W;
+}
+
+/* Returns 0 when OW is too wide to plan (masks are then computed per vector). */
+static int dw_plan_rows(dw_rowplan *rp, int64_t OW, int64_t W, int64_t pl, int s) {
+    rp->nv = (OW + 7) / 8;
+    rp->pl = pl;
+    rp->W = W;
+    if (rp->nv > DW_MAXV) return 0;
+    for (int64_t v = 0; v < rp->nv; v++) {
+        int64_t ow = vec_ow(v, OW);
+        rp->edge[v] = (unsigned char)is_edge(ow, pl, W, s);
+        if (rp->edge[v]) masks_for(&rp->masks[v], ow, pl, W, s);
+    }
+    return 1;
+}
+
+/* One output row from input rows r0, r1, r2 (NULL: outside the plane, contributes nothing). */
+static inline __attribute__((always_inline)) void dw3x3_row(
+    const float *r0, const float *r1, const float *r2, float *yr, int64_t OW,
+    const dw_rowplan *rp, int s, const __m256 *wv, __m256 vb, int act, __m256 vlo, __m256 vhi,
+    int last_row) {
+    const int64_t pl = rp->pl;
+    for (int64_t v = 0; v < rp->nv; v++) {
+        int64_t ow = vec_ow(v, OW);
+        const dw_masks *mk = NULL;
+        dw_masks tmp;
+        if (v < DW_MAXV) {
+            if (rp->edge[v]) mk = &rp->masks[v];
+        } else if (is_edge(ow, pl, rp->W, s)) {
+            masks_for(&tmp, ow, pl, rp->W, s);
+            mk = &tmp;
+        }
+        __m256 a = vb, b = _mm256_setzero_ps(), c = _mm256_setzero_ps();
+        if (mk) {
+            if (r0) a = row3(a, r0, ow, pl, s, mk, wv[0], wv[1], wv[2]);
+            if (r1) b = row3(b, r1, ow, pl, s, mk, wv[3], wv[4], wv[5]);
+            if (r2) c = row3(c, r2, ow, pl, s, mk, wv[6], wv[7], wv[8]);
+        } else {
+            if (r0) a = row3(a, r0, ow, pl, s, NULL, wv[0], wv[1], wv[2]);
+            if (r1) b = row3(b, r1, ow, pl, s, NULL, wv[3], wv[4], wv[5]);
+            if (r2) c = row3(c, r2, ow, pl, s, NULL, wv[6], wv[7], wv[8]);
+        }
+        a = _mm256_add_ps(a, _mm256_add_ps(b, c));
+        if (act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
+        if (OW >= 8) {
+            _mm256_storeu_ps(yr + ow, a);
+        } else if (!last_row) {
+            _mm256_storeu_ps(yr, a); /* lanes past OW are rewritten by the next row */
+        } else {
+            const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            _mm256_maskstore_ps(yr, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)OW), lane), a);
+        }
+    }
+}
+
+/* One plane of a 3x3 dilation-1 depthwise conv with stride s (1 or 2). */
+static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const dw_rowplan *rp,
+                        const float *x, const float *w, float bias, float *y, int s) {
+    __m256 wv[9];
+    for (int i = 0; i < 9; i++) wv[i] = _mm256_set1_ps(w[i]);
     const __m256 vb = _mm256_set1_ps(bias);
     const __m256 vlo = _mm256_set1_ps(p->lo), vhi = _mm256_set1_ps(p->hi);
-    const int act = p->act;
-    _Alignas(32) float tail[8];
-    for (int64_t oh = 0; oh < g->OH; oh++) {
+    const int64_t H = g->H, W = g->W, OW = g->OW, OH = g->OH;
+    for (int64_t oh = 0; oh < OH; oh++) {
         int64_t ih = oh * s - g->pt;
-        const float *r0 = ring_row(rg, g, x, ih, s, len);
-        const float *r1 = ring_row(rg, g, x, ih + 1, s, len);
-        const float *r2 = ring_row(rg, g, x, ih + 2, s, len);
         float *yr = y + oh * OW;
-        for (int64_t ow = 0;; ow += 8) {
-            if (ow > OWv - 8) ow = OWv - 8;
-            __m256 a, b2, c;
-            if (s == 1) {
-                a = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + ow), vb);
-                b2 = _mm256_mul_ps(w3, _mm256_loadu_ps(r1 + ow));
-                c = _mm256_mul_ps(w6, _mm256_loadu_ps(r2 + ow));
-                a = _mm256_fmadd_ps(w1, _mm256_loadu_ps(r0 + ow + 1), a);
-                b2 = _mm256_fmadd_ps(w4, _mm256_loadu_ps(r1 + ow + 1), b2);
-                c = _mm256_fmadd_ps(w7, _mm256_loadu_ps(r2 + ow + 1), c);
-                a = _mm256_fmadd_ps(w2, _mm256_loadu_ps(r0 + ow + 2), a);
-                b2 = _mm256_fmadd_ps(w5, _mm256_loadu_ps(r1 + ow + 2), b2);
-                c = _mm256_fmadd_ps(w8, _mm256_loadu_ps(r2 + ow + 2), c);
-            } else {
-                const int64_t h = DW_SLOT / 2; /* odd half */
-                a = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + ow), vb);
-                b2 = _mm256_mul_ps(w3, _mm256_loadu_ps(r1 + ow));
-                c = _mm256_mul_ps(w6, _mm256_loadu_ps(r2 + ow));
-                a = _mm256_fmadd_ps(w1, _mm256_loadu_ps(r0 + h + ow), a);
-                b2 = _mm256_fmadd_ps(w4, _mm256_loadu_ps(r1 + h + ow), b2);
-                c = _mm256_fmadd_ps(w7, _mm256_loadu_ps(r2 + h + ow), c);
-                a = _mm256_fmadd_ps(w2, _mm256_loadu_ps(r0 + ow + 1), a);
-                b2 = _mm256_fmadd_ps(w5, _mm256_loadu_ps(r1 + ow + 1), b2);
-                c = _mm256_fmadd_ps(w8, _mm256_loadu_ps(r2 + ow + 1), c);
-            }
-            a = _mm256_add_ps(a, _mm256_add_ps(b2, c));
-            if (act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
-            if (OW >= 8) {
-                _mm256_storeu_ps(yr + ow, a);
-            } else {
-                _mm256_store_ps(tail, a);
-                memcpy(yr, tail, (size_t)OW * sizeof(float));
-            }
-            if (ow + 8 >= OWv) break;
+        int last = oh + 1 == OH;
+        if (ih >= 0 && ih + 2 < H) {
+            const float *r0 = x + ih * W;
+            if (s == 1)
+                dw3x3_row(r0, r0 + W, r0 + 2 * W, yr, OW, rp, 1, wv, vb, p->act, vlo, vhi, last);
+            else
+                dw3x3_row(r0, r0 + W, r0 + 2 * W, yr, OW, rp, 2, wv, vb, p->act, vlo, vhi, last);
+        } else {
+            const float *r[3];
+            for (int k = 0; k < 3; k++)
+                r[k] = ih + k >= 0 && ih + k < H ? x + (ih + k) * W : NULL;
+            dw3x3_row(r[0], r[1], r[2], yr, OW, rp, s, wv, vb, p->act, vlo, vhi, last);
         }
     }
 }
@@ -149,6 +198,7 @@ typedef struct dw_task {
     const float *x, *w, *bias;
     float *y;
     int fast; /* 0: portable planes; 1 or 2: 3x3 stride */
+    dw_rowplan rp;
 } dw_task;
 
 static void dw_task_fn(void *ctx, size_t i) {
@@ -160,9 +210,10 @@ static void dw_task_fn(void *ctx, size_t i) {
     const float *wp = t->w + m * p->kh * p->kw;
     float b = t->bias ? t->bias[m] : 0.0f;
     float *yp = t->y + (int64_t)i * g->OH * g->OW;
-    if (t->fast) {
-        dw_ring rg;
-        dw3x3_plane(p, g, xp, wp, b, yp, t->fast, &rg);
+    if (t->fast == 1) {
+        dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 1);
+    } else if (t->fast == 2) {
+        dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 2);
     } else {
         frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
     }
@@ -173,13 +224,16 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     const frt_value *X = &x->values[s->in[0]];
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
-    dw_task t = {p, &g, X->data,
+    dw_task t;
+    t = (dw_task){p, &g, X->data,
                  p->w ? p->w : (const float *)x->values[s->in[1]].data,
                  s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL,
                  x->values[s->out[0]].data, 0};
+    /* column indices go through 32-bit lanes in load_cols */
     if (p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
-        (p->sw == 1 || p->sw == 2) && g.OW <= DW_MAXOW)
+        (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)
         t.fast = (int)p->sw;
+    if (t.fast) dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
     frt_parallel_for(x->tp, (size_t)(g.N * p->M), dw_task_fn, &t);
     return FRT_OK;
 }
