@@ -19,5 +19,12 @@ if(NOT FRT_SANITIZE)
     COMMAND test_noalloc ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
   add_test(NAME runtime.noalloc.digits_2threads
     COMMAND test_noalloc ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx 2)
-  set_tests_properties(runtime.noalloc.digits runtime.noalloc.digits_2threads PROPERTIES LABELS runtime)
+  add_test(NAME runtime.noalloc.alternate_digits
+    COMMAND test_noalloc ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx --alternate)
+  add_test(NAME runtime.noalloc.alternate_shape_subgraph
+    COMMAND test_noalloc ${FRT_TINY_DIR}/shape_dynamic.onnx --alternate)
+  set_tests_properties(runtime.noalloc.alternate_shape_subgraph PROPERTIES FIXTURES_REQUIRED tiny)
+  set_tests_properties(runtime.noalloc.digits runtime.noalloc.digits_2threads
+    runtime.noalloc.alternate_digits runtime.noalloc.alternate_shape_subgraph
+    PROPERTIES LABELS runtime ENVIRONMENT FRT_CHECK_PLAN=0)
 endif()

@@ -308,8 +308,8 @@ int tio_npy_parse(const void *buf, size_t size, frt_tensor *out, char *err, size
         return fail(err, errlen,
                     "Fortran-ordered arrays are not supported (save np.ascontiguousarray(a))");
 
-    const npy_type *type;
-    int swap;
+    const npy_type *type = NULL;
+    int swap = 0;
     if (npy_descr_type(descr, &type, &swap, err, errlen)) return -1;
     int64_t numel;
     size_t nbytes;
@@ -483,6 +483,7 @@ static int pb_repeated(int kind, int wt, const unsigned char **p, const unsigned
     if (len % width)
         return fail(err, errlen, "packed field %d: %llu bytes is not a multiple of %zu", field,
                     (unsigned long long)len, width);
+    if (!len) return 0;
     if (vec_reserve(v, len / width)) return fail(err, errlen, "out of memory");
     memcpy(v->data + v->n * width, q, len);
     v->n += len / width;

@@ -155,6 +155,23 @@ static void in_place(const frt_program *prog, const frt_value *values, frt_plan 
     }
 }
 
+/* Shell sort: qsort may allocate, and re-planning must not touch the heap. */
+static void sort_items(frt_plan_item *it, size_t n, int (*cmp)(const void *, const void *)) {
+    static const size_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+    for (size_t gi = 0; gi < sizeof gaps / sizeof gaps[0]; gi++) {
+        size_t gap = gaps[gi];
+        for (size_t i = gap; i < n; i++) {
+            frt_plan_item t = it[i];
+            size_t j = i;
+            while (j >= gap && cmp(&it[j - gap], &t) > 0) {
+                it[j] = it[j - gap];
+                j -= gap;
+            }
+            it[j] = t;
+        }
+    }
+}
+
 static int by_first(const void *a, const void *b) {
     const frt_plan_item *x = a, *y = b;
     if (x->first != y->first) return x->first < y->first ? -1 : 1;
@@ -163,7 +180,7 @@ static int by_first(const void *a, const void *b) {
 
 static void plan_groups(frt_plan *p, size_t n, size_t n_compute, bool reuse) {
     frt_plan_item *it = p->items;
-    qsort(it, n, sizeof *it, by_first);
+    sort_items(it, n, by_first);
     for (size_t q = 0; q <= n_compute; q++) p->end_head[q] = -1;
     for (size_t i = 0; i < n; i++) {
         p->end_next[i] = p->end_head[it[i].last];
@@ -216,7 +233,7 @@ static int by_size_desc(const void *a, const void *b) {
 /* Greedy by size. order[] holds indices of placed items sorted by offset. */
 static void plan_greedy(frt_plan *p, size_t n) {
     frt_plan_item *it = p->items;
-    qsort(it, n, sizeof *it, by_size_desc);
+    sort_items(it, n, by_size_desc);
     size_t n_placed = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
         frt_plan_item *t = &it[i];

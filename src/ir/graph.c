@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ir.h"
 #include "util/error.h"
@@ -67,13 +69,95 @@ int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind)
     return (int32_t)g->n_values++;
 }
 
-static void set_from_tensor(frt_ir_value *v, const frt_onnx_tensor *t) {
+void *frt_graph_temp_const(frt_graph *g, int32_t vid, size_t nbytes) {
+    if (g->n_temps == g->cap_temps) {
+        size_t cap = g->cap_temps ? 2 * g->cap_temps : 16;
+        void **t = realloc(g->temps, cap * sizeof *t);
+        if (!t) return NULL;
+        g->temps = t;
+        int32_t *v = realloc(g->temp_vid, cap * sizeof *v);
+        if (!v) return NULL;
+        g->temp_vid = v;
+        g->cap_temps = cap;
+    }
+    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+    if (!p) return NULL;
+    g->temps[g->n_temps] = p;
+    g->temp_vid[g->n_temps++] = vid;
+    return p;
+}
+
+size_t frt_graph_release_temps(frt_graph *g) {
+    bool *used = calloc(g->n_values + 1, 1);
+    size_t held = 0;
+    if (!used) return 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const frt_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) used[n->in[k]] = true;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) used[g->outputs[i]] = true;
+    for (size_t t = 0; t < g->n_temps; t++) {
+        int32_t v = g->temp_vid[t];
+        if (!g->temps[t]) continue;
+        if (used[v]) {
+            held += frt_value_nbytes(&g->values[v].v);
+            continue;
+        }
+        if (g->values[v].v.data == g->temps[t]) g->values[v].v.data = NULL;
+        free(g->temps[t]);
+        g->temps[t] = NULL;
+    }
+    free(used);
+    return held;
+}
+
+void frt_graph_drop_const(frt_graph *g, int32_t vid) {
+    frt_ir_value *v = &g->values[vid];
+    if (v->kind != FRT_VALUE_CONST || !v->v.data) return;
+    for (size_t t = 0; t < g->n_temps; t++)
+        if (g->temps[t] == v->v.data) {
+            free(g->temps[t]);
+            g->temps[t] = NULL;
+            v->v.data = NULL;
+            return;
+        }
+    if (v->in_place) {
+        /* whole pages inside the tensor go back to the page cache (re-read from the file if
+           ever touched again: the mapping is private and never written) */
+        long pg = sysconf(_SC_PAGESIZE);
+        uintptr_t a = (uintptr_t)v->v.data, e = a + frt_value_nbytes(&v->v);
+        uintptr_t lo = (a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1), hi = e & ~((uintptr_t)pg - 1);
+        if (pg > 0 && hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+    v->v.data = NULL;
+}
+
+void frt_graph_free_temps(frt_graph *g) {
+    for (size_t t = 0; t < g->n_temps; t++) free(g->temps[t]);
+    free(g->temps);
+    free(g->temp_vid);
+    g->temps = NULL;
+    g->temp_vid = NULL;
+    g->n_temps = g->cap_temps = 0;
+}
+
+static frt_status set_from_tensor(frt_graph *g, int32_t id, const frt_onnx_tensor *t) {
+    frt_ir_value *v = &g->values[id];
     v->v.dtype = t->dtype;
     v->v.rank = t->rank;
     for (int i = 0; i < t->rank; i++) v->v.dims[i] = t->dims[i];
     v->v.numel = t->numel;
     v->v.data = (void *)t->data;
-    v->in_place = t->in_place;
+    v->in_place = t->in_place && !t->misaligned;
+    if (t->misaligned && t->data) {
+        void *c = frt_graph_temp_const(g, id, t->nbytes);
+        if (!c) return frt_error(FRT_ERR_NO_MEMORY, "out of memory copying initializer '%s'", t->name);
+        memcpy(c, t->data, t->nbytes);
+        g->values[id].v.data = c;
+    }
+    return FRT_OK;
 }
 
 static void set_from_info(frt_graph *g, frt_ir_value *v, const frt_onnx_value_info *vi) {
@@ -130,7 +214,7 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
             FAIL(FRT_ERR_MALFORMED, "initializer '%s' is defined twice", t->name);
         int32_t id = frt_graph_add_value(g, t->name, FRT_VALUE_CONST);
         if (id < 0) NOMEM();
-        set_from_tensor(&g->values[id], t);
+        if ((st = set_from_tensor(g, id, t))) goto out;
         if (t->external && !t->data)
             FAIL(FRT_ERR_MALFORMED, "initializer '%s': external data not loaded", t->name);
         map_put(&map, g->values[id].name, id);

@@ -74,6 +74,11 @@ typedef struct frt_graph {
     int32_t *inputs;             /* graph inputs, excluding initializers */
     int32_t *outputs;
     int64_t opset;               /* default domain */
+    /* Constants in temporary heap buffers (aligned copies of misaligned initializers, weights
+     * made by passes): released by frt_graph_release_temps once no live node reads them. */
+    size_t n_temps, cap_temps;
+    void **temps;
+    int32_t *temp_vid;
 } frt_graph;
 
 /* Builds the IR from a decoded ONNX graph: resolves names, checks that every input of every node
@@ -83,6 +88,17 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
 
 /* Adds a value; returns its id or -1 on allocation failure. name is copied. */
 int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind);
+
+/* A 64-aligned heap buffer for the data of constant value vid, owned by the graph; NULL on
+ * failure. */
+void *frt_graph_temp_const(frt_graph *g, int32_t vid, size_t nbytes);
+/* Frees temporary constants that no live node reads and that are not graph outputs; returns the
+ * bytes still held. */
+size_t frt_graph_release_temps(frt_graph *g);
+void frt_graph_free_temps(frt_graph *g);
+/* Releases the memory behind constant vid now that nothing will read it (a pass replaced it):
+ * frees its temporary copy, or returns its mapped pages to the page cache. data becomes NULL. */
+void frt_graph_drop_const(frt_graph *g, int32_t vid);
 
 /* Value helpers */
 int64_t frt_shape_numel(const int64_t *dims, int rank); /* -1 if any dim < 0 or on overflow */

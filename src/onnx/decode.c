@@ -49,6 +49,7 @@ typedef struct dec {
     size_t err_off;
     char err_msg[512];
     path_elem path[MAX_PATH];
+    bool lazy_align; /* decoding initializers: leave misaligned raw_data in place (see onnx.h) */
 } dec;
 
 static void push(dec *d, const char *field, int64_t index, const char *const *label,
@@ -576,6 +577,10 @@ static frt_status decode_tensor(dec *d, const uint8_t *data, size_t len, size_t 
         if ((uintptr_t)p % esize == 0) {
             t->data = p;
             t->in_place = true;
+        } else if (d->lazy_align) {
+            t->data = p;
+            t->in_place = true;
+            t->misaligned = true;
         } else {
             void *c = frt_arena_alloc(d->arena, t->nbytes, 64);
             if (!c)
@@ -927,7 +932,10 @@ static frt_status decode_graph(dec *d, const uint8_t *data, size_t len, size_t o
         case 5:
             if (nt >= g->n_initializers) break;
             push(d, "initializer", (int64_t)nt, &g->initializers[nt].name, NULL);
-            if ((st = decode_tensor(d, f.data, f.len, f.offset, &g->initializers[nt]))) return st;
+            d->lazy_align = true;
+            st = decode_tensor(d, f.data, f.len, f.offset, &g->initializers[nt]);
+            d->lazy_align = false;
+            if (st) return st;
             pop(d);
             nt++;
             break;

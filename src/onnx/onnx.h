@@ -6,8 +6,9 @@
  * and byte offset, never an out-of-bounds read.
  *
  * Ownership: all structs, arrays and strings live in the frt_onnx_model's arena. Tensor payloads
- * given as raw_data point INTO the input buffer (zero copy) when suitably aligned for their dtype;
- * otherwise, and for the typed repeated fields (float_data, int64_data, ...), the decoder copies
+ * given as raw_data point INTO the input buffer (zero copy) when suitably aligned for their dtype
+ * (graph initializers also when misaligned: see `misaligned`); otherwise, and for the typed
+ * repeated fields (float_data, int64_data, ...), the decoder copies
  * them into the arena. External data is mapped by frt_onnx_map_external(). The input buffer must
  * outlive the frt_onnx_model.
  */
@@ -35,6 +36,11 @@ typedef struct frt_onnx_tensor {
     const void *data;
     size_t nbytes;
     bool in_place;        /* data points into the model buffer (or an external-data mapping) */
+    /* Graph initializers only: raw_data that is not aligned for its dtype is left in place and
+     * flagged here (data is then NOT aligned; read it with memcpy). The graph builder makes an
+     * aligned copy that is dropped once compilation no longer needs it, so weights that passes
+     * transform (BatchNorm folding) are never copied twice. */
+    bool misaligned;
     /* external data (data_location == EXTERNAL) */
     bool external;
     const char *ext_location; /* relative path as written in the model */

@@ -1,4 +1,4 @@
-/* Relu Clip Sigmoid Tanh Softmax.
+/* Relu Clip Sigmoid Tanh Softmax Neg.
  *
  * Relu, Clip: float32, int64, int32; out = in's shape. Clip bounds: opset < 11 from the float
  * attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one element each, same dtype
@@ -23,6 +23,10 @@
 
 static void relu_f32_c(const float *x, float *y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = 0.0f > x[i] ? 0.0f : x[i];
+}
+
+static void neg_f32_c(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = -x[i];
 }
 
 static void clip_f32_c(const float *x, float *y, size_t n, float lo, float hi) {
@@ -417,7 +421,8 @@ static void sm_strided_range(void *ctx, size_t lo, size_t hi) {
         memcpy(m, xb, w * sizeof(float));
         for (size_t k = 1; k < j->a; k++) p->vmax(m, xb + k * j->inner, w);
         memset(s, 0, w * sizeof(float));
-        for (size_t k = 0; k < j->a; k++) p->expsub_acc(xb + k * j->inner, m, yb + k * j->inner, s, w);
+        for (size_t k = 0; k < j->a; k++)
+            p->expsub_acc(xb + k * j->inner, m, yb + k * j->inner, s, w);
         for (size_t i = 0; i < w; i++) s[i] = 1.0f / s[i];
         for (size_t k = 0; k < j->a; k++) p->vmul(yb + k * j->inner, s, w);
     }
@@ -508,7 +513,46 @@ static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
+/* Neg: float32 through the unary path; int64/int32 wrap (two's complement) like numpy. */
+static frt_status k_neg_int(const frt_step *s, frt_exec *x) {
+    const frt_value *a = &x->values[s->in[0]];
+    frt_value *o = &x->values[s->out[0]];
+    if (a->dtype == FRT_INT64) {
+        const int64_t *p = a->data;
+        int64_t *q = o->data;
+        for (int64_t i = 0; i < o->numel; i++) q[i] = (int64_t)(0 - (uint64_t)p[i]);
+    } else {
+        const int32_t *p = a->data;
+        int32_t *q = o->data;
+        for (int64_t i = 0; i < o->numel; i++) q[i] = (int32_t)(0 - (uint32_t)p[i]);
+    }
+    return FRT_OK;
+}
+
+static frt_status neg_select(frt_op_ctx *c, frt_kernel *k) {
+    un_params *p = new_params(c);
+    if (!p) return FRT_ERR_NO_MEMORY;
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    switch (c->in[0]->dtype) {
+    case FRT_FLOAT32:
+        p->f = neg_f32_c;
+        k->name = "neg_f32";
+        k->fn = k_unary_f32;
+        return FRT_OK;
+    case FRT_INT64:
+    case FRT_INT32:
+        k->name = "neg_int";
+        k->fn = k_neg_int;
+        return FRT_OK;
+    default:
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(c->in[0]->dtype));
+    }
+}
+
 const frt_op_def frt_ops_activation[] = {
+    {"Neg", relu_infer, neg_select},
     {"Relu", relu_infer, relu_select},
     {"Clip", clip_infer, clip_select},
     {"Sigmoid", float_unary_infer, sigmoid_select},

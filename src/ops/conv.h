@@ -14,8 +14,7 @@
 
 enum { FRT_CONV_PAD_NOTSET = 0, FRT_CONV_PAD_SAME_UPPER, FRT_CONV_PAD_SAME_LOWER, FRT_CONV_PAD_VALID };
 
-/* Micro-tile of the AVX2 GEMM path: MR output channels x NR output positions. Packed weights
- * are [group][ceil(Mg/MR)][Kg][MR]; packed input panels are [NR positions] per k. */
+/* Micro-tile of the AVX2 GEMM path: MR output channels x NR output positions. */
 #define FRT_CONV_MR 6
 #define FRT_CONV_NR 16
 
@@ -35,7 +34,8 @@ typedef struct frt_conv_params {
     float lo, hi;
     const float *w;     /* constant W [M, Cg, kh, kw], or NULL: read W from the values at run time */
     /* AVX2 GEMM path */
-    const float *wpack; /* [group][mpanels][Kg][MR], rows past Mg zero */
+    const float *wpack; /* [group][K block][mpanels][kc][MR], rows past Mg zero (the last K
+                           block has Kg % kc rows) */
     int64_t mpanels;    /* ceil(Mg / MR) */
     int64_t kc, nc;     /* K and N blocking (nc a multiple of NR) */
 } frt_conv_params;

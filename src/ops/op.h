@@ -85,7 +85,7 @@ typedef struct frt_op_def {
 
 /* Each family file defines one array, terminated by an entry with op_type NULL. */
 extern const frt_op_def frt_ops_elementwise[]; /* Add Sub Mul Div */
-extern const frt_op_def frt_ops_activation[];  /* Relu Clip Sigmoid Tanh Softmax */
+extern const frt_op_def frt_ops_activation[];  /* Relu Clip Sigmoid Tanh Softmax Neg */
 extern const frt_op_def frt_ops_cast[];        /* Cast */
 extern const frt_op_def frt_ops_gemm[];        /* Gemm MatMul */
 extern const frt_op_def frt_ops_conv[];        /* Conv */

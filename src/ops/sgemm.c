@@ -181,43 +181,57 @@ static void pack_a(int transA, const float *A, int64_t lda, int64_t i0, int64_t 
         int64_t mr = min64(MR, mc - ir);
         float *d = dst + ir * kc;
         if (!transA) {
-            for (int64_t r = 0; r < mr; r++) {
-                const float *s = A + (i0 + ir + r) * lda + k0;
-                for (int64_t k = 0; k < kc; k++) d[k * MR + r] = s[k];
+            const float *rows[MR];
+            for (int64_t r = 0; r < MR; r++) rows[r] = A + (i0 + ir + (r < mr ? r : 0)) * lda + k0;
+            if (mr == MR) {
+                for (int64_t k = 0; k < kc; k++, d += MR)
+                    for (int r = 0; r < MR; r++) d[r] = rows[r][k];
+            } else {
+                for (int64_t k = 0; k < kc; k++, d += MR)
+                    for (int64_t r = 0; r < MR; r++) d[r] = r < mr ? rows[r][k] : 0.0f;
             }
         } else {
-            for (int64_t k = 0; k < kc; k++) {
+            for (int64_t k = 0; k < kc; k++, d += MR) {
                 const float *s = A + (k0 + k) * lda + i0 + ir;
-                for (int64_t r = 0; r < mr; r++) d[k * MR + r] = s[r];
+                if (mr == MR) memcpy(d, s, MR * sizeof(float));
+                else
+                    for (int64_t r = 0; r < MR; r++) d[r] = r < mr ? s[r] : 0.0f;
             }
         }
-        if (mr < MR)
-            for (int64_t k = 0; k < kc; k++)
-                for (int64_t r = mr; r < MR; r++) d[k * MR + r] = 0.0f;
     }
 }
 
 /* Packs op(B)[k0:k0+kc, j0:j0+nc] into NR-column panels at dst (panel c at dst + c*kc). */
 static void pack_b(int transB, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
                    int64_t nc, float *dst) {
+    int64_t nfull = nc / NR * NR;
+    if (!transB) {
+        /* row by row: sequential reads, each row scattered over the panels */
+        for (int64_t k = 0; k < kc; k++) {
+            const float *s = B + (k0 + k) * ldb + j0;
+            float *d = dst + k * NR;
+            int64_t jr = 0;
+            for (; jr < nfull; jr += NR) memcpy(d + jr * kc, s + jr, NR * sizeof(float));
+            if (jr < nc) {
+                float *dk = d + jr * kc;
+                int64_t c = 0;
+                for (; c < nc - jr; c++) dk[c] = s[jr + c];
+                for (; c < NR; c++) dk[c] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t jr = 0; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
         float *d = dst + jr * kc;
-        if (!transB) {
-            for (int64_t k = 0; k < kc; k++) {
-                const float *s = B + (k0 + k) * ldb + j0 + jr;
-                float *dk = d + k * NR;
-                int64_t c = 0;
-                for (; c < nr; c++) dk[c] = s[c];
-                for (; c < NR; c++) dk[c] = 0.0f;
-            }
+        const float *rows[NR];
+        for (int64_t c = 0; c < NR; c++) rows[c] = B + (j0 + jr + (c < nr ? c : 0)) * ldb + k0;
+        if (nr == NR) {
+            for (int64_t k = 0; k < kc; k++, d += NR)
+                for (int c = 0; c < NR; c++) d[c] = rows[c][k];
         } else {
-            for (int64_t c = 0; c < nr; c++) {
-                const float *s = B + (j0 + jr + c) * ldb + k0;
-                for (int64_t k = 0; k < kc; k++) d[k * NR + c] = s[k];
-            }
-            for (int64_t k = 0; k < kc; k++)
-                for (int64_t c = nr; c < NR; c++) d[k * NR + c] = 0.0f;
+            for (int64_t k = 0; k < kc; k++, d += NR)
+                for (int64_t c = 0; c < NR; c++) d[c] = c < nr ? rows[c][k] : 0.0f;
         }
     }
 }

@@ -74,29 +74,34 @@ static int fuse_conv_bn(frt_graph *g, frt_arena *arena, frt_node *conv, size_t *
     }
     float eps = frt_attr_float(bn, "epsilon", 1e-5f);
     int64_t per = w->v.numel / m;
-    float *nw = frt_arena_array(arena, (size_t)w->v.numel, sizeof(float));
-    float *nb = frt_arena_array(arena, (size_t)m, sizeof(float));
+    int64_t bdim = m;
+    int32_t wid = new_const(g, "fused_bn_weight", w->v.rank, w->v.dims, NULL);
+    int32_t bid = new_const(g, "fused_bn_bias", 1, &bdim, NULL);
+    w = &g->values[conv->in[1]]; /* new_const may move the value array */
+    float *nw = wid < 0 ? NULL : frt_graph_temp_const(g, wid, (size_t)w->v.numel * sizeof(float));
+    float *nb = bid < 0 ? NULL : frt_graph_temp_const(g, bid, (size_t)m * sizeof(float));
     int32_t *nin = frt_arena_array(arena, 3, sizeof(int32_t));
     if (!nw || !nb || !nin) {
         *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory folding BatchNormalization");
         return -1;
     }
+    g->values[wid].v.data = nw;
+    g->values[bid].v.data = nb;
     const float *ow = w->v.data;
     for (int64_t o = 0; o < m; o++) {
         double s = (double)scale[o] / sqrt((double)var[o] + (double)eps);
         for (int64_t j = 0; j < per; j++) nw[o * per + j] = (float)(ow[o * per + j] * s);
         nb[o] = (float)(((b ? (double)b[o] : 0.0) - mean[o]) * s + beta[o]);
     }
-    int64_t bdim = m;
-    int32_t wid = new_const(g, "fused_bn_weight", w->v.rank, w->v.dims, nw);
-    int32_t bid = new_const(g, "fused_bn_bias", 1, &bdim, nb);
-    if (wid < 0 || bid < 0) {
-        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory folding BatchNormalization");
-        return -1;
-    }
+    int32_t old_w = conv->in[1];
     nin[0] = conv->in[0];
     nin[1] = wid;
     nin[2] = bid;
+    /* the unfolded weights are dead unless something else reads them */
+    if (g->values[old_w].n_uses == 1 && !g->values[old_w].is_output) {
+        g->values[old_w].n_uses = 0;
+        frt_graph_drop_const(g, old_w);
+    }
     conv->in = nin;
     conv->n_in = 3;
     bypass(g, conv, bn);

@@ -83,6 +83,14 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     m->stats.num_steps = m->prog.n_steps;
     for (size_t i = 0; i < g->n_outputs; i++) fill_info(m, g->outputs[i], &m->outputs[i]);
 
+    /* Drop weight copies nobody reads any more (originals of folded or repacked weights), and let
+       the kernel page cache take back mapped pages: those still used fault back in on first
+       use, the rest no longer count against the process. */
+    frt_graph_release_temps(g);
+    if (m->map && m->map_len) madvise(m->map, m->map_len, MADV_DONTNEED);
+    for (size_t i = 0; i < m->onnx->n_maps; i++)
+        madvise(m->onnx->maps[i].addr, m->onnx->maps[i].len, MADV_DONTNEED);
+
     m->tmpl = frt_arena_array(&m->arena, g->n_values + 1, sizeof *m->tmpl);
     if (!m->tmpl) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < g->n_values; i++) {
@@ -105,7 +113,8 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "num_threads %d is absurd", n);
     }
-    if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE) {
+    if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE &&
+        m->opt.planner != FRT_PLANNER_GREEDY) {
         int pl = (int)m->opt.planner;
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
@@ -187,6 +196,7 @@ frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **
 void frt_model_free(frt_model *m) {
     if (!m) return;
     frt_onnx_model_free(m->onnx);
+    frt_graph_free_temps(&m->g);
     frt_arena_free(&m->arena);
     if (m->map) munmap(m->map, m->map_len);
     free(m);

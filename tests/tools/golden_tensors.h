@@ -84,10 +84,10 @@ static const char k_pb_f64_typed[] =
     "\010\002\020\013B\001dR\020\000\000\000\000\000\000\340\077\234u\000\210<\3447\376";
 #define K_PB_F64_TYPED_LEN 25
 
-/* helper.make_tensor('h', FLOAT16, [2], float16 bits of [1.0, -2.0]) */
+/* helper.make_tensor('h', FLOAT16, [2], [1.0, -2.0]) */
 static const char k_pb_f16_typed[] =
-    "\010\002\020\012*\006\200\347\001\200\364\001B\001h";
-#define K_PB_F16_TYPED_LEN 15
+    "\010\002\020\012*\005\200x\200\200\003B\001h";
+#define K_PB_F16_TYPED_LEN 14
 
 /* helper.make_tensor('u', UINT64, [2], [1, 2**63 + 5]) */
 static const char k_pb_u64_typed[] =

@@ -492,7 +492,26 @@ static void test_inplace(void) {
         }
 }
 
+static void test_neg(void) {
+    float xf[37], yf[37];
+    t_fill(xf, 37, 9);
+    int64_t xi[5] = {0, 1, -7, INT64_MAX, INT64_MIN};
+    int64_t d37[1] = {37}, d5[1] = {5};
+    frt_value in = frt_test_value(FRT_FLOAT32, 1, d37, xf), out;
+    frt_test_op op = {.op_type = "Neg", .inputs = &in, .n_in = 1, .n_out = 1};
+    CHECK_OK(frt_test_run_op(&op, &out, NULL));
+    for (int i = 0; i < 37; i++) yf[i] = -xf[i];
+    CHECK(out.data && memcmp(out.data, yf, sizeof yf) == 0);
+    free(out.data);
+    in = frt_test_value(FRT_INT64, 1, d5, xi);
+    CHECK_OK(frt_test_run_op(&op, &out, NULL));
+    const int64_t *o = out.data;
+    CHECK(o && o[0] == 0 && o[1] == -1 && o[2] == 7 && o[3] == -INT64_MAX && o[4] == INT64_MIN);
+    free(out.data);
+}
+
 int main(void) {
+    test_neg();
     test_relu();
     test_clip();
     test_sigmoid_tanh();

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "op_harness.h"
+#include "runtime/threadpool.h"
 #include "test_util.h"
 #include "ops/x86/simd_elementwise.h"
 
@@ -457,8 +458,63 @@ static void test_inplace(void) {
     frt_arena_free(&ar);
 }
 
+/* One kernel selected with unknown dims, then run on shapes that change between runs (as a
+ * runtime does after a reshape): every run must match the reference. */
+static void test_shape_changes(void) {
+    const frt_op_def *def = frt_op_find("", "Sub");
+    shp runs[][2] = {{S(2, 3, 5), S(2, 3, 5)}, {S(2, 3, 5), S(2, 1, 5)}, {S(2, 3, 5), S(2, 3, 1)},
+                     {S(2, 1, 5), S(2, 4, 1)}, {S(2, 1, 1), S(2, 4, 6)}, {S(2, 7, 9), S(2, 1, 1)},
+                     {S(2, 0, 9), S(2, 1, 9)}, {S(2, 64, 1031), S(2, 64, 1031)}};
+    for (int portable = 0; portable < 2; portable++) {
+        int32_t ids_in[2] = {0, 1}, ids_out[1] = {2};
+        frt_node node = {.name = "n", .op_type = "Sub", .domain = "", .n_in = 2, .n_out = 1,
+                         .in = ids_in, .out = ids_out, .opset = 14};
+        int64_t unk[2] = {-1, -1};
+        frt_value lv[3] = {frt_test_value(FRT_FLOAT32, 2, unk, NULL),
+                           frt_test_value(FRT_FLOAT32, 2, unk, NULL), {0}};
+        frt_value *ip[2] = {&lv[0], &lv[1]}, *op[1] = {&lv[2]};
+        frt_op_ctx c = {&node, 14, 2, 1, ip, op, NULL};
+        CHECK_OK(def->infer(&c));
+        CHECK(lv[2].rank == 2 && lv[2].dims[0] == -1);
+        frt_arena ar;
+        frt_arena_init(&ar);
+        c.arena = &ar;
+        frt_kernel k = {0};
+        frt_ew_force_portable = portable;
+        CHECK_OK(def->select(&c, &k));
+        frt_ew_force_portable = 0;
+        frt_threadpool *tp = frt_threadpool_create(2);
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            shp sa = runs[r][0], sb = runs[r][1], so = bshape(sa, sb);
+            int64_t na = shp_numel(sa), nb = shp_numel(sb), no = shp_numel(so);
+            float *a = malloc((size_t)na * 4 + 4), *b = malloc((size_t)nb * 4 + 4);
+            float *o = malloc((size_t)no * 4 + 4), *ref = malloc((size_t)no * 4 + 4);
+            fill(FRT_FLOAT32, a, na, 1, 0);
+            fill(FRT_FLOAT32, b, nb, 2, 0);
+            ref_binary(1, FRT_FLOAT32, sa, a, sb, b, so, ref);
+            frt_value v[3] = {frt_test_value(FRT_FLOAT32, sa.rank, sa.d, a),
+                              frt_test_value(FRT_FLOAT32, sb.rank, sb.d, b), {0}};
+            frt_value *rp[2] = {&v[0], &v[1]}, *ro[1] = {&v[2]};
+            frt_op_ctx rc = {&node, 14, 2, 1, rp, ro, NULL};
+            CHECK_OK(def->infer(&rc));
+            v[2].data = o;
+            frt_step st = {.k = k, .in = ids_in, .out = ids_out, .n_in = 2, .n_out = 1, .ir = &node};
+            frt_exec x = {v, NULL, r % 2 ? tp : NULL};
+            CHECK_OK(k.fn(&st, &x));
+            CHECK_MSG(memcmp(o, ref, (size_t)no * 4) == 0, "run %zu with kernel %s", r, k.name);
+            free(a);
+            free(b);
+            free(o);
+            free(ref);
+        }
+        frt_threadpool_free(tp);
+        frt_arena_free(&ar);
+    }
+}
+
 int main(void) {
     test_patterns();
+    test_shape_changes();
     test_selection();
     test_fused_act();
     test_int_semantics();

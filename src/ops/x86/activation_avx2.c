@@ -19,7 +19,8 @@ static inline __m256 exp256(__m256 x) {
     const __m256 ln2_lo = _mm256_set1_ps(-2.12194440e-4f);    /* ln2 - ln2_hi */
     x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);            /* NaN x stays NaN (2nd operand) */
     x = _mm256_min_ps(_mm256_set1_ps(88.0f), x);
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, log2e),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, ln2_hi, x);
     r = _mm256_fnmadd_ps(n, ln2_lo, r);
     /* exp(r) ~ 1 + r + r^2 (c2 + c3 r + c4 r^2 + c5 r^3 + c6 r^4) */

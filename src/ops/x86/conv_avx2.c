@@ -28,23 +28,30 @@
  * stays in L2 while every weight panel streams past it. */
 #define KC_MAX 256
 #define NC_MAX 256
+/* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
+#define JOUTER_MAX (16 * 1024)
 
 frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
     int64_t mp = (p->Mg + MR - 1) / MR;
-    size_t n = (size_t)(p->group * mp * p->Kg * MR);
-    float *wp = frt_arena_array(arena, n, sizeof(float));
-    if (!wp) return FRT_ERR_NO_MEMORY;
-    for (int64_t gr = 0; gr < p->group; gr++)
-        for (int64_t m = 0; m < p->Mg; m++) {
-            const float *src = w + (gr * p->Mg + m) * p->Kg;
-            float *dst = wp + ((gr * mp + m / MR) * p->Kg) * MR + m % MR;
-            for (int64_t k = 0; k < p->Kg; k++) dst[k * MR] = src[k];
-        }
-    p->wpack = wp;
-    p->mpanels = mp;
     int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
     p->kc = (p->Kg + nkb - 1) / nkb;
     p->nc = NC_MAX;
+    p->mpanels = mp;
+    size_t n = (size_t)(p->group * mp * p->Kg * MR);
+    float *wp = frt_arena_array(arena, n, sizeof(float));
+    if (!wp) return FRT_ERR_NO_MEMORY;
+    /* [group][K block k0][panel][kcur][MR]: the panels of one K block are one sequential stream */
+    for (int64_t gr = 0; gr < p->group; gr++)
+        for (int64_t k0 = 0; k0 < p->Kg; k0 += p->kc) {
+            int64_t kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
+            float *blk = wp + (gr * mp * p->Kg + k0 * mp) * MR;
+            for (int64_t m = 0; m < p->Mg; m++) {
+                const float *src = w + (gr * p->Mg + m) * p->Kg + k0;
+                float *dst = blk + (m / MR) * kcur * MR + m % MR;
+                for (int64_t k = 0; k < kcur; k++) dst[k * MR] = src[k];
+            }
+        }
+    p->wpack = wp;
     return FRT_OK;
 }
 
@@ -54,82 +61,78 @@ frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_ar
 
 enum { UK_FIRST = 1, UK_LAST = 2 };
 
-/* C[6][8*NV] (row stride ldc) = (FIRST ? bias : C) + A[kc][6] * B[kc][16] (first 8*NV columns),
- * then clamped to [lo, hi] when LAST and act. bias: 6 floats or NULL. */
+/* C[ROWS][8*NV] (row stride ldc) = (FIRST ? bias : C) + A[kc][6] * B[kc][16] (first ROWS rows of
+ * the A panel, first 8*NV columns of the B panel), clamped to [lo, hi] when LAST and act.
+ * bias: 6 floats or NULL. ROWS and NV are compile-time constants at every call site. */
 static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a, const float *b,
-                                                       float *c, int64_t ldc, int nv, int flags,
+                                                       float *c, int64_t ldc, const int ROWS,
+                                                       const int NV, int flags,
                                                        const float *bias, int act, float lo,
                                                        float hi) {
     __m256 c0a, c0b, c1a, c1b, c2a, c2b, c3a, c3b, c4a, c4b, c5a, c5b;
+    c0a = c0b = c1a = c1b = c2a = c2b = _mm256_setzero_ps();
+    c3a = c3b = c4a = c4b = c5a = c5b = _mm256_setzero_ps();
     if (flags & UK_FIRST) {
         if (bias) {
-            c0a = c0b = _mm256_broadcast_ss(bias + 0);
-            c1a = c1b = _mm256_broadcast_ss(bias + 1);
-            c2a = c2b = _mm256_broadcast_ss(bias + 2);
-            c3a = c3b = _mm256_broadcast_ss(bias + 3);
-            c4a = c4b = _mm256_broadcast_ss(bias + 4);
-            c5a = c5b = _mm256_broadcast_ss(bias + 5);
-        } else {
-            c0a = c0b = c1a = c1b = c2a = c2b = _mm256_setzero_ps();
-            c3a = c3b = c4a = c4b = c5a = c5b = _mm256_setzero_ps();
+#define BI(r) \
+    if (ROWS > r) c##r##a = c##r##b = _mm256_broadcast_ss(bias + r);
+            BI(0) BI(1) BI(2) BI(3) BI(4) BI(5)
+#undef BI
         }
     } else {
-#define LD(r) \
-    c##r##a = _mm256_loadu_ps(c + r * ldc); \
-    c##r##b = nv == 2 ? _mm256_loadu_ps(c + r * ldc + 8) : _mm256_setzero_ps();
+#define LD(r)                                                            \
+    if (ROWS > r) {                                                      \
+        c##r##a = _mm256_loadu_ps(c + r * ldc);                          \
+        if (NV == 2) c##r##b = _mm256_loadu_ps(c + r * ldc + 8);         \
+    }
         LD(0) LD(1) LD(2) LD(3) LD(4) LD(5)
 #undef LD
     }
-    if (nv == 2) {
-        for (int64_t k = 0; k < kc; k++) {
-            __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), t;
-#define FM(r) \
-    t = _mm256_broadcast_ss(a + r); \
-    c##r##a = _mm256_fmadd_ps(t, b0, c##r##a); \
-    c##r##b = _mm256_fmadd_ps(t, b1, c##r##b);
-            FM(0) FM(1) FM(2) FM(3) FM(4) FM(5)
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = NV == 2 ? _mm256_load_ps(b + 8) : b0, t;
+#define FM(r)                                                            \
+    if (ROWS > r) {                                                      \
+        t = _mm256_broadcast_ss(a + r);                                  \
+        c##r##a = _mm256_fmadd_ps(t, b0, c##r##a);                       \
+        if (NV == 2) c##r##b = _mm256_fmadd_ps(t, b1, c##r##b);          \
+    }
+        FM(0) FM(1) FM(2) FM(3) FM(4) FM(5)
 #undef FM
-            a += MR;
-            b += NR;
-        }
-    } else {
-        for (int64_t k = 0; k < kc; k++) {
-            __m256 b0 = _mm256_load_ps(b), t;
-#define FM(r) \
-    t = _mm256_broadcast_ss(a + r); \
-    c##r##a = _mm256_fmadd_ps(t, b0, c##r##a);
-            FM(0) FM(1) FM(2) FM(3) FM(4) FM(5)
-#undef FM
-            a += MR;
-            b += NR;
-        }
+        a += MR;
+        b += NR;
     }
     if ((flags & UK_LAST) && act) {
         /* max(lo, x) / min(hi, x) return x when x is NaN: NaN propagates */
         __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
-#define CL(r) \
-    c##r##a = _mm256_min_ps(vh, _mm256_max_ps(vl, c##r##a)); \
+#define CL(r)                                                            \
+    c##r##a = _mm256_min_ps(vh, _mm256_max_ps(vl, c##r##a));             \
     c##r##b = _mm256_min_ps(vh, _mm256_max_ps(vl, c##r##b));
         CL(0) CL(1) CL(2) CL(3) CL(4) CL(5)
 #undef CL
     }
-#define ST(r) \
-    _mm256_storeu_ps(c + r * ldc, c##r##a); \
-    if (nv == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##b);
+#define ST(r)                                                            \
+    if (ROWS > r) {                                                      \
+        _mm256_storeu_ps(c + r * ldc, c##r##a);                          \
+        if (NV == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##b);         \
+    }
     ST(0) ST(1) ST(2) ST(3) ST(4) ST(5)
 #undef ST
 }
 
-static void ukr_16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int flags,
-                   const float *bias, int act, float lo, float hi) {
-    ukr(kc, a, b, c, ldc, 2, flags, bias, act, lo, hi);
-}
-static void ukr_8(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int flags,
-                  const float *bias, int act, float lo, float hi) {
-    ukr(kc, a, b, c, ldc, 1, flags, bias, act, lo, hi);
+/* rows x 16 tile, rows in [1, 6], stored straight into C. */
+static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                     int64_t rows, int flags, const float *bias, int act, float lo, float hi) {
+    switch (rows) {
+    case 6: ukr(kc, a, b, c, ldc, 6, 2, flags, bias, act, lo, hi); break;
+    case 5: ukr(kc, a, b, c, ldc, 5, 2, flags, bias, act, lo, hi); break;
+    case 4: ukr(kc, a, b, c, ldc, 4, 2, flags, bias, act, lo, hi); break;
+    case 3: ukr(kc, a, b, c, ldc, 3, 2, flags, bias, act, lo, hi); break;
+    case 2: ukr(kc, a, b, c, ldc, 2, 2, flags, bias, act, lo, hi); break;
+    default: ukr(kc, a, b, c, ldc, 1, 2, flags, bias, act, lo, hi); break;
+    }
 }
 
-/* A tile of rows x cols (rows <= 6, cols <= 16) through a 6 x 16 buffer. */
+/* A tile of rows x cols (rows <= 6, cols < 16) through a 6 x 16 buffer. */
 static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                      int64_t rows, int64_t cols, int flags, const float *bias, int act, float lo,
                      float hi) {
@@ -137,9 +140,9 @@ static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64
     if (!(flags & UK_FIRST))
         for (int64_t r = 0; r < rows; r++) memcpy(t + r * NR, c + r * ldc, cols * sizeof(float));
     if (cols <= 8)
-        ukr_8(kc, a, b, t, NR, flags, bias, act, lo, hi);
+        ukr(kc, a, b, t, NR, 6, 1, flags, bias, act, lo, hi);
     else
-        ukr_16(kc, a, b, t, NR, flags, bias, act, lo, hi);
+        ukr(kc, a, b, t, NR, 6, 2, flags, bias, act, lo, hi);
     for (int64_t r = 0; r < rows; r++) memcpy(c + r * ldc, t + r * NR, cols * sizeof(float));
 }
 
@@ -206,7 +209,9 @@ typedef struct gemm_ctx {
     int64_t npos;
     int64_t n0, ncur, npan;   /* position block */
     int64_t k0, kcur;         /* K block */
-    int64_t kchunk, mchunk;   /* K rows / M panels per task */
+    int64_t kchunk;           /* K rows per packing task */
+    int64_t chunk;            /* panels per compute task */
+    int jouter;               /* col panels outer (see compute_panels) */
     int flags;
 } gemm_ctx;
 
@@ -253,33 +258,42 @@ static void pack_rows(void *ctx, size_t i) {
     }
 }
 
-/* Output channel panels [i*mchunk, ...) times the packed block. */
+/* One MR x NR tile: weight panel mp times col panel j of the packed block. */
+static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
+    const frt_conv_params *p = t->p;
+    const float *a = t->wg + (t->k0 * p->mpanels + mp * t->kcur) * MR;
+    const float *b = t->blk + j * t->kcur * NR;
+    int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
+    int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;
+    float *c = t->yg + mp * MR * t->npos + t->n0 + j * NR;
+    _Alignas(32) float bias6[MR] = {0};
+    const float *bias = NULL;
+    if (t->bias && (t->flags & UK_FIRST)) {
+        for (int64_t r = 0; r < rows; r++) bias6[r] = t->bias[mp * MR + r];
+        bias = bias6;
+    }
+    if (rows == MR && cols == NR)
+        ukr(t->kcur, a, b, c, t->npos, 6, 2, t->flags, bias, p->act, p->lo, p->hi);
+    else if (cols == NR)
+        ukr_rows(t->kcur, a, b, c, t->npos, rows, t->flags, bias, p->act, p->lo, p->hi);
+    else
+        ukr_edge(t->kcur, a, b, c, t->npos, rows, cols, t->flags, bias, p->act, p->lo, p->hi);
+}
+
+/* Task i: weight panels [i*chunk, ...) against every col panel (weights outer: each weight
+ * micro-panel stays in L1 while the col block streams from L2), or, when all the weights of the
+ * K block fit in L1 (jouter), col panels [i*chunk, ...) against every weight panel. */
 static void compute_panels(void *ctx, size_t i) {
     const gemm_ctx *t = ctx;
     const frt_conv_params *p = t->p;
-    int64_t mp0 = (int64_t)i * t->mchunk;
-    int64_t mp1 = mp0 + t->mchunk < p->mpanels ? mp0 + t->mchunk : p->mpanels;
-    int act = p->act;
-    float lo = p->lo, hi = p->hi;
-    for (int64_t mp = mp0; mp < mp1; mp++) {
-        const float *a = t->wg + (mp * p->Kg + t->k0) * MR;
-        int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
-        _Alignas(32) float bias6[MR] = {0};
-        const float *bias = NULL;
-        if (t->bias) {
-            for (int64_t r = 0; r < rows; r++) bias6[r] = t->bias[mp * MR + r];
-            bias = bias6;
-        }
-        float *c = t->yg + mp * MR * t->npos + t->n0;
-        for (int64_t j = 0; j < t->npan; j++) {
-            const float *b = t->blk + j * t->kcur * NR;
-            int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;
-            if (rows == MR && cols == NR)
-                ukr_16(t->kcur, a, b, c + j * NR, t->npos, t->flags, bias, act, lo, hi);
-            else
-                ukr_edge(t->kcur, a, b, c + j * NR, t->npos, rows, cols, t->flags, bias, act, lo,
-                         hi);
-        }
+    int64_t n = t->jouter ? t->npan : p->mpanels;
+    int64_t i0 = (int64_t)i * t->chunk, i1 = i0 + t->chunk < n ? i0 + t->chunk : n;
+    if (t->jouter) {
+        for (int64_t j = i0; j < i1; j++)
+            for (int64_t mp = 0; mp < p->mpanels; mp++) compute_tile(t, mp, j);
+    } else {
+        for (int64_t mp = i0; mp < i1; mp++)
+            for (int64_t j = 0; j < t->npan; j++) compute_tile(t, mp, j);
     }
 }
 
@@ -329,18 +343,19 @@ frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
                 for (t.k0 = 0; t.k0 < p->Kg; t.k0 += p->kc) {
                     t.kcur = p->Kg - t.k0 < p->kc ? p->Kg - t.k0 : p->kc;
                     t.flags = (t.k0 == 0 ? UK_FIRST : 0) | (t.k0 + t.kcur == p->Kg ? UK_LAST : 0);
+                    t.jouter = p->mpanels * MR * t.kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
                     if (nth > 1) {
                         t.kchunk = (t.kcur + 2 * nth - 1) / (2 * nth);
                         frt_parallel_for(x->tp, (size_t)((t.kcur + t.kchunk - 1) / t.kchunk),
                                          pack_rows, &t);
-                        t.mchunk = (p->mpanels + 2 * nth - 1) / (2 * nth);
-                        frt_parallel_for(x->tp,
-                                         (size_t)((p->mpanels + t.mchunk - 1) / t.mchunk),
+                        int64_t np = t.jouter ? t.npan : p->mpanels;
+                        t.chunk = (np + 2 * nth - 1) / (2 * nth);
+                        frt_parallel_for(x->tp, (size_t)((np + t.chunk - 1) / t.chunk),
                                          compute_panels, &t);
                     } else {
                         t.kchunk = t.kcur;
                         pack_rows(&t, 0);
-                        t.mchunk = p->mpanels;
+                        t.chunk = t.jouter ? t.npan : p->mpanels;
                         compute_panels(&t, 0);
                     }
                 }

@@ -97,6 +97,7 @@ static inline __attribute__((always_inline)) __m256 row3(__m256 acc, const float
 typedef struct dw_rowplan {
     int64_t nv;
     int64_t pl, W;
+    int planned; /* edge and masks filled (nv <= DW_MAXV) */
     unsigned char edge[DW_MAXV];
     dw_masks masks[DW_MAXV];
 } dw_rowplan;
@@ -117,7 +118,8 @@ static int dw_plan_rows(dw_rowplan *rp, int64_t OW, int64_t W, int64_t pl, int s
     rp->nv = (OW + 7) / 8;
     rp->pl = pl;
     rp->W = W;
-    if (rp->nv > DW_MAXV) return 0;
+    rp->planned = rp->nv <= DW_MAXV;
+    if (!rp->planned) return 0;
     for (int64_t v = 0; v < rp->nv; v++) {
         int64_t ow = vec_ow(v, OW);
         rp->edge[v] = (unsigned char)is_edge(ow, pl, W, s);
@@ -136,7 +138,7 @@ static inline __attribute__((always_inline)) void dw3x3_row(
         int64_t ow = vec_ow(v, OW);
         const dw_masks *mk = NULL;
         dw_masks tmp;
-        if (v < DW_MAXV) {
+        if (rp->planned) {
             if (rp->edge[v]) mk = &rp->masks[v];
         } else if (is_edge(ow, pl, rp->W, s)) {
             masks_for(&tmp, ow, pl, rp->W, s);
@@ -225,10 +227,13 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
     dw_task t;
-    t = (dw_task){p, &g, X->data,
-                 p->w ? p->w : (const float *)x->values[s->in[1]].data,
-                 s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL,
-                 x->values[s->out[0]].data, 0};
+    t.p = p;
+    t.g = &g;
+    t.x = X->data;
+    t.w = p->w ? p->w : (const float *)x->values[s->in[1]].data;
+    t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
+    t.y = x->values[s->out[0]].data;
+    t.fast = 0;
     /* column indices go through 32-bit lanes in load_cols */
     if (p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
         (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)

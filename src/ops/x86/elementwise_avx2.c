@@ -111,7 +111,8 @@ void frt_f32_to_f16_f16c(const float *x, uint16_t *y, size_t n) {
         float tx[8] = {0};
         uint16_t ty[8];
         for (size_t k = 0; k < n - i; k++) tx[k] = x[i + k];
-        _mm_storeu_si128((__m128i *)ty, _mm256_cvtps_ph(_mm256_loadu_ps(tx), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)ty,
+                         _mm256_cvtps_ph(_mm256_loadu_ps(tx), _MM_FROUND_TO_NEAREST_INT));
         for (size_t k = 0; k < n - i; k++) y[i + k] = ty[k];
     }
 }

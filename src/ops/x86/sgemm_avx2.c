@@ -108,6 +108,16 @@ static inline __m256i tail_mask(int64_t n) {
 
 void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y) {
+    if (N < 8) {
+        /* short rows: plain dot products */
+        for (int64_t i = 0; i < M; i++) {
+            const float *a = A + i * lda;
+            float r = 0.0f;
+            for (int64_t j = 0; j < N; j++) r += a[j] * x[j];
+            y[i] = beta == 0.0f ? alpha * r : alpha * r + beta * y[i];
+        }
+        return;
+    }
     int64_t n8 = N & ~(int64_t)7;
     __m256i tm = tail_mask(N - n8);
     int64_t i = 0;
@@ -152,9 +162,10 @@ void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t
     }
 }
 
-void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
-                      const float *x, float beta, float *y) {
-    /* y[j] = alpha * sum_i A[i][j] x[i] + beta y[j], over column blocks of 32 kept in registers */
+/* y[N] = alpha * A^T x + beta * y for few columns (N <= 64): the column block stays in registers
+ * while the rows stream by. */
+static void sgemv_t_narrow(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                           const float *x, float beta, float *y) {
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
     int64_t j = 0;
     for (; j + 32 <= N; j += 32) {
@@ -185,6 +196,22 @@ void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t
         store8(y + j, _mm256_add_ps(s0, s1), va, vb, beta);
     }
     if (j < N) {
+        if (N - j == 1) {
+            /* a single column: strided dot product */
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            const float *a = A + j;
+            int64_t i = 0;
+            for (; i + 4 <= M; i += 4, a += 4 * lda) {
+                s0 += a[0] * x[i];
+                s1 += a[lda] * x[i + 1];
+                s2 += a[2 * lda] * x[i + 2];
+                s3 += a[3 * lda] * x[i + 3];
+            }
+            for (; i < M; i++, a += lda) s0 += a[0] * x[i];
+            float r = (s0 + s1) + (s2 + s3);
+            y[j] = beta == 0.0f ? alpha * r : alpha * r + beta * y[j];
+            return;
+        }
         __m256i tm = tail_mask(N - j);
         __m256 s0 = _mm256_setzero_ps();
         const float *a = A + j;
@@ -194,6 +221,49 @@ void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t
         _mm256_storeu_ps(r, s0);
         for (int64_t t = 0; t < N - j; t++)
             y[j + t] = beta == 0.0f ? alpha * r[t] : alpha * r[t] + beta * y[j + t];
+    }
+}
+
+void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y) {
+    if (N <= 64) {
+        sgemv_t_narrow(M, N, alpha, A, lda, x, beta, y);
+        return;
+    }
+    /* wide: y = beta*y, then y += (alpha x[i]) A[i,:] four rows at a time (sequential streams) */
+    int64_t n8 = N & ~(int64_t)7;
+    __m256i tm = tail_mask(N - n8);
+    if (beta == 0.0f) memset(y, 0, (size_t)N * sizeof(float));
+    else if (beta != 1.0f)
+        for (int64_t j = 0; j < N; j++) y[j] *= beta;
+    int64_t i = 0;
+    for (; i + 4 <= M; i += 4) {
+        const float *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        const float f0 = alpha * x[i], f1 = alpha * x[i + 1], f2 = alpha * x[i + 2],
+                    f3 = alpha * x[i + 3];
+        __m256 x0 = _mm256_set1_ps(f0), x1 = _mm256_set1_ps(f1);
+        __m256 x2 = _mm256_set1_ps(f2), x3 = _mm256_set1_ps(f3);
+        int64_t j = 0;
+        for (; j < n8; j += 8) {
+            __m256 acc = _mm256_loadu_ps(y + j);
+            __m256 t = _mm256_mul_ps(_mm256_loadu_ps(a1 + j), x1);
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j), x0, acc);
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(a3 + j), x3, t);
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(a2 + j), x2, acc);
+            _mm256_storeu_ps(y + j, _mm256_add_ps(acc, t));
+        }
+        for (; j < N; j++) y[j] += (a0[j] * f0 + a1[j] * f1) + (a2[j] * f2 + a3[j] * f3);
+    }
+    for (; i < M; i++) {
+        const float *a0 = A + i * lda;
+        __m256 x0 = _mm256_set1_ps(alpha * x[i]);
+        int64_t j = 0;
+        for (; j < n8; j += 8)
+            _mm256_storeu_ps(y + j, _mm256_fmadd_ps(_mm256_loadu_ps(a0 + j), x0,
+                                                    _mm256_loadu_ps(y + j)));
+        if (j < N)
+            _mm256_maskstore_ps(y + j, tm, _mm256_fmadd_ps(_mm256_maskload_ps(a0 + j, tm), x0,
+                                                           _mm256_maskload_ps(y + j, tm)));
     }
 }
 
