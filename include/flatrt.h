@@ -109,7 +109,9 @@ typedef struct frt_tensor {
     void *owner;
 } frt_tensor;
 
-/* Frees data that flatrt allocated for the tensor and clears it; harmless on any other tensor. */
+/* Releases data that flatrt allocated for the tensor (or the tensor's reference to a managed
+ * output arena) and clears the tensor; harmless on any other tensor. Thread-safe: tensors may be
+ * released on any thread, also after their runtime was freed. */
 void frt_tensor_release(frt_tensor *t);
 /* Number of elements (product of shape; 1 for rank 0). */
 int64_t frt_tensor_numel(const frt_tensor *t);
@@ -129,6 +131,13 @@ typedef struct frt_options {
     frt_planner planner;
     int32_t fold_constants; /* 1 (default): evaluate constant subgraphs at load */
     int32_t fuse;           /* 1 (default): fuse Conv+BatchNorm, Conv/Gemm+activation, ... */
+    /* 1: FRT_OUTPUTS_ALLOC outputs are not copied: they point into the runtime's output arena,
+     * which stays alive until the caller has released every output tensor of that run (as
+     * Static Runtime's manage_output_tensors). While the caller holds them, the next run uses a
+     * fresh arena; once released, the arena is reused, so a caller that releases its outputs
+     * before the next run causes no allocation. 0 (default): each output is copied into its own
+     * allocation. */
+    int32_t manage_outputs;
 } frt_options;
 
 /* Fills defaults: 1 thread, standard planner, folding and fusion on. */
@@ -229,6 +238,24 @@ typedef struct frt_plan_stats {
     size_t shape_bytes;       /* values computed while resolving shapes */
 } frt_plan_stats;
 frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *stats);
+
+/* One tensor of the current plan, for pictures and debugging. Lifetimes are positions in the
+ * order of compute steps (see frt_runtime_step_profile). */
+typedef enum frt_plan_kind {
+    FRT_PLAN_TENSOR = 0,  /* intermediate with its own storage */
+    FRT_PLAN_SLICE = 1,   /* written straight into a slice of a Concat's output */
+    FRT_PLAN_INPLACE = 2, /* written over an input that dies at its step */
+    FRT_PLAN_SCRATCH = 3  /* a kernel's workspace for one step */
+} frt_plan_kind;
+typedef struct frt_plan_entry {
+    const char *name;     /* value name, or the node name for scratch */
+    frt_plan_kind kind;
+    size_t offset, bytes; /* byte range in the slab */
+    int32_t first, last;  /* first and last step that use it */
+} frt_plan_entry;
+/* Number of entries in the current plan (0 before the first run or reshape). */
+size_t frt_runtime_plan_size(const frt_runtime *rt);
+frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index, frt_plan_entry *entry);
 
 /* Profiling: when on, each run adds the time of each step. */
 void frt_runtime_set_profiling(frt_runtime *rt, int on);

@@ -14,7 +14,7 @@
  *     register-panel layout of the portable kernel. With OpenBLAS, B is used as stored (OpenBLAS
  *     packs internally and handles both orientations equally well).
  *   - MatMul with a 2-D (or 1-D) B folds A's batch dims into M: one GEMM for [b,s,K]x[K,N].
- *   - Tiny products (M*N*K <= 4096, e.g. DeepAndWide's [1,1,32]x[1,32,1]) use a direct loop.
+ *   - Tiny products (M*N*K <= 1024, e.g. DeepAndWide's [1,1,32]x[1,32,1]) use a direct loop.
  *   - Large products split over the intra-op pool (frt_sgemm_*_mt); the BLAS stays 1-threaded.
  */
 #include <math.h>
@@ -24,7 +24,8 @@
 #include "runtime/threadpool.h"
 #include "sgemm.h"
 
-#define TINY_MACS 4096
+/* Products up to this many multiply-adds run as direct loops (a BLAS call costs ~0.2-1 us). */
+#define TINY_MACS 1024
 
 /* ------------------------------------------------------------------------------------------ */
 /* shared helpers                                                                             */
@@ -91,25 +92,36 @@ static const char *const matmul_names[2][3][3] = {
     },
 };
 
-/* Y[M,N] += alpha * A[M,K] * B[K,N] directly (Y already initialized); small sizes. */
+/* Y[M,N] (+)= alpha * op(A) * op(B) by direct loops, for tiny products where a library call
+ * costs more than the arithmetic (init_zero: Y is overwritten, else accumulated into). */
 static void tiny_mm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, int init_zero,
                     float *Y, int64_t ldy) {
     for (int64_t i = 0; i < M; i++) {
         float *y = Y + i * ldy;
-        if (init_zero) memset(y, 0, (size_t)N * sizeof(float));
+        const float *a = transA ? A + i : A + i * lda;
+        const int64_t inca = transA ? lda : 1;
         if (!transB) {
+            if (init_zero) memset(y, 0, (size_t)N * sizeof(float));
             for (int64_t k = 0; k < K; k++) {
-                float a = alpha * (transA ? A[k * lda + i] : A[i * lda + k]);
+                const float ak = alpha * a[k * inca];
                 const float *b = B + k * ldb;
-                for (int64_t j = 0; j < N; j++) y[j] += a * b[j];
+                for (int64_t j = 0; j < N; j++) y[j] += ak * b[j];
             }
         } else {
             for (int64_t j = 0; j < N; j++) {
                 const float *b = B + j * ldb;
-                float s = 0.0f;
-                for (int64_t k = 0; k < K; k++) s += (transA ? A[k * lda + i] : A[i * lda + k]) * b[k];
-                y[j] += alpha * s;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                int64_t k = 0;
+                for (; k + 4 <= K; k += 4) {
+                    s0 += a[k * inca] * b[k];
+                    s1 += a[(k + 1) * inca] * b[k + 1];
+                    s2 += a[(k + 2) * inca] * b[k + 2];
+                    s3 += a[(k + 3) * inca] * b[k + 3];
+                }
+                for (; k < K; k++) s0 += a[k * inca] * b[k];
+                float v = alpha * ((s0 + s1) + (s2 + s3));
+                y[j] = init_zero ? v : y[j] + v;
             }
         }
     }

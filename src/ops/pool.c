@@ -35,6 +35,11 @@
 void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n);
 void frt_pool_vadd_avx2(float *dst, const float *src, int64_t n);
 float frt_pool_sum_avx2(const float *src, int64_t n);
+/* Interior horizontal pooling for stride s in {1, 2}: out[j] = reduce_{k<K} row[s*j + k*d]
+ * (max, or sum when !is_max) for j < n, never reading row[len] or beyond. Returns how many
+ * outputs it produced (a prefix; the caller finishes the rest). */
+int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
+                           int64_t s, int64_t K, int64_t d);
 #endif
 
 enum { POOL_MAX = 0, POOL_AVG = 1 };
@@ -243,10 +248,12 @@ static frt_status avgpool_infer(frt_op_ctx *c) { return pool_infer_common(c, POO
 /* ---- kernel ---- */
 
 /* Per output index of one dim: window start, valid k range [k0, k1), and the count of window
- * positions inside the padded extent. */
+ * positions inside the padded extent. [lo, hi) is the interior: outputs whose whole window lies
+ * inside the input. inv[o] (W dim only) is 1 / the average's divisor share of this dim. */
 typedef struct dim_tab {
-    int64_t in, out, k, s, d;
+    int64_t in, out, k, s, d, lo, hi;
     int64_t *start, *k0, *k1, *cnt;
+    float *inv;
 } dim_tab;
 
 typedef struct pool_run {
@@ -258,8 +265,9 @@ typedef struct pool_run {
     int64_t planes, per_task;
 } pool_run;
 
+/* Fills the table of one dim from mem (5 * out int64 slots). */
 static void fill_tab(dim_tab *t, int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
-                     int64_t pb, int64_t pe, int64_t *mem) {
+                     int64_t pb, int64_t pe, int include_pad, int64_t *mem) {
     t->in = in;
     t->out = out;
     t->k = k;
@@ -269,6 +277,9 @@ static void fill_tab(dim_tab *t, int64_t in, int64_t out, int64_t k, int64_t s, 
     t->k0 = mem + out;
     t->k1 = mem + 2 * out;
     t->cnt = mem + 3 * out;
+    t->inv = (float *)(mem + 4 * out);
+    t->lo = out;
+    t->hi = 0;
     for (int64_t o = 0; o < out; o++) {
         int64_t st = o * s - pb;
         int64_t k0 = st >= 0 ? 0 : ceil_div(-st, d);
@@ -282,6 +293,53 @@ static void fill_tab(dim_tab *t, int64_t in, int64_t out, int64_t k, int64_t s, 
         t->k0[o] = k0;
         t->k1[o] = k1;
         t->cnt[o] = cnt;
+        int64_t div = include_pad ? cnt : k1 - k0;
+        t->inv[o] = div > 0 ? 1.0f / (float)div : 0.0f;
+        if (k0 == 0 && k1 == k) {
+            if (o < t->lo) t->lo = o;
+            t->hi = o + 1;
+        }
+    }
+    if (t->lo > t->hi) t->lo = t->hi = 0;
+}
+
+/* Horizontal pass: o[ow] = reduce over the valid kw of row[start + kw*d] (raw sums for avg). */
+static void hpass(const pool_params *p, const dim_tab *tw, const float *row, float *o) {
+    const int kind = p->kind;
+    const int64_t dw = tw->d, K = tw->k, s = tw->s;
+    int64_t lo = tw->lo, hi = tw->hi;
+    (void)s;
+    /* borders: clipped windows */
+    for (int64_t ow = 0; ow < tw->out; ow++) {
+        if (ow == lo && lo < hi) {
+            ow = hi - 1;
+            continue;
+        }
+        const int64_t st = tw->start[ow];
+        float acc = kind == POOL_MAX ? -FLT_MAX : 0.0f;
+        for (int64_t k = tw->k0[ow]; k < tw->k1[ow]; k++) {
+            float v = row[st + k * dw];
+            if (kind == POOL_MAX) acc = v > acc ? v : acc;
+            else acc += v;
+        }
+        o[ow] = acc;
+    }
+    if (lo >= hi) return;
+    /* interior: full windows */
+    int64_t j = lo;
+#if FRT_HAVE_X86
+    if (p->simd && (s == 1 || s == 2))
+        j = lo + frt_pool_hrow_avx2(kind == POOL_MAX, row + tw->start[lo],
+                                    tw->in - tw->start[lo], o + lo, hi - lo, s, K, dw);
+#endif
+    for (; j < hi; j++) {
+        const float *rr = row + tw->start[j];
+        float acc = rr[0];
+        if (kind == POOL_MAX)
+            for (int64_t k = 1; k < K; k++) acc = rr[k * dw] > acc ? rr[k * dw] : acc;
+        else
+            for (int64_t k = 1; k < K; k++) acc += rr[k * dw];
+        o[j] = acc;
     }
 }
 
@@ -298,13 +356,11 @@ static void pool_plane(const pool_run *r, const float *in, float *out, float *tm
                 for (int64_t ow = 0; ow < OW; ow++) o[ow] = kind == POOL_MAX ? -FLT_MAX : 0.0f;
                 continue;
             }
-            /* reduce the valid window rows into one row */
-            const float *row;
-            int direct = 0;
+            /* reduce the valid window rows into one row, then pool it horizontally */
             if (nd * nh == 1) {
                 int64_t id = td->start[od] + td->k0[od] * td->d;
                 int64_t ih = th->start[oh] + th->k0[oh] * th->d;
-                row = in + (id * IH + ih) * IW;
+                hpass(p, tw, in + (id * IH + ih) * IW, o);
             } else if (tmp) {
                 int first = 1;
                 for (int64_t kd = td->k0[od]; kd < td->k1[od]; kd++) {
@@ -316,41 +372,41 @@ static void pool_plane(const pool_run *r, const float *in, float *out, float *tm
                         first = 0;
                     }
                 }
-                row = tmp;
+                hpass(p, tw, tmp, o);
             } else {
-                row = NULL;
-                direct = 1;
-            }
-            float hdiv = 1.0f;
-            if (kind == POOL_AVG)
-                hdiv = (float)(p->include_pad ? td->cnt[od] * th->cnt[oh] : nd * nh);
-            for (int64_t ow = 0; ow < OW; ow++) {
-                int64_t st = tw->start[ow], k0 = tw->k0[ow], k1 = tw->k1[ow], dw = tw->d;
-                float acc = kind == POOL_MAX ? -FLT_MAX : 0.0f;
-                if (!direct) {
-                    const float *rr = row + st;
-                    if (kind == POOL_MAX) {
-                        for (int64_t k = k0; k < k1; k++) acc = rr[k * dw] > acc ? rr[k * dw] : acc;
-                    } else {
-                        for (int64_t k = k0; k < k1; k++) acc += rr[k * dw];
-                    }
-                } else {
-                    for (int64_t kd = td->k0[od]; kd < td->k1[od]; kd++)
-                        for (int64_t kh = th->k0[oh]; kh < th->k1[oh]; kh++) {
-                            const float *rr = in + ((td->start[od] + kd * td->d) * IH +
-                                                    th->start[oh] + kh * th->d) * IW + st;
-                            for (int64_t k = k0; k < k1; k++) {
-                                float v = rr[k * dw];
-                                if (kind == POOL_MAX) acc = v > acc ? v : acc;
-                                else acc += v;
-                            }
+                /* rows wider than the temporary: pool the first valid row into o, then merge
+                 * the pooled values of each further row chunk by chunk */
+                int first = 1;
+                for (int64_t kd = td->k0[od]; kd < td->k1[od]; kd++) {
+                    int64_t id = td->start[od] + kd * td->d;
+                    for (int64_t kh = th->k0[oh]; kh < th->k1[oh]; kh++) {
+                        const float *src = in + (id * IH + th->start[oh] + kh * th->d) * IW;
+                        if (first) {
+                            hpass(p, tw, src, o);
+                            first = 0;
+                            continue;
                         }
+                        float part[256];
+                        for (int64_t ow = 0; ow < OW; ow += 256) {
+                            int64_t n = OW - ow < 256 ? OW - ow : 256;
+                            for (int64_t q = 0; q < n; q++) {
+                                int64_t w = ow + q, st = tw->start[w];
+                                float acc = kind == POOL_MAX ? -FLT_MAX : 0.0f;
+                                for (int64_t k = tw->k0[w]; k < tw->k1[w]; k++) {
+                                    float v = src[st + k * tw->d];
+                                    if (kind == POOL_MAX) acc = v > acc ? v : acc;
+                                    else acc += v;
+                                }
+                                part[q] = acc;
+                            }
+                            row_op(0, kind, o + ow, part, n);
+                        }
+                    }
                 }
-                if (kind == POOL_AVG) {
-                    float div = hdiv * (float)(p->include_pad ? tw->cnt[ow] : k1 - k0);
-                    acc = div > 0.0f ? acc / div : 0.0f;
-                }
-                o[ow] = acc;
+            }
+            if (kind == POOL_AVG) {
+                float ih = 1.0f / (float)(p->include_pad ? td->cnt[od] * th->cnt[oh] : nd * nh);
+                for (int64_t ow = 0; ow < OW; ow++) o[ow] *= ih * tw->inv[ow];
             }
         }
     }
@@ -370,7 +426,7 @@ static size_t pool_scratch(const frt_step *s, const frt_value *values) {
     const frt_value *y = &values[s->out[0]];
     size_t n = 0;
     for (int i = 2; i < y->rank; i++) n += (size_t)y->dims[i];
-    return (4 * n + 16) * sizeof(int64_t);
+    return (5 * n + 16) * sizeof(int64_t);
 }
 
 static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
@@ -393,8 +449,8 @@ static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
         int64_t o = pool_out_dim(p, i, in3[i], &pb, &pe);
         if (o != out3[i])
             return frt_step_fail(s, FRT_ERR_SHAPE, "pool output shape changed after inference");
-        fill_tab(&r.t[i], in3[i], out3[i], p->k[i], p->s[i], p->d[i], pb, pe, mem);
-        mem += 4 * out3[i];
+        fill_tab(&r.t[i], in3[i], out3[i], p->k[i], p->s[i], p->d[i], pb, pe, p->include_pad, mem);
+        mem += 5 * out3[i];
     }
     r.X = xv->data;
     r.Y = yv->data;

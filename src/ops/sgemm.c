@@ -35,9 +35,13 @@
 /* ------------------------------------------------------------------------------------------ */
 
 static int g_avx2 = -1;
+static int g_avx2_off;
+
+void frt_sgemm_set_avx2(int enabled) { __atomic_store_n(&g_avx2_off, !enabled, __ATOMIC_RELAXED); }
 
 int frt_sgemm_have_avx2(void) {
 #if FRT_HAVE_X86
+    if (__atomic_load_n(&g_avx2_off, __ATOMIC_RELAXED)) return 0;
     int v = __atomic_load_n(&g_avx2, __ATOMIC_RELAXED);
     if (v < 0) {
         __builtin_cpu_init();
@@ -47,6 +51,7 @@ int frt_sgemm_have_avx2(void) {
     return v;
 #else
     (void)g_avx2;
+    (void)g_avx2_off;
     return 0;
 #endif
 }
@@ -334,6 +339,12 @@ static float elem_b(const gemm_ops *o, int64_t K, int64_t k, int64_t j) {
     if (!o->Bp) return o->transB ? o->B[j * o->ldb + k] : o->B[k * o->ldb + j];
     int64_t k0 = k / KC * KC, kc = min64(KC, K - k0), c = o->b_off + j;
     return o->Bp[k0 * o->Bpad + (c / NR) * NR * kc + (k - k0) * NR + c % NR];
+}
+
+void frt_sgemm_thread_warmup(void) {
+#if !FRT_USE_BLAS
+    (void)thread_buf();
+#endif
 }
 
 /* Unblocked fallback (when the packing buffer cannot be allocated). */

@@ -9,10 +9,10 @@
  *   - beta == 0: C is write-only (never read; NaN/garbage in C does not propagate).
  *   - K == 0: C = beta * C (C zeroed when beta == 0). M == 0 or N == 0: no-op.
  *   - Runs entirely on the calling thread (the BLAS is pinned to 1 thread by frt_blas_init) except
- *     frt_sgemm_mt, which may split work over the given pool. All functions are thread-safe and
- *     reentrant; they never fail and never allocate from the caller's point of view (the portable
- *     kernel keeps small per-thread packing buffers, falling back to an unpacked loop if that
- *     allocation fails).
+ *     the *_mt variants, which may split work over the given pool. All functions are thread-safe
+ *     and reentrant and never fail. The portable kernel packs into a per-thread buffer (~1.1 MB)
+ *     malloc'ed on the thread's first portable GEMM (or by frt_sgemm_thread_warmup) and freed at
+ *     thread exit; if that allocation fails it falls back to an unblocked loop.
  *   - C must not overlap A or B.
  *
  * Implementation: with FRT_USE_BLAS, OpenBLAS cblas_sgemm (cblas_sgemv when M == 1 or N == 1,
@@ -32,6 +32,11 @@ struct frt_threadpool;
 
 /* Pins OpenBLAS to the calling thread (openblas_set_num_threads(1)) once. */
 void frt_blas_init(void);
+
+/* Optional: allocates the calling thread's packing buffer of the portable kernel now (it is
+ * otherwise allocated on the thread's first portable GEMM and freed at thread exit), so later
+ * GEMMs on this thread never allocate. A no-op with FRT_USE_BLAS. */
+void frt_sgemm_thread_warmup(void);
 
 /* C = alpha * op(A) * op(B) + beta * C (see the contract above). Best available implementation. */
 void frt_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
@@ -80,8 +85,12 @@ void frt_sgemv_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, f
                   const float *A, int64_t lda, const float *x, float beta, float *y);
 
 /* ---- for tests and benchmarks ---- */
-/* 1 if the AVX2/FMA micro-kernel was built and the CPU supports it. */
+/* 1 if the AVX2/FMA micro-kernel was built and the CPU supports it (and not disabled below).
+ * Pool and GlobalAveragePool also select their AVX2 variants by this. */
 int frt_sgemm_have_avx2(void);
+/* Tests only: enabled = 0 makes frt_sgemm_have_avx2() return 0 from now on (kernels selected
+ * afterwards use the portable C code); 1 restores CPU detection. */
+void frt_sgemm_set_avx2(int enabled);
 /* The portable blocked kernel, regardless of FRT_USE_BLAS; simd != 0 uses the AVX2 micro-kernel
  * when frt_sgemm_have_avx2(), simd == 0 forces the portable C micro-kernel. */
 void frt_sgemm_portable(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,

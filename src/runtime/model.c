@@ -237,7 +237,7 @@ void frt_model_op_type(const frt_model *m, size_t i, const char **op_type, size_
 
 void frt_tensor_release(frt_tensor *t) {
     if (!t) return;
-    if (t->owner) free(t->owner);
+    frt_out_block_unref(t->owner);
     memset(t, 0, sizeof *t);
 }
 

@@ -2,8 +2,22 @@
 #ifndef FRT_RUNTIME_MODEL_H
 #define FRT_RUNTIME_MODEL_H
 
+#include <stdatomic.h>
+
 #include "compile/program.h"
 #include "runtime/threadpool.h"
+
+/* Reference-counted memory handed to callers as frt_tensor.owner. The runtime holds one reference
+ * to its current output block; every tensor returned from it in FRT_OUTPUTS_ALLOC mode with
+ * manage_outputs holds another. The last release frees it. */
+typedef struct frt_out_block {
+    _Atomic long refs;
+    size_t cap;
+    _Alignas(64) unsigned char data[];
+} frt_out_block;
+
+frt_out_block *frt_out_block_new(size_t cap);
+void frt_out_block_unref(frt_out_block *b);
 
 typedef struct frt_op_count {
     const char *op_type;
@@ -34,8 +48,7 @@ struct frt_runtime {
     frt_plan plan;
     void *slab;
     size_t slab_cap;
-    void *out_slab;
-    size_t out_cap;
+    frt_out_block *out;   /* storage of graph outputs (shared with callers: manage_outputs) */
     void *shape_mem;      /* bump buffer for SHAPE values (and their scratch) */
     size_t shape_cap, shape_used, shape_need;
     size_t shape_bytes;   /* bytes of SHAPE values for the current shapes */

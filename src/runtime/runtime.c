@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "model.h"
@@ -51,7 +52,7 @@ void frt_runtime_free(frt_runtime *rt) {
     free(rt->run_pos);
     frt_threadpool_free(rt->tp);
     free(rt->slab);
-    free(rt->out_slab);
+    frt_out_block_unref(rt->out);
     frt_plan_free(&rt->plan);
     free(rt->v);
     free(rt->in_dims);
@@ -188,12 +189,17 @@ static frt_status resolve_once(frt_runtime *rt, bool *full) {
     if (st) return st;
     st = grow(&rt->slab, &rt->slab_cap, rt->plan.slab_bytes);
     if (st) return st;
-    st = grow(&rt->out_slab, &rt->out_cap, rt->plan.output_bytes);
-    if (st) return st;
+    if (!rt->out || rt->out->cap < rt->plan.output_bytes) {
+        frt_out_block *b = frt_out_block_new(rt->plan.output_bytes);
+        if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for outputs",
+                                 rt->plan.output_bytes);
+        frt_out_block_unref(rt->out);
+        rt->out = b;
+    }
     for (size_t i = 0; i < g->n_values; i++) {
         if (p->vclass[i] == FRT_VC_MANAGED) rt->v[i].data = (char *)rt->slab + rt->plan.offset[i];
         else if (p->vclass[i] == FRT_VC_OWNED)
-            rt->v[i].data = (char *)rt->out_slab + rt->plan.offset[i];
+            rt->v[i].data = rt->out->data + rt->plan.offset[i];
     }
     for (size_t si = 0; si < p->n_steps; si++)
         if (p->cls[si] == FRT_STEP_VIEW) {
@@ -309,6 +315,35 @@ static uint64_t hash_inputs(const frt_runtime *rt) {
     return h;
 }
 
+frt_out_block *frt_out_block_new(size_t cap) {
+    size_t sz = (sizeof(frt_out_block) + cap + 63) & ~(size_t)63;
+    frt_out_block *b = aligned_alloc(64, sz);
+    if (!b) return NULL;
+    atomic_init(&b->refs, 1);
+    b->cap = cap;
+    return b;
+}
+
+void frt_out_block_unref(frt_out_block *b) {
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
+}
+
+/* manage_outputs: the caller still holds tensors of the last run in the current block, so this
+ * run writes its outputs into a fresh one. */
+static frt_status fresh_output_block(frt_runtime *rt) {
+    const frt_program *p = &rt->m->prog;
+    frt_out_block *b = frt_out_block_new(rt->plan.output_bytes);
+    if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for outputs",
+                             rt->plan.output_bytes);
+    frt_out_block_unref(rt->out);
+    rt->out = b;
+    for (size_t i = 0; i < rt->m->g.n_values; i++)
+        if (p->vclass[i] == FRT_VC_OWNED) rt->v[i].data = b->data + rt->plan.offset[i];
+    for (size_t si = 0; si < p->n_steps; si++)
+        if (p->cls[si] == FRT_STEP_VIEW) rt->v[p->steps[si].out[0]].data = rt->v[p->steps[si].in[0]].data;
+    return FRT_OK;
+}
+
 static inline uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -328,12 +363,17 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
                                  g->values[g->outputs[i]].name, nb, t->nbytes);
             if (nb) memcpy(t->data, v->data, nb);
             t->owner = NULL;
+        } else if (mode == FRT_OUTPUTS_ALLOC && rt->m->opt.manage_outputs &&
+                   rt->m->prog.vclass[rt->m->prog.root[g->outputs[i]]] == FRT_VC_OWNED) {
+            atomic_fetch_add_explicit(&rt->out->refs, 1, memory_order_relaxed);
+            t->data = v->data;
+            t->owner = rt->out;
         } else if (mode == FRT_OUTPUTS_ALLOC) {
-            void *d = malloc(nb ? nb : 1);
-            if (!d) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate output");
-            if (nb) memcpy(d, v->data, nb);
-            t->data = d;
-            t->owner = d;
+            frt_out_block *b = frt_out_block_new(nb);
+            if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate output");
+            if (nb) memcpy(b->data, v->data, nb);
+            t->data = b->data;
+            t->owner = b;
         } else {
             t->data = v->data;
             t->owner = NULL;
@@ -363,6 +403,10 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
     if (st) return st;
     if (changed) {
         st = frt_runtime_resolve(rt);
+        if (st) return st;
+    }
+    if (m->opt.manage_outputs && atomic_load_explicit(&rt->out->refs, memory_order_acquire) != 1) {
+        st = fresh_output_block(rt);
         if (st) return st;
     }
     for (size_t i = 0; i < p->n_input_views; i++) {
@@ -438,4 +482,43 @@ void frt_runtime_reset_profile(frt_runtime *rt) {
     if (!rt) return;
     memset(rt->prof_ns, 0, rt->m->prog.n_compute * sizeof *rt->prof_ns);
     rt->prof_runs = 0;
+}
+
+size_t frt_runtime_plan_size(const frt_runtime *rt) {
+    if (!rt || !rt->shaped) return 0;
+    const frt_program *p = &rt->m->prog;
+    size_t n = 0;
+    for (size_t v = 0; v < rt->m->g.n_values; v++) n += p->vclass[v] == FRT_VC_MANAGED;
+    for (size_t pos = 0; pos < p->n_compute; pos++)
+        n += rt->plan.scratch_bytes[pos] && !rt->plan.skip[pos];
+    return n;
+}
+
+frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index, frt_plan_entry *e) {
+    if (!rt || !e) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_plan_entry: NULL argument");
+    const frt_program *p = &rt->m->prog;
+    const frt_plan *pl = &rt->plan;
+    size_t k = 0;
+    for (size_t v = 0; rt->shaped && v < rt->m->g.n_values; v++) {
+        if (p->vclass[v] != FRT_VC_MANAGED) continue;
+        if (k++ != index) continue;
+        e->name = rt->m->g.values[v].name;
+        e->kind = pl->kind[v] == 1 ? FRT_PLAN_SLICE : pl->kind[v] == 2 ? FRT_PLAN_INPLACE : FRT_PLAN_TENSOR;
+        e->offset = pl->offset[v];
+        e->bytes = frt_value_nbytes(&rt->v[v]);
+        e->first = p->def_pos[v];
+        e->last = p->last_pos[v];
+        return FRT_OK;
+    }
+    for (size_t pos = 0; rt->shaped && pos < p->n_compute; pos++) {
+        if (!pl->scratch_bytes[pos] || pl->skip[pos]) continue;
+        if (k++ != index) continue;
+        e->name = p->steps[p->compute[pos]].ir->name;
+        e->kind = FRT_PLAN_SCRATCH;
+        e->offset = pl->scratch_off[pos];
+        e->bytes = pl->scratch_bytes[pos];
+        e->first = e->last = (int32_t)pos;
+        return FRT_OK;
+    }
+    return frt_error(FRT_ERR_INVALID_ARGUMENT, "plan entry %zu out of range", index);
 }

@@ -232,6 +232,45 @@ static void test_threads_and_clone(void) {
     frt_model_free(m);
 }
 
+/* manage_outputs: outputs point into the runtime's output arena without a copy; an arena still
+ * held by the caller is never overwritten and outlives the runtime. */
+static void test_managed_outputs(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/shape_dynamic.onnx", g_dir);
+    frt_options opt;
+    frt_options_init(&opt);
+    opt.manage_outputs = 1;
+    frt_model *m;
+    CHECK_OK(frt_model_load(path, &opt, &m));
+    if (!m) return;
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    frt_tensor_info info;
+    frt_model_input(m, 0, &info);
+    const char *name = info.name;
+    float x1[24], x2[24];
+    for (int i = 0; i < 24; i++) x1[i] = (float)i, x2[i] = (float)(100 + i);
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 3, .shape = {2, 3, 4}, .data = x1, .nbytes = sizeof x1};
+    frt_tensor a = {0}, b = {0}, c = {0};
+    CHECK_OK(frt_run(rt, &name, &in, 1, &a, 1, FRT_OUTPUTS_ALLOC));
+    in.data = x2;
+    CHECK_OK(frt_run(rt, &name, &in, 1, &b, 1, FRT_OUTPUTS_ALLOC));
+    CHECK(a.owner && b.owner && a.data != b.data);
+    CHECK(a.data && ((float *)a.data)[23] == 23.0f);     /* first run's result intact */
+    CHECK(b.data && ((float *)b.data)[23] == 123.0f);
+    void *bdata = b.data;
+    frt_tensor_release(&a);
+    frt_tensor_release(&b);
+    CHECK(a.data == NULL && b.data == NULL);
+    /* both released: the runtime reuses its current arena */
+    CHECK_OK(frt_run(rt, &name, &in, 1, &c, 1, FRT_OUTPUTS_ALLOC));
+    CHECK(c.data == bdata);
+    frt_runtime_free(rt); /* c keeps the arena alive */
+    CHECK(((float *)c.data)[0] == 100.0f);
+    frt_tensor_release(&c);
+    frt_model_free(m);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_runtime TINY_DIR\n");
@@ -243,6 +282,7 @@ int main(int argc, char **argv) {
     test_unsupported();
     test_bad_inputs();
     test_threads_and_clone();
+    test_managed_outputs();
     check_model_refs("shape_dynamic", "in", "ref");
     check_model_refs("shape_dynamic", "in5", "ref5");
     check_model_refs("external_gemm", "in", "ref");

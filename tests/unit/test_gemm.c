@@ -2,6 +2,7 @@
 #include <stdint.h>
 
 #include "op_harness.h"
+#include "ops/sgemm.h"
 #include "test_util.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -359,10 +360,16 @@ static void test_matmul_errors(void) {
 }
 
 int main(void) {
-    test_gemm_matrix();
-    test_gemm_kernels();
-    test_gemm_errors();
-    test_matmul();
-    test_matmul_errors();
+    /* twice: AVX2 kernels (when the CPU has them; BLAS builds use OpenBLAS for large products
+     * either way), then the portable C ones */
+    for (int pass = 0; pass < 2; pass++) {
+        frt_sgemm_set_avx2(pass == 0);
+        test_gemm_matrix();
+        test_gemm_kernels();
+        test_gemm_errors();
+        test_matmul();
+        test_matmul_errors();
+    }
+    frt_sgemm_set_avx2(1);
     TEST_MAIN_END();
 }

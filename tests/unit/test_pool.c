@@ -11,6 +11,8 @@
 void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n);
 void frt_pool_vadd_avx2(float *dst, const float *src, int64_t n);
 float frt_pool_sum_avx2(const float *src, int64_t n);
+int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
+                           int64_t s, int64_t K, int64_t d);
 #endif
 
 enum { MAXP = 0, AVGP = 1 };
@@ -297,6 +299,29 @@ static void test_pool_big(void) {
             CHECK(run_pool(&c, 2, 5, 2, NULL));
             CHECK(run_pool(&c, 1, 3, 0, NULL));
         }
+    /* wide rows with dilation, both vectorized strides, asymmetric pads */
+    for (int kind = 0; kind < 2; kind++)
+        for (int64_t st = 1; st <= 3; st++)
+            for (int64_t dil = 1; dil <= 3; dil++)
+                for (int64_t k = 1; k <= 4; k++) {
+                    pool_cfg w = {0};
+                    w.kind = kind;
+                    w.nsp = 2;
+                    w.in[0] = 5;
+                    w.in[1] = 45 + st;
+                    w.k[0] = 2;
+                    w.k[1] = k;
+                    w.s[0] = 1;
+                    w.s[1] = st;
+                    w.d[0] = 1;
+                    w.d[1] = dil;
+                    w.pads[1] = dil % 2;
+                    w.pads[3] = k - 1;
+                    w.has_s = w.has_d = w.has_pads = 1;
+                    w.ceil_mode = (int)(k & 1);
+                    w.include_pad = kind == AVGP && (dil & 1);
+                    CHECK(run_pool(&w, 1, 2, 0, NULL));
+                }
     const char *name = NULL;
     c.kind = MAXP;
     run_pool(&c, 1, 1, 0, &name);
@@ -485,17 +510,48 @@ static void test_simd_rows(void) {
         for (int64_t i = 0; i < n; i++) s += b[i];
         CHECK(fabs(frt_pool_sum_avx2(b, n) - s) < 1e-4);
     }
+    /* interior horizontal pooling vs scalar, including the no-overread guarantee (the row is
+     * heap-allocated with exactly len floats so ASan catches an overread) */
+    for (int is_max = 0; is_max < 2; is_max++)
+        for (int64_t s = 1; s <= 2; s++)
+            for (int64_t K = 1; K <= 4; K++)
+                for (int64_t d = 1; d <= 3; d++)
+                    for (int64_t len = 1; len < 60; len += 3) {
+                        int64_t span = (K - 1) * d;
+                        if (len <= span) continue;
+                        int64_t n = (len - 1 - span) / s + 1;
+                        float *row = malloc((size_t)len * 4), out[64], ref[64];
+                        t_fill(row, (size_t)len, (unsigned)(len * 3 + K));
+                        for (int64_t j = 0; j < n; j++) {
+                            float acc = row[j * s];
+                            for (int64_t k = 1; k < K; k++) {
+                                float v = row[j * s + k * d];
+                                acc = is_max ? (v > acc ? v : acc) : acc + v;
+                            }
+                            ref[j] = acc;
+                        }
+                        int64_t done = frt_pool_hrow_avx2(is_max, row, len, out, n, s, K, d);
+                        CHECK(done >= 0 && done <= n && done % 8 == 0);
+                        CHECK(len < 40 || done > 0);
+                        for (int64_t j = 0; j < done; j++) CHECK(fabsf(out[j] - ref[j]) < 1e-5f);
+                        free(row);
+                    }
 #endif
 }
 
 int main(void) {
-    test_pool_2d_matrix();
-    test_pool_auto_pad();
-    test_pool_1d_3d();
-    test_pool_big();
-    test_pool_onnx_examples();
-    test_pool_errors();
-    test_gap();
+    /* every op test twice: AVX2 kernels (when the CPU has them), then the portable C ones */
+    for (int pass = 0; pass < 2; pass++) {
+        frt_sgemm_set_avx2(pass == 0);
+        test_pool_2d_matrix();
+        test_pool_auto_pad();
+        test_pool_1d_3d();
+        test_pool_big();
+        test_pool_onnx_examples();
+        test_pool_errors();
+        test_gap();
+    }
+    frt_sgemm_set_avx2(1);
     test_simd_rows();
     TEST_MAIN_END();
 }

@@ -28,8 +28,22 @@
  * stays in L2 while every weight panel streams past it. */
 #define KC_MAX 256
 #define NC_MAX 256
+#ifdef FRT_CONV_TUNE /* throwaway tuning builds only */
+#include <stdlib.h>
+static int64_t tune(const char *n, int64_t d) { const char *v = getenv(n); return v ? atoll(v) : d; }
+#undef KC_MAX
+#undef NC_MAX
+#define KC_MAX tune("KC", 256)
+#define NC_MAX tune("NC", 256)
+#endif
+/* Input columns handled by seg_write's 32-bit lanes. */
+#define COL_LIMIT ((int64_t)1 << 28)
 /* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
 #define JOUTER_MAX (16 * 1024)
+#ifdef FRT_CONV_TUNE
+#undef JOUTER_MAX
+#define JOUTER_MAX tune("JO", 16 * 1024)
+#endif
 
 frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
     int64_t mp = (p->Mg + MR - 1) / MR;
@@ -168,33 +182,70 @@ static inline void put_zero(float *bk, int64_t ps, int64_t q, int64_t len) {
     }
 }
 
-/* Copies src[0], src[s], ..., src[(len-1)*s] to positions q, q+1, ... of the K row. Reads only
- * those elements (vector loads stay inside [src, src + (len-1)*s]). */
-static inline void put_run(float *bk, int64_t ps, int64_t q, int64_t len, const float *src,
-                           int64_t s) {
+static inline __m256 evens(__m256 v0, __m256 v1) { /* v0[0,2,4,6], v1[0,2,4,6] */
+    __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* Lanes l of [0, 8) with lo <= base + l < hi. */
+static inline __m256i lanes_in(int64_t base, int64_t lo, int64_t hi) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i v = _mm256_add_epi32(lane, _mm256_set1_epi32((int32_t)base));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(v, _mm256_set1_epi32((int32_t)lo - 1)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)hi), v));
+}
+
+/* row + c with integer arithmetic: the address may lie outside the row (c < 0 or past its end);
+ * only lanes a mask keeps are accessed. */
+static inline __m256 mload(const float *row, int64_t c, __m256i m) {
+    const float *a = (const float *)((uintptr_t)row + (uintptr_t)(c * (int64_t)sizeof(float)));
+    return _mm256_maskload_ps(a, m);
+}
+
+/* Positions [q, q+len) of one K row (one output row segment of the block) take
+ * xr[c0 + i*s], i in [0, len): zero where the column leaves [0, W) and everywhere when xr is
+ * NULL (the input row is padding). Full in-bounds chunks of 16 are plain loads and aligned
+ * stores; partial chunks blend into the chunk under a lane mask. Columns go through 32-bit lanes:
+ * the caller guarantees |c0| + len*s and W fit (see frt_conv_gemm_avx2). */
+static inline void seg_write(float *bk, int64_t ps, int64_t q, int64_t len, const float *xr,
+                             int64_t c0, int64_t W, int64_t s) {
     while (len > 0) {
         int64_t off = q & (NR - 1), n = NR - off < len ? NR - off : len;
-        float *d = bk + (q / NR) * ps + off;
-        int64_t i = 0;
-        if (s == 1) {
-            for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(src + i));
-            for (; i < n; i++) d[i] = src[i];
-        } else if (s == 2) {
-            /* 8 outputs from src[2i .. 2i+15]: needs 2i+15 <= 2(len-1), i.e. i + 9 <= len */
-            for (; i + 8 <= n && i + 9 <= len; i += 8) {
-                __m256 v0 = _mm256_loadu_ps(src + 2 * i), v1 = _mm256_loadu_ps(src + 2 * i + 8);
-                __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-                e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
-                                                           _MM_SHUFFLE(3, 1, 2, 0)));
-                _mm256_storeu_ps(d + i, e);
+        float *d = bk + (q / NR) * ps; /* the chunk: 16 aligned floats */
+        int64_t cb = c0 - off * s;     /* column of chunk lane 0 */
+        if (n == NR && xr && cb >= 0 && cb + 15 * s < W && s <= 2) {
+            if (s == 1) {
+                _mm256_store_ps(d, _mm256_loadu_ps(xr + cb));
+                _mm256_store_ps(d + 8, _mm256_loadu_ps(xr + cb + 8));
+            } else {
+                _mm256_store_ps(d, evens(_mm256_loadu_ps(xr + cb), _mm256_loadu_ps(xr + cb + 8)));
+                _mm256_store_ps(d + 8, evens(_mm256_loadu_ps(xr + cb + 16),
+                                             _mm256_loadu_ps(xr + cb + 24)));
             }
-            for (; i < n; i++) d[i] = src[2 * i];
+        } else if (s <= 2) {
+            for (int64_t l0 = 0; l0 < NR; l0 += 8) {
+                if (l0 + 8 <= off || l0 >= off + n) continue;
+                __m256i run = lanes_in(l0, off, off + n);
+                __m256 v = _mm256_setzero_ps();
+                if (xr && s == 1) {
+                    int64_t c = cb + l0;
+                    v = mload(xr, c, _mm256_and_si256(run, lanes_in(c, 0, W)));
+                } else if (xr) {
+                    int64_t c = cb + 2 * l0;
+                    v = evens(mload(xr, c, lanes_in(c, 0, W)), mload(xr, c + 8, lanes_in(c + 8, 0, W)));
+                }
+                float *dw = d + l0;
+                _mm256_store_ps(dw, _mm256_blendv_ps(_mm256_load_ps(dw), v, _mm256_castsi256_ps(run)));
+            }
         } else {
-            for (; i < n; i++) d[i] = src[i * s];
+            for (int64_t i = 0; i < n; i++) {
+                int64_t c = c0 + i * s;
+                d[off + i] = xr && c >= 0 && c < W ? xr[c] : 0.0f;
+            }
         }
-        src += n * s;
         q += n;
         len -= n;
+        c0 += n * s;
     }
 }
 
@@ -229,27 +280,12 @@ static void pack_rows(void *ctx, size_t i) {
         int64_t ci = k / khw, ky = (k % khw) / p->kw, kx = k % p->kw;
         float *bk = t->blk + kk * NR;
         const float *xc = t->xg + ci * HW;
-        /* valid output columns [lo, hi): input column ow*sw + off inside [0, W) */
-        int64_t off = kx * p->dw - g->pl;
-        int64_t lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
-        int64_t hi = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / p->sw + 1;
-        if (hi > g->OW) hi = g->OW;
-        if (lo > hi) lo = hi;
         int64_t oh = oh_first, ow = ow_first, q = 0;
         while (q < t->ncur) {
             int64_t len = g->OW - ow < t->ncur - q ? g->OW - ow : t->ncur - q;
-            int64_t e = ow + len;
             int64_t ih = oh * p->sh - g->pt + ky * p->dh;
-            if (ih < 0 || ih >= g->H) {
-                put_zero(bk, ps, q, len);
-            } else {
-                int64_t a = lo > ow ? lo : ow, b = hi < e ? hi : e;
-                if (a > b) a = b;
-                if (a > ow) put_zero(bk, ps, q, a - ow);
-                if (b > a)
-                    put_run(bk, ps, q + (a - ow), b - a, xc + ih * g->W + a * p->sw + off, p->sw);
-                if (e > b) put_zero(bk, ps, q + (b - ow), e - b);
-            }
+            const float *xr = ih >= 0 && ih < g->H ? xc + ih * g->W : NULL;
+            seg_write(bk, ps, q, len, xr, ow * p->sw - g->pl + kx * p->dw, g->W, p->sw);
             q += len;
             ow = 0;
             oh++;
@@ -300,7 +336,7 @@ static void compute_panels(void *ctx, size_t i) {
 static void geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g) {
     frt_conv_geometry(p, x, g);
     if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && g->pt == 0 && g->pl == 0 &&
-        g->OH == g->H && g->OW == g->W) {
+        g->OH == g->H && g->OW == g->W && g->H * g->W < COL_LIMIT) {
         g->W = g->OW = g->H * g->W; /* pointwise: one long row */
         g->H = g->OH = 1;
     }
@@ -328,6 +364,9 @@ frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
     t.p = p;
     geometry(p, X, &t.g);
     t.npos = t.g.OH * t.g.OW;
+    if (t.g.W + t.g.pl + (p->kw - 1) * p->dw + NR * p->sw >= COL_LIMIT || t.g.pl >= COL_LIMIT)
+        return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
+                             (long long)t.g.W);
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
     int nth = frt_threadpool_size(x->tp);

@@ -8,6 +8,8 @@
 void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n);
 void frt_pool_vadd_avx2(float *dst, const float *src, int64_t n);
 float frt_pool_sum_avx2(const float *src, int64_t n);
+int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
+                           int64_t s, int64_t K, int64_t d);
 
 /* dst[i] = src[i] > dst[i] ? src[i] : dst[i] (same selection as the portable loop) */
 void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n) {
@@ -54,5 +56,40 @@ float frt_pool_sum_avx2(const float *src, int64_t n) {
     float r = _mm_cvtss_f32(h);
     for (; i < n; i++) r += src[i];
     return r;
+}
+/* Even elements p[0], p[2], ..., p[14] of 16 floats. */
+static inline __m256 evens16(const float *p) {
+    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
+                           int64_t s, int64_t K, int64_t d) {
+    int64_t j = 0, span = (K - 1) * d;
+    if (s == 1) {
+        /* reads row[j .. j + 7 + span] */
+        for (; j + 8 <= n && j + 7 + span < len; j += 8) {
+            const float *p = row + j;
+            __m256 acc = _mm256_loadu_ps(p);
+            for (int64_t k = 1; k < K; k++) {
+                __m256 v = _mm256_loadu_ps(p + k * d);
+                acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+            }
+            _mm256_storeu_ps(out + j, acc);
+        }
+    } else if (s == 2) {
+        /* reads row[2j .. 2j + 15 + span] */
+        for (; j + 8 <= n && 2 * j + 15 + span < len; j += 8) {
+            const float *p = row + 2 * j;
+            __m256 acc = evens16(p);
+            for (int64_t k = 1; k < K; k++) {
+                __m256 v = evens16(p + k * d);
+                acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+            }
+            _mm256_storeu_ps(out + j, acc);
+        }
+    }
+    return j;
 }
 #endif

@@ -1,0 +1,34 @@
+# End-to-end model tests. "models.export" (a FIXTURES_SETUP test) runs the exporter, which writes
+# ${CMAKE_BINARY_DIR}/models/<name>/{model.onnx,in/,ref/} with PyTorch reference outputs; each
+# model test runs check_model on one directory (see tests/e2e/check_model.c for the pass rule).
+add_executable(check_model ${CMAKE_SOURCE_DIR}/tests/e2e/check_model.c
+                           ${CMAKE_SOURCE_DIR}/tools/tensor_io.c)
+target_include_directories(check_model PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+target_link_libraries(check_model PRIVATE flatrt_static)
+
+set(FRT_MODELS_DIR ${CMAKE_BINARY_DIR}/models)
+add_test(NAME models.export
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/models/export_zoo.py ${FRT_MODELS_DIR})
+set_tests_properties(models.export PROPERTIES FIXTURES_SETUP frt_models LABELS e2e TIMEOUT 1800)
+
+function(frt_e2e_test name)
+  add_test(NAME e2e.${name} COMMAND check_model ${ARGN})
+  set_tests_properties(e2e.${name} PROPERTIES FIXTURES_REQUIRED frt_models LABELS e2e TIMEOUT 600)
+endfunction()
+frt_e2e_test(deep_wide ${FRT_MODELS_DIR}/deep_wide)
+frt_e2e_test(deep_wide_batch8 ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8)
+frt_e2e_test(mlp ${FRT_MODELS_DIR}/mlp)
+frt_e2e_test(resnet18 ${FRT_MODELS_DIR}/resnet18)
+frt_e2e_test(resnet18_threads2 ${FRT_MODELS_DIR}/resnet18 --threads 2)
+frt_e2e_test(resnet50 ${FRT_MODELS_DIR}/resnet50)
+frt_e2e_test(mobilenet_v2 ${FRT_MODELS_DIR}/mobilenet_v2)
+frt_e2e_test(mobilenet_v2_planner_none ${FRT_MODELS_DIR}/mobilenet_v2 --planner none)
+frt_e2e_test(squeezenet1_1 ${FRT_MODELS_DIR}/squeezenet1_1)
+
+# The bundled example: predicted digits must equal the labels shipped with it.
+set(FRT_DIGITS_DIR ${CMAKE_SOURCE_DIR}/examples/digits)
+add_test(NAME e2e.digits
+         COMMAND check_model --classify ${FRT_DIGITS_DIR}/digits.onnx
+                 --samples ${FRT_DIGITS_DIR}/samples
+                 --labels ${FRT_DIGITS_DIR}/samples/labels.txt)
+set_tests_properties(e2e.digits PROPERTIES LABELS e2e TIMEOUT 300)
