@@ -6,7 +6,7 @@
 #                     (default: deep_wide mlp resnet18 resnet50 mobilenet_v2 squeezenet1_1)
 #   -r ROUNDS         interleaved rounds (default 5); each round runs `flatrt bench` then
 #                     `ortbench` on every model, with the same --input files and --threads
-#   -s SECONDS        target timed seconds per benchmark run (default 2.5); iterations per model
+#   -s SECONDS        target timed seconds per benchmark run (default 5); iterations per model
 #                     are derived from a short calibration run of flatrt, within [10, 5000]
 #   -t THREADS        intra-op threads for both (default 1)
 #   -d DIR            models dir (default: <repo>/build/models, as written by
@@ -20,7 +20,7 @@
 # The report is a markdown table: flatrt p50 and ORT p50 (medians over the rounds of each run's
 # p50), their ratio, and the medians of each tool's peak RSS, followed by the machine state (nproc,
 # load average before and after, date) and the exact command line. With the defaults the whole
-# script takes about 6 to 9 minutes on the project machine.
+# script takes about 4 to 6 minutes on the project machine (2 vCPUs).
 set -euo pipefail
 
 prog=$(basename "$0")
@@ -36,7 +36,7 @@ cmdline="$0"
 for a in "$@"; do cmdline+=" $(printf '%q' "$a")"; done
 
 rounds=5
-seconds=2.5
+seconds=5
 threads=1
 models_dir=$repo/build/models
 build_dir=$repo/build
@@ -125,8 +125,9 @@ start=$(date +%s)
 # Calibration: iterations so one timed run lasts about $seconds.
 declare -A iters warm inputs
 for m in "${models[@]}"; do
-    mapfile -t args < <(input_args "$m")
-    inputs[$m]=$(printf '%s\n' "${args[@]}")
+    inputs[$m]=$(input_args "$m") # a failure here stops the script (set -e)
+    args=()
+    [ -z "${inputs[$m]}" ] || mapfile -t args <<<"${inputs[$m]}"
     log=$work/calib_$m.log
     run_tool "$log" "$flatrt" bench "$models_dir/$m/model.onnx" "${args[@]}" --threads "$threads" \
         --iters 5 --warmup 2
@@ -167,15 +168,21 @@ report=$work/report.md
 {
     echo "## flatrt vs ONNX Runtime, $threads thread(s), median of $rounds interleaved rounds"
     echo
-    echo "| model | iters/run | flatrt p50 (us) | ORT p50 (us) | flatrt/ORT | flatrt peak RSS (KiB) | ORT peak RSS (KiB) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    echo "| model | iters/run | flatrt p50 (us) | ORT p50 (us) | flatrt/ORT | per-round ratio range | flatrt peak RSS (KiB) | ORT peak RSS (KiB) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
     for m in "${models[@]}"; do
         fp=$(for ((r = 1; r <= rounds; r++)); do value p50_us "$work/flatrt_${m}_$r.log"; done | median)
         op=$(for ((r = 1; r <= rounds; r++)); do value p50_us "$work/ort_${m}_$r.log"; done | median)
         fr=$(for ((r = 1; r <= rounds; r++)); do value peak_rss_kib "$work/flatrt_${m}_$r.log"; done | median)
         orss=$(for ((r = 1; r <= rounds; r++)); do value peak_rss_kib "$work/ort_${m}_$r.log"; done | median)
-        awk -v m="$m" -v n="${iters[$m]}" -v fp="$fp" -v op="$op" -v fr="$fr" -v orss="$orss" 'BEGIN {
-            printf "| %s | %d | %.1f | %.1f | %.2f | %d | %d |\n", m, n, fp, op, (op > 0 ? fp / op : 0), fr, orss }'
+        range=$(for ((r = 1; r <= rounds; r++)); do
+            awk -v a="$(value p50_us "$work/flatrt_${m}_$r.log")" -v b="$(value p50_us "$work/ort_${m}_$r.log")" \
+                'BEGIN { print (b > 0 ? a / b : 0) }'
+        done | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')
+        awk -v m="$m" -v n="${iters[$m]}" -v fp="$fp" -v op="$op" -v fr="$fr" -v orss="$orss" -v range="$range" '
+            function us(x) { return x < 10 ? sprintf("%.2f", x) : x < 1000 ? sprintf("%.1f", x) : sprintf("%.0f", x) }
+            BEGIN { printf "| %s | %d | %s | %s | %.2f | %s | %d | %d |\n", m, n, us(fp), us(op),
+                    (op > 0 ? fp / op : 0), range, fr, orss }'
     done
     echo
     echo "- flatrt $flatrt_version ($flatrt), ONNX Runtime $ort_version via ortbench ($ortbench)"

@@ -6,14 +6,16 @@ add_executable(check_model ${CMAKE_SOURCE_DIR}/tests/e2e/check_model.c
 target_include_directories(check_model PRIVATE ${CMAKE_SOURCE_DIR}/tools)
 target_link_libraries(check_model PRIVATE flatrt_static)
 
-set(FRT_MODELS_DIR ${CMAKE_BINARY_DIR}/models)
+set(FRT_MODELS_DIR ${CMAKE_BINARY_DIR}/models CACHE PATH
+    "Where tests/models/export_zoo.py writes the end-to-end models (shared between build trees)")
 add_test(NAME models.export
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/models/export_zoo.py ${FRT_MODELS_DIR})
 set_tests_properties(models.export PROPERTIES FIXTURES_SETUP frt_models LABELS e2e TIMEOUT 1800)
 
 function(frt_e2e_test name)
   add_test(NAME e2e.${name} COMMAND check_model ${ARGN})
-  set_tests_properties(e2e.${name} PROPERTIES FIXTURES_REQUIRED frt_models LABELS e2e TIMEOUT 600)
+  set_tests_properties(e2e.${name} PROPERTIES FIXTURES_REQUIRED frt_models LABELS e2e TIMEOUT 600
+                       ENVIRONMENT FRT_CHECK_PLAN=1)
 endfunction()
 frt_e2e_test(deep_wide ${FRT_MODELS_DIR}/deep_wide)
 frt_e2e_test(deep_wide_batch8 ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8)
@@ -24,6 +26,10 @@ frt_e2e_test(resnet50 ${FRT_MODELS_DIR}/resnet50)
 frt_e2e_test(mobilenet_v2 ${FRT_MODELS_DIR}/mobilenet_v2)
 frt_e2e_test(mobilenet_v2_planner_none ${FRT_MODELS_DIR}/mobilenet_v2 --planner none)
 frt_e2e_test(squeezenet1_1 ${FRT_MODELS_DIR}/squeezenet1_1)
+frt_e2e_test(squeezenet1_1_greedy ${FRT_MODELS_DIR}/squeezenet1_1 --planner greedy)
+frt_e2e_test(resnet50_greedy ${FRT_MODELS_DIR}/resnet50 --planner greedy)
+frt_e2e_test(mobilenet_v2_greedy ${FRT_MODELS_DIR}/mobilenet_v2 --planner greedy)
+frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
 
 # The bundled example: predicted digits must equal the labels shipped with it.
 set(FRT_DIGITS_DIR ${CMAKE_SOURCE_DIR}/examples/digits)

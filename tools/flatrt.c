@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "flatrt.h"
+#include "plan_svg.h"
 #include "tensor_io.h"
 
 #define EXIT_USAGE 2
@@ -46,7 +47,7 @@ static void usage(FILE *f) {
             "      floats). With --output-dir, write each output to DIR/<name>.npy (characters\n"
             "      other than letters, digits, '.', '_' and '-' in the name become '_').\n"
             "  bench MODEL [--input NAME=FILE]... [--shape NAME=d0,d1,...]... [--iters N]\n"
-            "        [--warmup N] [--threads N] [--profile] [--planner standard|none] [--seed N]\n"
+            "        [--warmup N] [--threads N] [--profile] [--planner standard|greedy|none] [--seed N]\n"
             "        [--lat-file PATH]\n"
             "      Time frt_run (outputs borrowed). Inputs not given are random (floats uniform in\n"
             "      [-1,1), integers 0..9, fixed seed); symbolic dims are 1 unless --shape says\n"
@@ -54,15 +55,18 @@ static void usage(FILE *f) {
             "      more than 10 ms. --profile adds time per op type, per node and plan statistics.\n"
             "      The last line is key=value pairs (load_ms iters mean_us p10_us p50_us p90_us\n"
             "      p99_us min_us peak_rss_kib arena_bytes ...).\n"
-            "  info MODEL\n"
+            "  info MODEL [--memory]\n"
             "      Inputs, outputs, producer, opset, op types, compile statistics, parameters and\n"
-            "      the memory plan with symbolic dims = 1.\n"
+            "      the memory plan with symbolic dims = 1. --memory compares every planner.\n"
+            "  plan MODEL --svg FILE [--shape NAME=d0,d1,...]... [--input NAME=FILE]...\n"
+            "      Draw the memory plan (steps across, slab offset down, one rectangle per tensor)\n"
+            "      for the given (or default: symbolic dims = 1) input shapes.\n"
             "  help [COMMAND]        this text\n"
             "  version               print the version (also --version)\n"
             "\n"
             "options for run, bench and info:\n"
             "  --threads N           intra-op threads (default 1)\n"
-            "  --planner P           memory planner: standard (default) or none\n"
+            "  --planner P           memory planner: standard (default), greedy or none\n"
             "  --no-fold             do not fold constant subgraphs at load\n"
             "  --no-fuse             do not fuse operators at load\n"
             "  --input FILE          (without NAME=) for a model with one input, or a .pb file\n"
@@ -213,7 +217,11 @@ typedef struct kv {
     char *owned;      /* storage of name */
 } kv;
 
-enum { CMD_RUN, CMD_BENCH, CMD_INFO };
+enum { CMD_RUN, CMD_BENCH, CMD_INFO, CMD_PLAN };
+
+static const char *planner_name(frt_planner p) {
+    return p == FRT_PLANNER_NONE ? "none" : p == FRT_PLANNER_GREEDY ? "greedy" : "standard";
+}
 
 typedef struct cli {
     int cmd;
@@ -222,7 +230,8 @@ typedef struct cli {
     int n_inputs, n_shapes;
     const char *output_dir, *lat_file;
     long iters, warmup, threads, seed;
-    int iters_given, warmup_given, seed_given, profile;
+    int iters_given, warmup_given, seed_given, profile, memory;
+    const char *svg;
     frt_planner planner;
     int fold, fuse;
 } cli;
@@ -291,7 +300,7 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
     do {                                                                                          \
         if (val) return usage_error("%s takes no value", a);                                      \
     } while (0)
-        int is_run = cmd == CMD_RUN, is_bench = cmd == CMD_BENCH;
+        int is_run = cmd == CMD_RUN, is_bench = cmd == CMD_BENCH || cmd == CMD_PLAN;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return -1;
@@ -311,11 +320,11 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
             c->output_dir = val;
         } else if (!strcmp(a, "--iters") && is_bench) {
             TAKES_VALUE();
-            if (parse_long(val, a, 1, 100000000, &c->iters)) return EXIT_USAGE;
+            if (parse_long(val, a, 1, 10000000, &c->iters)) return EXIT_USAGE;
             c->iters_given = 1;
         } else if (!strcmp(a, "--warmup") && is_bench) {
             TAKES_VALUE();
-            if (parse_long(val, a, 0, 100000000, &c->warmup)) return EXIT_USAGE;
+            if (parse_long(val, a, 0, 10000000, &c->warmup)) return EXIT_USAGE;
             c->warmup_given = 1;
         } else if (!strcmp(a, "--seed") && is_bench) {
             TAKES_VALUE();
@@ -324,6 +333,13 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
         } else if (!strcmp(a, "--lat-file") && is_bench) {
             TAKES_VALUE();
             c->lat_file = val;
+        } else if (!strcmp(a, "--memory") && cmd == CMD_INFO) {
+            NO_VALUE();
+            c->memory = 1;
+        } else if (!strcmp(a, "--svg") && cmd == CMD_PLAN) {
+            TAKES_VALUE();
+            if (!*val) return usage_error("--svg needs a file name");
+            c->svg = val;
         } else if (!strcmp(a, "--profile") && is_bench) {
             NO_VALUE();
             c->profile = 1;
@@ -333,8 +349,9 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
         } else if (!strcmp(a, "--planner")) {
             TAKES_VALUE();
             if (!strcmp(val, "standard")) c->planner = FRT_PLANNER_STANDARD;
+            else if (!strcmp(val, "greedy")) c->planner = FRT_PLANNER_GREEDY;
             else if (!strcmp(val, "none")) c->planner = FRT_PLANNER_NONE;
-            else return usage_error("--planner expects standard or none, got '%s'", val);
+            else return usage_error("--planner expects standard, greedy or none, got '%s'", val);
         } else if (!strcmp(a, "--no-fold")) {
             NO_VALUE();
             c->fold = 0;
@@ -352,6 +369,7 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
 #undef NO_VALUE
     }
     if (!c->model) return usage_error("'%s' needs a MODEL argument", argv[1]);
+    if (cmd == CMD_PLAN && !c->svg) return usage_error("plan needs --svg FILE");
     return 0;
 }
 
@@ -794,8 +812,8 @@ static void print_plan_stats(const frt_plan_stats *ps) {
     printf("\n  lower bound   %12zu bytes (%s)", ps->lower_bound_bytes, lb);
     if (ps->lower_bound_bytes)
         printf("  arena/lower bound %.3fx", (double)ps->arena_bytes / (double)ps->lower_bound_bytes);
-    printf("\n  managed %zu tensors, reused %zu, views %zu\n", ps->num_managed, ps->num_reused,
-           ps->num_views);
+    printf("\n  managed %zu tensors, reused %zu, in place %zu, concats removed %zu, views %zu\n",
+           ps->num_managed, ps->num_reused, ps->num_inplace, ps->num_concat_removed, ps->num_views);
     printf("  outputs %zu bytes (%s), shape values %zu bytes (%s)\n", ps->output_bytes, ob,
            ps->shape_bytes, sb);
 }
@@ -990,7 +1008,7 @@ static int cmd_bench(const cli *c) {
            "std_us=%.3f peak_rss_kib=%ld rss_before_load_kib=%ld arena_bytes=%zu naive_bytes=%zu "
            "lower_bound_bytes=%zu outputs=%s\n",
            FRT_VERSION_STRING, load_ms, c->threads,
-           c->planner == FRT_PLANNER_NONE ? "none" : "standard", warmup, iters, mean, p10, p50,
+           planner_name(c->planner), warmup, iters, mean, p10, p50,
            p90, p99, mn, mx, sd, (long)ru.ru_maxrss, rss_before_load, ps.arena_bytes,
            ps.naive_bytes, ps.lower_bound_bytes, od[0] ? od : "none");
     fflush(stdout);
@@ -1022,6 +1040,80 @@ static void print_info_tensor(const frt_tensor_info *info) {
     char shp[512];
     shape_str(shp, sizeof shp, info->rank, info->shape, info->dim_names);
     printf("  %-24s %-8s %s\n", info->name ? info->name : "?", frt_dtype_name(info->dtype), shp);
+}
+
+/* info --memory: one row per planner for the same input shapes. */
+static int print_memory_table(const cli *c, const inputs *in) {
+    static const frt_planner planners[] = {FRT_PLANNER_STANDARD, FRT_PLANNER_GREEDY, FRT_PLANNER_NONE};
+    printf("\nplanners compared (same shapes):\n");
+    printf("  %-9s %14s %14s %14s %11s %11s %8s %7s %9s %8s\n", "planner", "slab_bytes",
+           "lower_bound", "naive", "slab/lower", "naive/slab", "managed", "reused", "in_place",
+           "concats");
+    for (size_t k = 0; k < sizeof planners / sizeof planners[0]; k++) {
+        cli cc = *c;
+        cc.planner = planners[k];
+        frt_model *m = NULL;
+        frt_runtime *rt = NULL;
+        double ms;
+        frt_plan_stats ps;
+        if (load_model(&cc, &m, &ms) != FRT_OK || frt_runtime_create(m, &rt) != FRT_OK ||
+            frt_runtime_reshape(rt, in->names, in->t, in->n) != FRT_OK ||
+            frt_runtime_plan_stats(rt, &ps) != FRT_OK) {
+            int rc = fail_frt(planner_name(planners[k]));
+            frt_runtime_free(rt);
+            frt_model_free(m);
+            return rc;
+        }
+        printf("  %-9s %14zu %14zu %14zu %11.3f %11.2f %8zu %7zu %9zu %8zu\n",
+               planner_name(planners[k]), ps.arena_bytes, ps.lower_bound_bytes, ps.naive_bytes,
+               ps.lower_bound_bytes ? (double)ps.arena_bytes / (double)ps.lower_bound_bytes : 0.0,
+               ps.arena_bytes ? (double)ps.naive_bytes / (double)ps.arena_bytes : 0.0,
+               ps.num_managed, ps.num_reused, ps.num_inplace, ps.num_concat_removed);
+        frt_runtime_free(rt);
+        frt_model_free(m);
+    }
+    return 0;
+}
+
+/* plan --svg: draw the plan for the bench-style inputs. */
+static int cmd_plan(const cli *c) {
+    frt_model *m = NULL;
+    frt_runtime *rt = NULL;
+    inputs in = {0};
+    int rc = 0;
+    double load_ms;
+    if (load_model(c, &m, &load_ms) != FRT_OK) {
+        rc = fail_frt(NULL);
+        goto done;
+    }
+    if ((rc = inputs_init(m, &in)) || (rc = make_bench_inputs(c, &in))) goto done;
+    if (frt_runtime_create(m, &rt) != FRT_OK || frt_runtime_reshape(rt, in.names, in.t, in.n) != FRT_OK) {
+        rc = fail_frt("planning");
+        goto done;
+    }
+    FILE *f = fopen(c->svg, "w");
+    if (!f) {
+        rc = fail("cannot write '%s': %s", c->svg, strerror(errno));
+        goto done;
+    }
+    const char *base = strrchr(c->model, '/');
+    char title[512];
+    snprintf(title, sizeof title, "%s: memory plan (%s planner)", base ? base + 1 : c->model,
+             planner_name(c->planner));
+    int wr = plan_svg_write(f, rt, title);
+    if (fclose(f) != 0 || wr != 0) {
+        rc = fail("error writing '%s'", c->svg);
+        goto done;
+    }
+    frt_plan_stats ps;
+    frt_runtime_plan_stats(rt, &ps);
+    printf("wrote %s: %zu tensors, slab %zu bytes, lower bound %zu bytes\n", c->svg,
+           frt_runtime_plan_size(rt), ps.arena_bytes, ps.lower_bound_bytes);
+done:
+    inputs_free(&in);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    return rc;
 }
 
 static int cmd_info(const cli *c) {
@@ -1120,8 +1212,10 @@ static int cmd_info(const cli *c) {
         printf("memory plan: not computed: %s\n", frt_last_error());
         goto done;
     }
-    printf("memory plan%s:\n", symbolic ? " (symbolic dims = 1)" : "");
+    printf("memory plan%s, planner %s:\n", symbolic ? " (symbolic dims = 1)" : "",
+           planner_name(c->planner));
     print_plan_stats(&ps);
+    if (c->memory) rc = print_memory_table(c, &in);
 done:
     free(ops);
     inputs_free(&in);
@@ -1140,8 +1234,8 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         if (argc > 3 || (argc == 3 && strcmp(argv[2], "run") && strcmp(argv[2], "bench") &&
-                         strcmp(argv[2], "info")))
-            return usage_error("help takes an optional command name (run, bench or info)");
+                         strcmp(argv[2], "info") && strcmp(argv[2], "plan")))
+            return usage_error("help takes an optional command name (run, bench, info or plan)");
         usage(stdout);
         return 0;
     }
@@ -1154,6 +1248,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "run")) which = CMD_RUN;
     else if (!strcmp(cmd, "bench")) which = CMD_BENCH;
     else if (!strcmp(cmd, "info")) which = CMD_INFO;
+    else if (!strcmp(cmd, "plan")) which = CMD_PLAN;
     else if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
     else return usage_error("unknown command '%s'", cmd);
 
@@ -1162,6 +1257,7 @@ int main(int argc, char **argv) {
     if (rc == 0) {
         if (which == CMD_RUN) rc = cmd_run(&c);
         else if (which == CMD_BENCH) rc = cmd_bench(&c);
+        else if (which == CMD_PLAN) rc = cmd_plan(&c);
         else rc = cmd_info(&c);
     } else if (rc < 0) {
         rc = 0; /* --help */

@@ -63,8 +63,9 @@ void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
 frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x);
 /* One output channel plane of a depthwise conv: y[OH*OW] from x[H*W] with kernel w[kh*kw],
  * bias b, rows [oh0, oh1). Shared by the portable kernel and the AVX2 kernel's fallbacks. */
-void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
-                           const float *w, float b, float *y, int64_t oh0, int64_t oh1);
+void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
+                           const float *restrict x, const float *restrict w, float b,
+                           float *restrict y, int64_t oh0, int64_t oh1);
 
 #if FRT_HAVE_X86
 /* AVX2+FMA variants (x86/conv_*_avx2.c). Only call when the CPU has AVX2 and FMA. */

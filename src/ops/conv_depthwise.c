@@ -5,16 +5,17 @@
 
 #include "runtime/threadpool.h"
 
-void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
-                           const float *w, float b, float *y, int64_t oh0, int64_t oh1) {
+void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
+                           const float *restrict x, const float *restrict w, float b,
+                           float *restrict y, int64_t oh0, int64_t oh1) {
     const int64_t OW = g->OW, sw = p->sw;
     for (int64_t oh = oh0; oh < oh1; oh++) {
-        float *yr = y + oh * OW;
+        float *restrict yr = y + oh * OW;
         for (int64_t ow = 0; ow < OW; ow++) yr[ow] = b;
         for (int64_t ky = 0; ky < p->kh; ky++) {
             int64_t ih = oh * p->sh - g->pt + ky * p->dh;
             if (ih < 0 || ih >= g->H) continue;
-            const float *xr = x + ih * g->W;
+            const float *restrict xr = x + ih * g->W;
             for (int64_t kx = 0; kx < p->kw; kx++) {
                 const float wv = w[ky * p->kw + kx];
                 /* output columns whose input column ow*sw + off lies in [0, W) */
@@ -22,7 +23,7 @@ void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g, con
                 int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
                 int64_t hi = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / sw + 1;
                 if (hi > OW) hi = OW;
-                const float *xs = xr + off;
+                const float *restrict xs = xr + off;
                 if (sw == 1)
                     for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
                 else

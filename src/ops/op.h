@@ -52,7 +52,7 @@ enum {
 };
 
 typedef struct frt_kernel {
-    const char *name;            /* e.g. "conv2d_3x3_winograd"; shown in profiles */
+    const char *name;            /* static string, e.g. "conv_1x1_gemm_avx2"; shown in profiles */
     frt_kernel_fn fn;
     const void *params;          /* immutable, in the model arena; may be NULL */
     frt_scratch_fn scratch;      /* may be NULL: no scratch */

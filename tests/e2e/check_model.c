@@ -628,6 +628,7 @@ int main(int argc, char **argv) {
             const char *p = argv[++i];
             if (!strcmp(p, "standard")) planner = FRT_PLANNER_STANDARD;
             else if (!strcmp(p, "none")) planner = FRT_PLANNER_NONE;
+            else if (!strcmp(p, "greedy")) planner = FRT_PLANNER_GREEDY;
             else return usage();
         } else if (a[0] == '-') return usage();
         else if (!dir) dir = a;

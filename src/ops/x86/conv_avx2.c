@@ -36,6 +36,8 @@ static int64_t tune(const char *n, int64_t d) { const char *v = getenv(n); retur
 #define KC_MAX tune("KC", 256)
 #define NC_MAX tune("NC", 256)
 #endif
+/* Tails of at most this many positions use the one-column kernel. */
+#define COL_TAIL 3
 /* Input columns handled by seg_write's 32-bit lanes. */
 #define COL_LIMIT ((int64_t)1 << 28)
 /* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
@@ -51,7 +53,7 @@ frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_ar
     p->kc = (p->Kg + nkb - 1) / nkb;
     p->nc = NC_MAX;
     p->mpanels = mp;
-    size_t n = (size_t)(p->group * mp * p->Kg * MR);
+    size_t n = (size_t)(p->group * mp * p->Kg * MR) + 8; /* + slack read by ukr_col */
     float *wp = frt_arena_array(arena, n, sizeof(float));
     if (!wp) return FRT_ERR_NO_MEMORY;
     /* [group][K block k0][panel][kcur][MR]: the panels of one K block are one sequential stream */
@@ -103,6 +105,8 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
 #undef LD
     }
     for (int64_t k = 0; k < kc; k++) {
+        /* weights stream from L3 for large layers; the hardware prefetcher alone lags */
+        _mm_prefetch((const char *)(a + 128), _MM_HINT_T0);
         __m256 b0 = _mm256_load_ps(b), b1 = NV == 2 ? _mm256_load_ps(b + 8) : b0, t;
 #define FM(r)                                                            \
     if (ROWS > r) {                                                      \
@@ -152,12 +156,43 @@ static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64
                      float hi) {
     _Alignas(32) float t[MR * NR];
     if (!(flags & UK_FIRST))
-        for (int64_t r = 0; r < rows; r++) memcpy(t + r * NR, c + r * ldc, cols * sizeof(float));
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < cols; j++) t[r * NR + j] = c[r * ldc + j];
     if (cols <= 8)
         ukr(kc, a, b, t, NR, 6, 1, flags, bias, act, lo, hi);
     else
         ukr(kc, a, b, t, NR, 6, 2, flags, bias, act, lo, hi);
-    for (int64_t r = 0; r < rows; r++) memcpy(c + r * ldc, t + r * NR, cols * sizeof(float));
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++) c[r * ldc + j] = t[r * NR + j];
+}
+
+/* One column of a tile: c[r * ldc] for r < rows from column col of the B panel. The weights of
+ * step k are lanes 0-5 of a vector load at a + 6k (lanes 6-7 are the next step's and are
+ * ignored; the packed weights carry 8 floats of slack at the end for the last load). */
+static void ukr_col(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                    int64_t rows, int flags, const float *bias, int act, float lo, float hi) {
+    _Alignas(32) float t[8] = {0};
+    if (flags & UK_FIRST) {
+        if (bias)
+            for (int64_t r = 0; r < rows; r++) t[r] = bias[r];
+    } else {
+        for (int64_t r = 0; r < rows; r++) t[r] = c[r * ldc];
+    }
+    __m256 s0 = _mm256_load_ps(t), s1 = _mm256_setzero_ps(), s2 = s1, s3 = s1;
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k), _mm256_broadcast_ss(b + 16 * k), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 6), _mm256_broadcast_ss(b + 16 * k + 16), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 12), _mm256_broadcast_ss(b + 16 * k + 32), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 18), _mm256_broadcast_ss(b + 16 * k + 48), s3);
+    }
+    for (; k < kc; k++)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k), _mm256_broadcast_ss(b + 16 * k), s0);
+    s0 = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    if ((flags & UK_LAST) && act)
+        s0 = _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), s0));
+    _mm256_store_ps(t, s0);
+    for (int64_t r = 0; r < rows; r++) c[r * ldc] = t[r];
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -312,6 +347,9 @@ static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
         ukr(t->kcur, a, b, c, t->npos, 6, 2, t->flags, bias, p->act, p->lo, p->hi);
     else if (cols == NR)
         ukr_rows(t->kcur, a, b, c, t->npos, rows, t->flags, bias, p->act, p->lo, p->hi);
+    else if (cols <= COL_TAIL)
+        for (int64_t j = 0; j < cols; j++)
+            ukr_col(t->kcur, a, b + j, c + j, t->npos, rows, t->flags, bias, p->act, p->lo, p->hi);
     else
         ukr_edge(t->kcur, a, b, c, t->npos, rows, cols, t->flags, bias, p->act, p->lo, p->hi);
 }

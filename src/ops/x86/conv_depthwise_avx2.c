@@ -16,6 +16,9 @@
 #include <stdint.h>
 
 #include "ops/conv.h"
+#ifdef FRT_CONV_TUNE
+#include <stdlib.h>
+#endif
 #include "runtime/threadpool.h"
 
 static inline __m256 evens(__m256 v0, __m256 v1) {
@@ -107,6 +110,17 @@ static int64_t vec_ow(int64_t v, int64_t OW) {
     return 8 * v < last ? 8 * v : last;
 }
 
+static inline void store_row(float *yr, __m256 v, int64_t ow, int64_t OW, int last_row) {
+    if (OW >= 8) {
+        _mm256_storeu_ps(yr + ow, v);
+    } else if (!last_row) {
+        _mm256_storeu_ps(yr, v); /* lanes past OW are rewritten by the next row */
+    } else {
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        _mm256_maskstore_ps(yr, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)OW), lane), v);
+    }
+}
+
 /* Vectors starting at ow with ow*s - pl >= 0 and ow*s - pl + span <= W read inside the row. */
 static int is_edge(int64_t ow, int64_t pl, int64_t W, int s) {
     int64_t c = ow * s - pl, span = s == 1 ? 10 : 18;
@@ -156,14 +170,54 @@ static inline __attribute__((always_inline)) void dw3x3_row(
         }
         a = _mm256_add_ps(a, _mm256_add_ps(b, c));
         if (act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
-        if (OW >= 8) {
-            _mm256_storeu_ps(yr + ow, a);
-        } else if (!last_row) {
-            _mm256_storeu_ps(yr, a); /* lanes past OW are rewritten by the next row */
-        } else {
-            const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            _mm256_maskstore_ps(yr, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)OW), lane), a);
+        store_row(yr, a, ow, OW, last_row);
+    }
+}
+
+/* Output rows oh and oh+1 (y0, y1) from input rows r, r+W, ... (4 rows for stride 1, 5 for
+ * stride 2), all inside the plane: the shared input rows are loaded once and the two rows give
+ * independent dependency chains. */
+static inline __attribute__((always_inline)) void dw3x3_row2(
+    const float *r, int64_t W, float *y0, float *y1, int64_t OW, const dw_rowplan *rp, int s,
+    const __m256 *wv, __m256 vb, int act, __m256 vlo, __m256 vhi, int last_row) {
+    const int64_t pl = rp->pl;
+    const float *r0 = r, *r1 = r + W, *r2 = r + 2 * W, *r3 = r + 3 * W, *r4 = r + 4 * W;
+    const float *q0 = s == 1 ? r1 : r2, *q1 = s == 1 ? r2 : r3, *q2 = s == 1 ? r3 : r4;
+    for (int64_t v = 0; v < rp->nv; v++) {
+        int64_t ow = vec_ow(v, OW);
+        const dw_masks *mk = NULL;
+        dw_masks tmp;
+        if (rp->planned) {
+            if (rp->edge[v]) mk = &rp->masks[v];
+        } else if (is_edge(ow, pl, rp->W, s)) {
+            masks_for(&tmp, ow, pl, rp->W, s);
+            mk = &tmp;
         }
+        __m256 a0, b0, c0, a1, b1, c1;
+        const __m256 z = _mm256_setzero_ps();
+        if (mk) {
+            a0 = row3(vb, r0, ow, pl, s, mk, wv[0], wv[1], wv[2]);
+            b0 = row3(z, r1, ow, pl, s, mk, wv[3], wv[4], wv[5]);
+            c0 = row3(z, r2, ow, pl, s, mk, wv[6], wv[7], wv[8]);
+            a1 = row3(vb, q0, ow, pl, s, mk, wv[0], wv[1], wv[2]);
+            b1 = row3(z, q1, ow, pl, s, mk, wv[3], wv[4], wv[5]);
+            c1 = row3(z, q2, ow, pl, s, mk, wv[6], wv[7], wv[8]);
+        } else {
+            a0 = row3(vb, r0, ow, pl, s, NULL, wv[0], wv[1], wv[2]);
+            b0 = row3(z, r1, ow, pl, s, NULL, wv[3], wv[4], wv[5]);
+            c0 = row3(z, r2, ow, pl, s, NULL, wv[6], wv[7], wv[8]);
+            a1 = row3(vb, q0, ow, pl, s, NULL, wv[0], wv[1], wv[2]);
+            b1 = row3(z, q1, ow, pl, s, NULL, wv[3], wv[4], wv[5]);
+            c1 = row3(z, q2, ow, pl, s, NULL, wv[6], wv[7], wv[8]);
+        }
+        a0 = _mm256_add_ps(a0, _mm256_add_ps(b0, c0));
+        a1 = _mm256_add_ps(a1, _mm256_add_ps(b1, c1));
+        if (act) {
+            a0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a0));
+            a1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a1));
+        }
+        store_row(y0, a0, ow, OW, 0);
+        store_row(y1, a1, ow, OW, last_row);
     }
 }
 
@@ -175,21 +229,138 @@ static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const 
     const __m256 vb = _mm256_set1_ps(bias);
     const __m256 vlo = _mm256_set1_ps(p->lo), vhi = _mm256_set1_ps(p->hi);
     const int64_t H = g->H, W = g->W, OW = g->OW, OH = g->OH;
-    for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t oh = 0; oh < OH;) {
         int64_t ih = oh * s - g->pt;
         float *yr = y + oh * OW;
-        int last = oh + 1 == OH;
-        if (ih >= 0 && ih + 2 < H) {
-            const float *r0 = x + ih * W;
+        if (oh + 1 < OH && ih >= 0 && ih + 2 + s < H) {
+            /* two rows, every input row inside the plane */
+            int last = oh + 2 == OH;
             if (s == 1)
-                dw3x3_row(r0, r0 + W, r0 + 2 * W, yr, OW, rp, 1, wv, vb, p->act, vlo, vhi, last);
+                dw3x3_row2(x + ih * W, W, yr, yr + OW, OW, rp, 1, wv, vb, p->act, vlo, vhi, last);
             else
-                dw3x3_row(r0, r0 + W, r0 + 2 * W, yr, OW, rp, 2, wv, vb, p->act, vlo, vhi, last);
+                dw3x3_row2(x + ih * W, W, yr, yr + OW, OW, rp, 2, wv, vb, p->act, vlo, vhi, last);
+            oh += 2;
+            continue;
+        }
+        int last = oh + 1 == OH;
+        const float *r[3];
+        for (int k = 0; k < 3; k++) r[k] = ih + k >= 0 && ih + k < H ? x + (ih + k) * W : NULL;
+        dw3x3_row(r[0], r[1], r[2], yr, OW, rp, s, wv, vb, p->act, vlo, vhi, last);
+        oh++;
+    }
+}
+
+/* ---- small planes: eight channels at a time, channel-interleaved ----
+ * For planes of a few dozen to a few hundred outputs the per-row work above is mostly overhead.
+ * Instead, eight channels (multiplier 1) are transposed into a zero-padded buffer
+ * P[Hp][Wp][8] (lane = channel), every output is 9 FMAs on full vectors with no edges, and the
+ * channel-interleaved result O[OH*OW][8] is transposed back into the eight output planes. */
+
+#define DW_PBUF 6144 /* floats of P (24 KiB on the stack) */
+#define DW_OBUF 4096 /* floats of O (16 KiB) */
+
+/* r[j] lane i <- r[i] lane j */
+static inline void transpose8(__m256 *r) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+static inline __m256i first_lanes(int64_t n) { /* lanes [0, n), 0 <= n <= 8 */
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), lane);
+}
+
+static int dw_block_fits(const frt_conv_geom *g, int s) {
+    int64_t Hp = (g->OH - 1) * s + 3, Wp = (g->OW - 1) * s + 3;
+    return Hp * Wp * 8 <= DW_PBUF && g->OH * g->OW * 8 <= DW_OBUF;
+}
+
+/* Channels c0..c0+7 of one image: input planes x8 + c*H*W, weights w8 + c*9, bias b8[c] (b8 may
+ * be NULL), output planes y8 + c*OH*OW. */
+static void dw3x3_block8(const frt_conv_params *p, const frt_conv_geom *g, const float *x8,
+                         const float *w8, const float *b8, float *y8, int s) {
+    _Alignas(32) float P[DW_PBUF];
+    _Alignas(32) float O[DW_OBUF];
+    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW, HW = H * W, OHW = OH * OW;
+    const int64_t Hp = (OH - 1) * s + 3, Wp = (OW - 1) * s + 3, pt = g->pt, pl = g->pl;
+    const __m256 z = _mm256_setzero_ps();
+    for (int64_t i = 0; i < Hp * Wp * 8; i += 8) _mm256_store_ps(P + i, z);
+    /* P[ih + pt][iw + pl] = x[ih][iw] for the rows and columns the outputs reach */
+    int64_t ih0 = pt > 0 ? 0 : -pt, ih1 = Hp - pt < H ? Hp - pt : H;
+    for (int64_t ih = ih0; ih < ih1; ih++) {
+        float *prow = P + (ih + pt) * Wp * 8;
+        for (int64_t iw0 = 0; iw0 < W && iw0 + pl < Wp; iw0 += 8) {
+            int64_t n = W - iw0 < 8 ? W - iw0 : 8;
+            if (n > Wp - pl - iw0) n = Wp - pl - iw0;
+            __m256 r[8];
+            const float *src = x8 + ih * W + iw0;
+            if (n == 8) {
+                for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(src + c * HW);
+            } else {
+                __m256i m = first_lanes(n);
+                for (int c = 0; c < 8; c++) r[c] = _mm256_maskload_ps(src + c * HW, m);
+            }
+            transpose8(r);
+            for (int64_t j = 0; j < n; j++) _mm256_store_ps(prow + (iw0 + pl + j) * 8, r[j]);
+        }
+    }
+    __m256 wv[9];
+    for (int k = 0; k < 9; k++) {
+        _Alignas(32) float t[8];
+        for (int c = 0; c < 8; c++) t[c] = w8[c * 9 + k];
+        wv[k] = _mm256_load_ps(t);
+    }
+    __m256 vb = b8 ? _mm256_loadu_ps(b8) : z;
+    const __m256 vlo = _mm256_set1_ps(p->lo), vhi = _mm256_set1_ps(p->hi);
+    const int64_t r1 = Wp * 8, r2 = 2 * Wp * 8;
+    for (int64_t oh = 0; oh < OH; oh++) {
+        const float *base = P + oh * s * Wp * 8;
+        float *o = O + oh * OW * 8;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const float *q = base + ow * s * 8;
+            __m256 a = _mm256_fmadd_ps(wv[0], _mm256_load_ps(q), vb);
+            __m256 b = _mm256_mul_ps(wv[3], _mm256_load_ps(q + r1));
+            __m256 c = _mm256_mul_ps(wv[6], _mm256_load_ps(q + r2));
+            a = _mm256_fmadd_ps(wv[1], _mm256_load_ps(q + 8), a);
+            b = _mm256_fmadd_ps(wv[4], _mm256_load_ps(q + r1 + 8), b);
+            c = _mm256_fmadd_ps(wv[7], _mm256_load_ps(q + r2 + 8), c);
+            a = _mm256_fmadd_ps(wv[2], _mm256_load_ps(q + 16), a);
+            b = _mm256_fmadd_ps(wv[5], _mm256_load_ps(q + r1 + 16), b);
+            c = _mm256_fmadd_ps(wv[8], _mm256_load_ps(q + r2 + 16), c);
+            a = _mm256_add_ps(a, _mm256_add_ps(b, c));
+            if (p->act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
+            _mm256_store_ps(o + ow * 8, a);
+        }
+    }
+    /* O[pos][c] -> y[c][pos] over the flattened output positions */
+    for (int64_t p0 = 0; p0 < OHW; p0 += 8) {
+        int64_t n = OHW - p0 < 8 ? OHW - p0 : 8;
+        __m256 r[8];
+        for (int j = 0; j < 8; j++) r[j] = j < n ? _mm256_load_ps(O + (p0 + j) * 8) : z;
+        transpose8(r);
+        if (n == 8) {
+            for (int c = 0; c < 8; c++) _mm256_storeu_ps(y8 + c * OHW + p0, r[c]);
         } else {
-            const float *r[3];
-            for (int k = 0; k < 3; k++)
-                r[k] = ih + k >= 0 && ih + k < H ? x + (ih + k) * W : NULL;
-            dw3x3_row(r[0], r[1], r[2], yr, OW, rp, s, wv, vb, p->act, vlo, vhi, last);
+            __m256i m = first_lanes(n);
+            for (int c = 0; c < 8; c++) _mm256_maskstore_ps(y8 + c * OHW + p0, m, r[c]);
         }
     }
 }
@@ -199,26 +370,41 @@ typedef struct dw_task {
     const frt_conv_geom *g;
     const float *x, *w, *bias;
     float *y;
-    int fast; /* 0: portable planes; 1 or 2: 3x3 stride */
+    int fast;      /* 0: portable planes; 1 or 2: 3x3 stride */
+    int64_t nblk;  /* blocks of 8 channels per image (dw3x3_block8), 0 when not used */
+    int64_t units; /* work units per image: nblk blocks, then the remaining single planes */
+    int64_t chunk; /* units per task */
     dw_rowplan rp;
 } dw_task;
 
-static void dw_task_fn(void *ctx, size_t i) {
-    const dw_task *t = ctx;
+static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
     const frt_conv_params *p = t->p;
     const frt_conv_geom *g = t->g;
-    int64_t n = (int64_t)i / p->M, m = (int64_t)i % p->M;
-    const float *xp = t->x + (n * g->C + m / p->Mg) * g->H * g->W;
+    int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
+    if (u < t->nblk) {
+        int64_t c0 = 8 * u;
+        dw3x3_block8(p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
+                     t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast);
+        return;
+    }
+    int64_t m = 8 * t->nblk + (u - t->nblk);
+    const float *xp = t->x + (n * g->C + m / p->Mg) * HW;
     const float *wp = t->w + m * p->kh * p->kw;
     float b = t->bias ? t->bias[m] : 0.0f;
-    float *yp = t->y + (int64_t)i * g->OH * g->OW;
-    if (t->fast == 1) {
+    float *yp = t->y + (n * p->M + m) * OHW;
+    if (t->fast == 1)
         dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 1);
-    } else if (t->fast == 2) {
+    else if (t->fast == 2)
         dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 2);
-    } else {
+    else
         frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
-    }
+}
+
+static void dw_task_fn(void *ctx, size_t i) {
+    const dw_task *t = ctx;
+    int64_t total = t->g->N * t->units;
+    int64_t i0 = (int64_t)i * t->chunk, i1 = i0 + t->chunk < total ? i0 + t->chunk : total;
+    for (int64_t k = i0; k < i1; k++) dw_unit(t, k / t->units, k % t->units);
 }
 
 frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
@@ -234,11 +420,23 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
     t.y = x->values[s->out[0]].data;
     t.fast = 0;
-    /* column indices go through 32-bit lanes in load_cols */
+    t.nblk = 0;
+    /* column indices go through 32-bit lanes in the masked loads */
     if (p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
         (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)
         t.fast = (int)p->sw;
-    if (t.fast) dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
-    frt_parallel_for(x->tp, (size_t)(g.N * p->M), dw_task_fn, &t);
+    if (t.fast) {
+        dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
+        if (p->Mg == 1 && dw_block_fits(&g, t.fast)) t.nblk = p->M / 8;
+#ifdef FRT_CONV_TUNE
+        if (getenv("DWBLK") && atoi(getenv("DWBLK")) == 0) t.nblk = 0;
+#endif
+    }
+    t.units = t.nblk + (p->M - 8 * t.nblk);
+    int64_t total = g.N * t.units;
+    int nth = frt_threadpool_size(x->tp);
+    t.chunk = nth > 1 ? (total + 4 * nth - 1) / (4 * nth) : total;
+    if (t.chunk < 1) t.chunk = 1;
+    frt_parallel_for(x->tp, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn, &t);
     return FRT_OK;
 }
