@@ -99,35 +99,59 @@ static bool inside_slice(const frt_plan *p, int32_t v) {
     return false;
 }
 
+/* Concats are visited last to first, so in DenseNet-style blocks the final (largest) Concat owns
+ * the storage and each earlier Concat of a prefix of the same inputs becomes a view of that
+ * prefix (case B below); no copy is left in the block. */
 static void concat_in_place(const frt_program *prog, const frt_value *values, frt_plan *p) {
-    for (size_t pos = 0; pos < prog->n_compute; pos++) {
+    for (size_t pos = prog->n_compute; pos-- > 0;) {
         int32_t axis = prog->concat_axis[pos];
         if (axis < 0) continue;
         const frt_step *s = &prog->steps[prog->compute[pos]];
         int32_t o = s->out[0];
-        if (o < 0 || prog->vclass[o] != FRT_VC_MANAGED || p->parent[o] >= 0) continue;
+        if (o < 0 || prog->vclass[o] != FRT_VC_MANAGED || p->parent[o] >= 0 || s->n_in < 1) continue;
         const frt_value *ov = &values[o];
         if (axis >= ov->rank) continue;
         int64_t outer = 1;
         for (int d = 0; d < axis; d++) outer *= ov->dims[d];
-        if (outer != 1 || s->n_in < 1) continue;
+        if (outer != 1) continue; /* slices would not be contiguous */
         bool ok = true;
+        int n_placed = 0;
         for (int j = 0; j < s->n_in && ok; j++) {
             int32_t u = s->in[j];
             if (u < 0 || prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u ||
-                p->parent[u] >= 0 || prog->def_pos[u] >= (int32_t)pos)
+                prog->def_pos[u] >= (int32_t)pos)
                 ok = false;
             for (int k = 0; k < j && ok; k++)
                 if (s->in[k] == u) ok = false;
+            if (ok && p->parent[u] >= 0) n_placed++;
         }
         if (!ok) continue;
-        size_t off = 0;
-        for (int j = 0; j < s->n_in; j++) {
-            int32_t u = s->in[j];
-            p->parent[u] = o;
-            p->rel[u] = off;
-            p->kind[u] = K_SLICE;
-            off += frt_value_nbytes(&values[u]);
+        if (n_placed == 0) {
+            /* case A: the inputs become consecutive slices of this Concat's output */
+            size_t off = 0;
+            for (int j = 0; j < s->n_in; j++) {
+                int32_t u = s->in[j];
+                p->parent[u] = o;
+                p->rel[u] = off;
+                p->kind[u] = K_SLICE;
+                off += frt_value_nbytes(&values[u]);
+            }
+        } else if (n_placed == s->n_in) {
+            /* case B: the inputs already lie back to back in one later Concat's output: this
+               output is that range */
+            int32_t par = p->parent[s->in[0]];
+            size_t start = p->rel[s->in[0]], off = start;
+            for (int j = 0; j < s->n_in && ok; j++) {
+                int32_t u = s->in[j];
+                if (p->parent[u] != par || p->rel[u] != off || p->kind[u] != K_SLICE) ok = false;
+                off += frt_value_nbytes(&values[u]);
+            }
+            if (!ok) continue;
+            p->parent[o] = par;
+            p->rel[o] = start;
+            p->kind[o] = K_SLICE;
+        } else {
+            continue;
         }
         p->skip[pos] = 1;
         p->num_concat_removed++;

@@ -144,7 +144,8 @@ def _zoo():
         extra_batches=[8])
     z["mlp"] = dict(build=make_mlp, inputs=[("input", [1, 512])],
                     outputs=["output"], dynamic={}, extra_batches=[])
-    for tv in ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1"):
+    # densenet121: DenseNet blocks, where every layer concatenates all earlier features
+    for tv in ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "densenet121"):
         z[tv] = dict(build=(lambda tv=tv: make_torchvision(tv)),
                      inputs=[("input", [1, 3, 224, 224])],
                      outputs=["output"], dynamic={}, extra_batches=[])

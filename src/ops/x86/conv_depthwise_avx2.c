@@ -18,6 +18,7 @@
 #include "ops/conv.h"
 #ifdef FRT_CONV_TUNE
 #include <stdlib.h>
+#define DW_BLOCK_MAXOW (getenv("DWMAX") ? atoi(getenv("DWMAX")) : 16)
 #endif
 #include "runtime/threadpool.h"
 
@@ -258,6 +259,9 @@ static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const 
 
 #define DW_PBUF 6144 /* floats of P (24 KiB on the stack) */
 #define DW_OBUF 4096 /* floats of O (16 KiB) */
+#ifndef DW_BLOCK_MAXOW
+#define DW_BLOCK_MAXOW 16 /* wider rows: the direct kernel is as fast */
+#endif
 
 /* r[j] lane i <- r[i] lane j */
 static inline void transpose8(__m256 *r) {
@@ -288,79 +292,101 @@ static inline __m256i first_lanes(int64_t n) { /* lanes [0, n), 0 <= n <= 8 */
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), lane);
 }
 
-static int dw_block_fits(const frt_conv_geom *g, int s) {
-    int64_t Hp = (g->OH - 1) * s + 3, Wp = (g->OW - 1) * s + 3;
-    return Hp * Wp * 8 <= DW_PBUF && g->OH * g->OW * 8 <= DW_OBUF;
+/* Output rows per band of dw3x3_block8 (0: the rows do not fit the buffers). */
+static int64_t dw_block_band(const frt_conv_geom *g, int s) {
+    int64_t Wp = (g->OW - 1) * s + 3;
+    int64_t b = (DW_PBUF / (Wp * 8) - 3) / s + 1; /* (b-1)*s + 3 input rows fit P */
+    if (DW_PBUF / (Wp * 8) < 3) return 0;
+    int64_t bo = DW_OBUF / (g->OW * 8);
+    if (bo < b) b = bo;
+    return b < g->OH ? b : g->OH;
 }
 
 /* Channels c0..c0+7 of one image: input planes x8 + c*H*W, weights w8 + c*9, bias b8[c] (b8 may
- * be NULL), output planes y8 + c*OH*OW. */
+ * be NULL), output planes y8 + c*OH*OW. Bands of `band` output rows. */
 static void dw3x3_block8(const frt_conv_params *p, const frt_conv_geom *g, const float *x8,
-                         const float *w8, const float *b8, float *y8, int s) {
-    _Alignas(32) float P[DW_PBUF];
+                         const float *w8, const float *b8, float *y8, int s, int64_t band) {
+    _Alignas(32) float P[DW_PBUF + 64];
     _Alignas(32) float O[DW_OBUF];
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW, HW = H * W, OHW = OH * OW;
-    const int64_t Hp = (OH - 1) * s + 3, Wp = (OW - 1) * s + 3, pt = g->pt, pl = g->pl;
+    const int64_t Wp = (OW - 1) * s + 3, pt = g->pt, pl = g->pl;
     const __m256 z = _mm256_setzero_ps();
-    for (int64_t i = 0; i < Hp * Wp * 8; i += 8) _mm256_store_ps(P + i, z);
-    /* P[ih + pt][iw + pl] = x[ih][iw] for the rows and columns the outputs reach */
-    int64_t ih0 = pt > 0 ? 0 : -pt, ih1 = Hp - pt < H ? Hp - pt : H;
-    for (int64_t ih = ih0; ih < ih1; ih++) {
-        float *prow = P + (ih + pt) * Wp * 8;
-        for (int64_t iw0 = 0; iw0 < W && iw0 + pl < Wp; iw0 += 8) {
-            int64_t n = W - iw0 < 8 ? W - iw0 : 8;
-            if (n > Wp - pl - iw0) n = Wp - pl - iw0;
-            __m256 r[8];
-            const float *src = x8 + ih * W + iw0;
-            if (n == 8) {
-                for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(src + c * HW);
-            } else {
-                __m256i m = first_lanes(n);
-                for (int c = 0; c < 8; c++) r[c] = _mm256_maskload_ps(src + c * HW, m);
-            }
-            transpose8(r);
-            for (int64_t j = 0; j < n; j++) _mm256_store_ps(prow + (iw0 + pl + j) * 8, r[j]);
-        }
-    }
     __m256 wv[9];
     for (int k = 0; k < 9; k++) {
         _Alignas(32) float t[8];
         for (int c = 0; c < 8; c++) t[c] = w8[c * 9 + k];
         wv[k] = _mm256_load_ps(t);
     }
-    __m256 vb = b8 ? _mm256_loadu_ps(b8) : z;
+    const __m256 vb = b8 ? _mm256_loadu_ps(b8) : z;
     const __m256 vlo = _mm256_set1_ps(p->lo), vhi = _mm256_set1_ps(p->hi);
     const int64_t r1 = Wp * 8, r2 = 2 * Wp * 8;
-    for (int64_t oh = 0; oh < OH; oh++) {
-        const float *base = P + oh * s * Wp * 8;
-        float *o = O + oh * OW * 8;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const float *q = base + ow * s * 8;
-            __m256 a = _mm256_fmadd_ps(wv[0], _mm256_load_ps(q), vb);
-            __m256 b = _mm256_mul_ps(wv[3], _mm256_load_ps(q + r1));
-            __m256 c = _mm256_mul_ps(wv[6], _mm256_load_ps(q + r2));
-            a = _mm256_fmadd_ps(wv[1], _mm256_load_ps(q + 8), a);
-            b = _mm256_fmadd_ps(wv[4], _mm256_load_ps(q + r1 + 8), b);
-            c = _mm256_fmadd_ps(wv[7], _mm256_load_ps(q + r2 + 8), c);
-            a = _mm256_fmadd_ps(wv[2], _mm256_load_ps(q + 16), a);
-            b = _mm256_fmadd_ps(wv[5], _mm256_load_ps(q + r1 + 16), b);
-            c = _mm256_fmadd_ps(wv[8], _mm256_load_ps(q + r2 + 16), c);
-            a = _mm256_add_ps(a, _mm256_add_ps(b, c));
-            if (p->act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
-            _mm256_store_ps(o + ow * 8, a);
+    for (int64_t oh0 = 0; oh0 < OH; oh0 += band) {
+        const int64_t nb = OH - oh0 < band ? OH - oh0 : band;
+        const int64_t rows = (nb - 1) * s + 3, ihs = oh0 * s - pt;
+        for (int64_t i = 0; i < rows * Wp * 8; i += 8) _mm256_store_ps(P + i, z);
+        /* P[r][iw + pl] = x[ihs + r][iw] for the columns the outputs reach */
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t ih = ihs + r;
+            if (ih < 0 || ih >= H) continue;
+            float *prow = P + r * Wp * 8;
+            for (int64_t iw0 = 0; iw0 < W && iw0 + pl < Wp; iw0 += 8) {
+                int64_t n = W - iw0 < 8 ? W - iw0 : 8;
+                if (n > Wp - pl - iw0) n = Wp - pl - iw0;
+                __m256 v[8];
+                const float *src = x8 + ih * W + iw0;
+                if (n == 8) {
+                    for (int c = 0; c < 8; c++) v[c] = _mm256_loadu_ps(src + c * HW);
+                } else {
+                    __m256i m = first_lanes(n);
+                    for (int c = 0; c < 8; c++) v[c] = _mm256_maskload_ps(src + c * HW, m);
+                }
+                transpose8(v);
+                /* all 8 columns: those past n are zeros (masked-off lanes) and land on padding
+                 * or on the next row before it is written (P has 8 columns of slack) */
+                float *d = prow + (iw0 + pl) * 8;
+                _mm256_store_ps(d, v[0]);
+                _mm256_store_ps(d + 8, v[1]);
+                _mm256_store_ps(d + 16, v[2]);
+                _mm256_store_ps(d + 24, v[3]);
+                _mm256_store_ps(d + 32, v[4]);
+                _mm256_store_ps(d + 40, v[5]);
+                _mm256_store_ps(d + 48, v[6]);
+                _mm256_store_ps(d + 56, v[7]);
+            }
         }
-    }
-    /* O[pos][c] -> y[c][pos] over the flattened output positions */
-    for (int64_t p0 = 0; p0 < OHW; p0 += 8) {
-        int64_t n = OHW - p0 < 8 ? OHW - p0 : 8;
-        __m256 r[8];
-        for (int j = 0; j < 8; j++) r[j] = j < n ? _mm256_load_ps(O + (p0 + j) * 8) : z;
-        transpose8(r);
-        if (n == 8) {
-            for (int c = 0; c < 8; c++) _mm256_storeu_ps(y8 + c * OHW + p0, r[c]);
-        } else {
-            __m256i m = first_lanes(n);
-            for (int c = 0; c < 8; c++) _mm256_maskstore_ps(y8 + c * OHW + p0, m, r[c]);
+        for (int64_t oh = 0; oh < nb; oh++) {
+            const float *base = P + oh * s * Wp * 8;
+            float *o = O + oh * OW * 8;
+            for (int64_t ow = 0; ow < OW; ow++) {
+                const float *q = base + ow * s * 8;
+                __m256 a = _mm256_fmadd_ps(wv[0], _mm256_load_ps(q), vb);
+                __m256 b = _mm256_mul_ps(wv[3], _mm256_load_ps(q + r1));
+                __m256 c = _mm256_mul_ps(wv[6], _mm256_load_ps(q + r2));
+                a = _mm256_fmadd_ps(wv[1], _mm256_load_ps(q + 8), a);
+                b = _mm256_fmadd_ps(wv[4], _mm256_load_ps(q + r1 + 8), b);
+                c = _mm256_fmadd_ps(wv[7], _mm256_load_ps(q + r2 + 8), c);
+                a = _mm256_fmadd_ps(wv[2], _mm256_load_ps(q + 16), a);
+                b = _mm256_fmadd_ps(wv[5], _mm256_load_ps(q + r1 + 16), b);
+                c = _mm256_fmadd_ps(wv[8], _mm256_load_ps(q + r2 + 16), c);
+                a = _mm256_add_ps(a, _mm256_add_ps(b, c));
+                if (p->act) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
+                _mm256_store_ps(o + ow * 8, a);
+            }
+        }
+        /* O[pos][c] -> y[c][pos] over the band's flattened output positions */
+        const int64_t pe = (oh0 + nb) * OW;
+        for (int64_t p0 = oh0 * OW; p0 < pe; p0 += 8) {
+            int64_t n = pe - p0 < 8 ? pe - p0 : 8;
+            const float *ob = O + (p0 - oh0 * OW) * 8;
+            __m256 v[8];
+            for (int j = 0; j < 8; j++) v[j] = j < n ? _mm256_load_ps(ob + j * 8) : z;
+            transpose8(v);
+            if (n == 8 || pe < OHW) { /* a short chunk's extra lanes: next band's positions */
+                for (int c = 0; c < 8; c++) _mm256_storeu_ps(y8 + c * OHW + p0, v[c]);
+            } else {
+                __m256i m = first_lanes(n);
+                for (int c = 0; c < 8; c++) _mm256_maskstore_ps(y8 + c * OHW + p0, m, v[c]);
+            }
         }
     }
 }
@@ -374,6 +400,7 @@ typedef struct dw_task {
     int64_t nblk;  /* blocks of 8 channels per image (dw3x3_block8), 0 when not used */
     int64_t units; /* work units per image: nblk blocks, then the remaining single planes */
     int64_t chunk; /* units per task */
+    int64_t band;  /* output rows per band of dw3x3_block8 */
     dw_rowplan rp;
 } dw_task;
 
@@ -384,7 +411,8 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
     if (u < t->nblk) {
         int64_t c0 = 8 * u;
         dw3x3_block8(p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
-                     t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast);
+                     t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast,
+                     t->band);
         return;
     }
     int64_t m = 8 * t->nblk + (u - t->nblk);
@@ -427,7 +455,8 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
         t.fast = (int)p->sw;
     if (t.fast) {
         dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
-        if (p->Mg == 1 && dw_block_fits(&g, t.fast)) t.nblk = p->M / 8;
+        t.band = dw_block_band(&g, t.fast);
+        if (p->Mg == 1 && t.band > 0 && g.OW <= DW_BLOCK_MAXOW) t.nblk = p->M / 8;
 #ifdef FRT_CONV_TUNE
         if (getenv("DWBLK") && atoi(getenv("DWBLK")) == 0) t.nblk = 0;
 #endif
