@@ -71,7 +71,7 @@ usage)
     contains "$TMP/err" "--iters" "bad --iters"
     expect 2 "zero --iters" -- "$FLATRT" bench "$MODEL" --iters 0
     expect 2 "missing option value" -- "$FLATRT" bench "$MODEL" --warmup
-    expect 2 "bad --planner" -- "$FLATRT" bench "$MODEL" --planner greedy
+    expect 2 "bad --planner" -- "$FLATRT" bench "$MODEL" --planner fancy
     expect 2 "--shape without =" -- "$FLATRT" bench "$MODEL" --shape image
     expect 2 "--input with empty name" -- "$FLATRT" run "$MODEL" --input =x.npy
     expect 2 "extra argument" -- "$FLATRT" info "$MODEL" "$MODEL"

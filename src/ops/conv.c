@@ -26,14 +26,12 @@
 static int portable_only;
 void frt_conv_set_portable_only(int on) { portable_only = on; }
 
-static int have_avx2(void) {
 #if FRT_HAVE_X86
+static int have_avx2(void) {
     if (portable_only) return 0;
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
 }
+#endif
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Attributes and shapes                                                                           */
@@ -50,6 +48,18 @@ typedef struct conv_attrs {
 
 static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
     const frt_node *n = c->node;
+    static const struct {
+        const char *name;
+        frt_onnx_attr_type type;
+    } known[] = {{"group", FRT_ATTR_INT},         {"auto_pad", FRT_ATTR_STRING},
+                 {"kernel_shape", FRT_ATTR_INTS}, {"strides", FRT_ATTR_INTS},
+                 {"dilations", FRT_ATTR_INTS},    {"pads", FRT_ATTR_INTS}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const frt_onnx_attr *at = frt_attr_find(n, known[i].name);
+        if (at && at->type != known[i].type)
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute %s has the wrong type",
+                               known[i].name);
+    }
     a->nsp = nsp;
     a->group = frt_attr_int(n, "group", 1);
     if (a->group < 1)
@@ -341,9 +351,25 @@ static void ref_gemm_rows(void *ctx, size_t i) {
     }
 }
 
-static const float *conv_weights(const frt_step *s, const frt_exec *x) {
+frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **w) {
     const frt_conv_params *p = s->k.params;
-    return p->w ? p->w : (const float *)x->values[s->in[1]].data;
+    if (p->w) {
+        *w = p->w;
+        return FRT_OK;
+    }
+    const frt_value *v = &x->values[s->in[1]];
+    int64_t want[4] = {p->M, p->Cg, p->kh, p->kw};
+    int rank = p->nsp + 2;
+    int ok = v->rank == rank;
+    for (int i = 0; ok && i < rank; i++)
+        ok = v->dims[i] == (p->nsp == 1 && i == 2 ? p->kw : want[i]);
+    if (!ok) {
+        char buf[128];
+        return frt_step_fail(s, FRT_ERR_SHAPE, "W has shape %s at run time, not the shape seen at load",
+                             frt_shape_str(v, buf, sizeof buf));
+    }
+    *w = v->data;
+    return FRT_OK;
 }
 
 static const float *conv_bias(const frt_step *s, const frt_exec *x) {
@@ -356,7 +382,9 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
     frt_value *Y = &x->values[s->out[0]];
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
-    const float *w = conv_weights(s, x);
+    const float *w;
+    frt_status st = frt_conv_weights(s, x, &w);
+    if (st) return st;
     const float *bias = conv_bias(s, x);
     int64_t npos = g.OH * g.OW;
     int pw = is_pointwise(p, &g);
@@ -451,7 +479,9 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 
+#if FRT_HAVE_X86
     int simd = have_avx2();
+#endif
     if (p->Cg == 1 && p->group > 1) {
 #if FRT_HAVE_X86
         if (simd) {

@@ -56,6 +56,10 @@ int64_t frt_conv_out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int auto_p
 /* Resolves the geometry of a run from x dims ([N, C, L] or [N, C, H, W]). */
 void frt_conv_geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g);
 
+/* The weights of a run: p->w, or W from the values when it is not a constant (checked against
+ * the shape seen at select; FRT_ERR_SHAPE otherwise). */
+frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **w);
+
 /* Fused activation over n floats: clamp to [p->lo, p->hi] when p->act. */
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
 

@@ -57,8 +57,10 @@ frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x) {
     const frt_value *X = &x->values[s->in[0]];
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
-    dw_task t = {p, &g, X->data,
-                 p->w ? p->w : (const float *)x->values[s->in[1]].data,
+    const float *w;
+    frt_status st = frt_conv_weights(s, x, &w);
+    if (st) return st;
+    dw_task t = {p, &g, X->data, w,
                  s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL,
                  x->values[s->out[0]].data};
     frt_parallel_for(x->tp, (size_t)(g.N * p->M), dw_plane_task, &t);

@@ -93,6 +93,7 @@ extern const frt_op_def frt_ops_pool[];        /* MaxPool AveragePool GlobalAver
 extern const frt_op_def frt_ops_norm[];        /* BatchNormalization */
 extern const frt_op_def frt_ops_tensor[];      /* Concat Transpose Gather Slice Shape Constant */
 extern const frt_op_def frt_ops_view[];        /* Reshape Flatten Squeeze Unsqueeze Identity Dropout */
+extern const frt_op_def frt_ops_pad[];         /* Pad */
 
 /* Registry lookup by (domain, op_type); NULL if flatrt has no such op. */
 const frt_op_def *frt_op_find(const char *domain, const char *op_type);

@@ -5,7 +5,7 @@
 
 static const frt_op_def *const families[] = {
     frt_ops_elementwise, frt_ops_activation, frt_ops_cast,   frt_ops_gemm, frt_ops_conv,
-    frt_ops_pool,        frt_ops_norm,       frt_ops_tensor, frt_ops_view,
+    frt_ops_pool,        frt_ops_norm,       frt_ops_tensor, frt_ops_view, frt_ops_pad,
 };
 
 const frt_op_def *frt_op_find(const char *domain, const char *op_type) {

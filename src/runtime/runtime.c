@@ -111,6 +111,7 @@ static frt_status run_shape_step(frt_runtime *rt, const frt_step *s, bool *full)
     return s->k.fn(s, &x);
 }
 
+static frt_status resolve_hiding_inputs(frt_runtime *rt, bool *full);
 static frt_status resolve_once(frt_runtime *rt, bool *full);
 
 frt_status frt_runtime_resolve(frt_runtime *rt) {
@@ -118,7 +119,7 @@ frt_status frt_runtime_resolve(frt_runtime *rt) {
     for (int attempt = 0; attempt < 40; attempt++) {
         bool full = false;
         rt->shape_used = rt->shape_need = rt->shape_bytes = 0;
-        frt_status st = resolve_once(rt, &full);
+        frt_status st = resolve_hiding_inputs(rt, &full);
         if (st || !full) return st;
         /* shape buffer too small: grow it (an allocation only when shapes need more) and redo */
         size_t cap = 2 * (rt->shape_cap > rt->shape_need ? rt->shape_cap : rt->shape_need) + 4096;
@@ -129,6 +130,16 @@ frt_status frt_runtime_resolve(frt_runtime *rt) {
         rt->shape_cap = cap;
     }
     return frt_error(FRT_ERR_INTERNAL, "shape buffer did not converge");
+}
+
+
+/* Shapes may depend on the dims of graph inputs but never on their values: a plan is reused for
+ * as long as input shapes stay the same, so infer must not see input data (a Reshape whose shape
+ * comes from a graph input is reported as unresolvable instead of silently going stale). */
+static frt_status resolve_hiding_inputs(frt_runtime *rt, bool *full) {
+    const frt_graph *g = &rt->m->g;
+    for (size_t i = 0; i < g->n_inputs; i++) rt->v[g->inputs[i]].data = NULL;
+    return resolve_once(rt, full);
 }
 
 static frt_status resolve_once(frt_runtime *rt, bool *full) {
@@ -404,6 +415,10 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
     if (changed) {
         st = frt_runtime_resolve(rt);
         if (st) return st;
+        for (size_t j = 0; j < n_in; j++) /* resolve hid the input data from infer */
+            for (size_t i = 0; i < m->g.n_inputs; i++)
+                if (strcmp(names[j], m->g.values[m->g.inputs[i]].name) == 0)
+                    rt->v[m->g.inputs[i]].data = inputs[j].data;
     }
     if (m->opt.manage_outputs && atomic_load_explicit(&rt->out->refs, memory_order_acquire) != 1) {
         st = fresh_output_block(rt);

@@ -79,9 +79,19 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
     *OWp = OW;
 }
 
-enum { RUN_DEFAULT, RUN_PORTABLE, RUN_UNKNOWN, RUN_DYNW, RUN_THREADS, RUN_PORTABLE_THREADS, N_RUNS };
-static const char *const run_names[N_RUNS] = {"default", "portable", "unknown_dims", "dynamic_w",
-                                              "2 threads", "portable 2 threads"};
+enum {
+    RUN_DEFAULT,
+    RUN_PORTABLE,
+    RUN_UNKNOWN,
+    RUN_DYNW,
+    RUN_DYNB,
+    RUN_THREADS,
+    RUN_PORTABLE_THREADS,
+    N_RUNS
+};
+static const char *const run_names[N_RUNS] = {"default",   "portable",           "unknown_dims",
+                                              "dynamic_w", "dynamic_b",          "2 threads",
+                                              "portable 2 threads"};
 
 static void run_case(const conv_case *t, unsigned seed) {
     int one_d = t->H == 0;
@@ -140,7 +150,7 @@ static void run_case(const conv_case *t, unsigned seed) {
         op.n_attrs = na;
         op.inputs = in;
         op.n_in = t->bias ? 3 : 2;
-        op.const_mask = r == RUN_DYNW ? 4u : 6u;
+        op.const_mask = r == RUN_DYNW ? 4u : r == RUN_DYNB ? 2u : 6u;
         op.unknown_dims = r == RUN_UNKNOWN;
         op.act.kind = t->act;
         op.act.lo = t->act == FRT_ACT_RELU ? 0.0f : t->lo;
@@ -275,6 +285,10 @@ static void test_paths(void) {
          0, 0, 0, dw},
         {"dw blocked 1x1 out", 1, 8, 3, 3, 8, 8, 3, 3, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0,
          0, 0, dw},
+        {"dw blocked bands s1", 2, 8, 40, 27, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, dw},
+        {"dw blocked bands s2", 1, 9, 61, 27, 9, 9, 3, 3, 2, 2, 1, 1, {0, 1, 2, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
         {"dw large plane", 1, 8, 40, 45, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
          FRT_ACT_NONE, 0, 0, 0, dw},
         {"dw large plane s2", 1, 8, 61, 64, 8, 8, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 1,
@@ -378,6 +392,9 @@ static void test_errors(void) {
     int64_t p3[3] = {0, 0, 0};
     frt_onnx_attr pa = frt_test_attr_ints("pads", p3, 3);
     CHECK(run_err(4, x4, 4, w4ok, &pa, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    frt_onnx_attr sw = frt_test_attr_int("strides", 2); /* INT instead of INTS */
+    CHECK(run_err(4, x4, 4, w4ok, &sw, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
+    CHECK(strstr(frt_last_error(), "strides") != NULL);
     frt_onnx_attr g0 = frt_test_attr_int("group", 0);
     CHECK(run_err(4, x4, 4, w4ok, &g0, 1, FRT_FLOAT32, 2, NULL) == FRT_ERR_MALFORMED);
     int64_t ks[2] = {5, 5};

@@ -16,6 +16,7 @@
  * K rows, then splits the output channel panels; with no pool both run inline.
  */
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "ops/conv.h"
@@ -154,7 +155,7 @@ static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64
 static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                      int64_t rows, int64_t cols, int flags, const float *bias, int act, float lo,
                      float hi) {
-    _Alignas(32) float t[MR * NR];
+    _Alignas(32) float t[MR * NR] = {0};
     if (!(flags & UK_FIRST))
         for (int64_t r = 0; r < rows; r++)
             for (int64_t j = 0; j < cols; j++) t[r * NR + j] = c[r * ldc + j];
@@ -385,11 +386,71 @@ static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
     return np < p->nc ? np : p->nc;
 }
 
+/* Scratch: SLOTS col blocks of kc x nc floats. With a pool, independent position blocks run in
+ * parallel, each task packing into its own slot (see gemm_slot_task). */
+#define SLOTS 4
+
 size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values) {
     const frt_conv_params *p = s->k.params;
     frt_conv_geom g;
     geometry(p, &values[s->in[0]], &g);
-    return (size_t)(p->kc * block_cols(p, g.OH * g.OW)) * sizeof(float);
+    int64_t nc = block_cols(p, g.OH * g.OW);
+    return (size_t)(SLOTS * p->kc * nc) * sizeof(float);
+}
+
+/* Selects block b of the run: image n, group gr, positions [n0, n0 + ncur). */
+static void set_block(gemm_ctx *t, const float *X, float *Y, const float *bias, int64_t nc,
+                      int64_t b) {
+    const frt_conv_params *p = t->p;
+    int64_t nb = (t->npos + nc - 1) / nc;
+    int64_t img = b / nb, gr = img % p->group, n = img / p->group;
+    t->n0 = (b % nb) * nc;
+    t->ncur = t->npos - t->n0 < nc ? t->npos - t->n0 : nc;
+    t->npan = (t->ncur + NR - 1) / NR;
+    t->xg = X + (n * t->g.C + gr * p->Cg) * t->g.H * t->g.W;
+    t->yg = Y + (n * p->M + gr * p->Mg) * t->npos;
+    t->wg = p->wpack + gr * p->mpanels * p->Kg * MR;
+    t->bias = bias ? bias + gr * p->Mg : NULL;
+}
+
+static void set_kblock(gemm_ctx *t, int64_t k0) {
+    const frt_conv_params *p = t->p;
+    t->k0 = k0;
+    t->kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
+    t->flags = (k0 == 0 ? UK_FIRST : 0) | (k0 + t->kcur == p->Kg ? UK_LAST : 0);
+    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
+}
+
+/* One block, every K block, on the calling thread. */
+static void run_block(gemm_ctx *t) {
+    for (int64_t k0 = 0; k0 < t->p->Kg; k0 += t->p->kc) {
+        set_kblock(t, k0);
+        t->kchunk = t->kcur;
+        pack_rows(t, 0);
+        t->chunk = t->jouter ? t->npan : t->p->mpanels;
+        compute_panels(t, 0);
+    }
+}
+
+typedef struct slot_ctx {
+    const gemm_ctx *base;
+    const float *X, *bias;
+    float *Y;
+    int64_t nc, nblocks;
+    atomic_llong next; /* next block to hand out */
+} slot_ctx;
+
+/* Task i owns scratch slot i and takes blocks from the shared counter until none are left. */
+static void gemm_slot_task(void *ctx, size_t i) {
+    slot_ctx *sc = ctx;
+    gemm_ctx t = *sc->base;
+    t.blk = sc->base->blk + (int64_t)i * t.p->kc * sc->nc;
+    for (;;) {
+        int64_t b = atomic_fetch_add_explicit(&sc->next, 1, memory_order_relaxed);
+        if (b >= sc->nblocks) break;
+        set_block(&t, sc->X, sc->Y, sc->bias, sc->nc, b);
+        run_block(&t);
+    }
 }
 
 frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
@@ -407,36 +468,29 @@ frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
                              (long long)t.g.W);
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
+    int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
     int nth = frt_threadpool_size(x->tp);
-    for (int64_t n = 0; n < t.g.N; n++) {
-        for (int64_t gr = 0; gr < p->group; gr++) {
-            t.xg = (const float *)X->data + (n * t.g.C + gr * p->Cg) * t.g.H * t.g.W;
-            t.yg = (float *)Y->data + (n * p->M + gr * p->Mg) * t.npos;
-            t.wg = p->wpack + gr * p->mpanels * p->Kg * MR;
-            t.bias = bias ? bias + gr * p->Mg : NULL;
-            for (t.n0 = 0; t.n0 < t.npos; t.n0 += nc) {
-                t.ncur = t.npos - t.n0 < nc ? t.npos - t.n0 : nc;
-                t.npan = (t.ncur + NR - 1) / NR;
-                for (t.k0 = 0; t.k0 < p->Kg; t.k0 += p->kc) {
-                    t.kcur = p->Kg - t.k0 < p->kc ? p->Kg - t.k0 : p->kc;
-                    t.flags = (t.k0 == 0 ? UK_FIRST : 0) | (t.k0 + t.kcur == p->Kg ? UK_LAST : 0);
-                    t.jouter = p->mpanels * MR * t.kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
-                    if (nth > 1) {
-                        t.kchunk = (t.kcur + 2 * nth - 1) / (2 * nth);
-                        frt_parallel_for(x->tp, (size_t)((t.kcur + t.kchunk - 1) / t.kchunk),
-                                         pack_rows, &t);
-                        int64_t np = t.jouter ? t.npan : p->mpanels;
-                        t.chunk = (np + 2 * nth - 1) / (2 * nth);
-                        frt_parallel_for(x->tp, (size_t)((np + t.chunk - 1) / t.chunk),
-                                         compute_panels, &t);
-                    } else {
-                        t.kchunk = t.kcur;
-                        pack_rows(&t, 0);
-                        t.chunk = t.jouter ? t.npan : p->mpanels;
-                        compute_panels(&t, 0);
-                    }
-                }
-            }
+    if (nth > 1 && nblocks >= 2 * nth) {
+        /* independent blocks, one scratch slot per task */
+        slot_ctx sc = {&t, X->data, bias, Y->data, nc, nblocks, 0};
+        int64_t ntask = nth < SLOTS ? nth : SLOTS;
+        frt_parallel_for(x->tp, (size_t)ntask, gemm_slot_task, &sc);
+        return FRT_OK;
+    }
+    for (int64_t b = 0; b < nblocks; b++) {
+        set_block(&t, X->data, Y->data, bias, nc, b);
+        if (nth == 1) {
+            run_block(&t);
+            continue;
+        }
+        /* few blocks: every thread packs part of the block, then takes channel panels */
+        for (int64_t k0 = 0; k0 < p->Kg; k0 += p->kc) {
+            set_kblock(&t, k0);
+            t.kchunk = (t.kcur + 2 * nth - 1) / (2 * nth);
+            frt_parallel_for(x->tp, (size_t)((t.kcur + t.kchunk - 1) / t.kchunk), pack_rows, &t);
+            int64_t np = t.jouter ? t.npan : p->mpanels;
+            t.chunk = (np + 2 * nth - 1) / (2 * nth);
+            frt_parallel_for(x->tp, (size_t)((np + t.chunk - 1) / t.chunk), compute_panels, &t);
         }
     }
     return FRT_OK;

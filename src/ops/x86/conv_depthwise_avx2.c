@@ -1,16 +1,23 @@
 /* Depthwise convolution with AVX2/FMA: fast paths for 3x3, dilation 1, stride 1 or 2 (same in
  * both axes); every other shape goes through the portable plane kernel.
  *
- * Direct: each output row is computed 8 outputs per vector straight from the (up to) three input
- * rows it needs, with no copies. Vectors whose window crosses the left or right edge of the input
- * use masked loads (zeros outside the row); input rows outside the plane are skipped.
+ * Two layouts of the same arithmetic, chosen per call by plane width:
+ *
+ * Direct (wide rows): each output row is computed 8 outputs per vector straight from the (up to)
+ * three input rows it needs, two output rows at a time where all their input rows exist. Vectors
+ * whose window crosses the left or right edge of the input use masked loads (zeros outside the
+ * row; the masks are computed once per call); input rows outside the plane are skipped.
  *   stride 1: out[ow..ow+7] = sum_ky,kx w[ky][kx] * x[ih+ky][ow - pl + kx + (0..7)]
  *   stride 2: the 16 inputs under 8 outputs are split into even and odd columns:
  *             kx = 0 -> evens of x[c..c+15], kx = 1 -> odds, kx = 2 -> evens of x[c+2..c+17],
  *             c = 2*ow - pl.
- * When OW is not a multiple of 8 the last vector of a row overlaps the previous one (recomputing
- * the same values); rows narrower than 8 store a full vector whose extra lanes the next row
- * overwrites, and the plane's last row uses a masked store.
+ *   When OW is not a multiple of 8 the last vector of a row overlaps the previous one
+ *   (recomputing the same values); rows narrower than 8 store a full vector whose extra lanes
+ *   the next row overwrites, and the plane's last row uses a masked store.
+ *
+ * Blocked (narrow rows, OW*stride <= 28, multiplier 1): eight channels at a time are transposed
+ * into a zero-padded channel-interleaved buffer, each output is 9 FMAs on full vectors, and the
+ * result is transposed back (see dw3x3_block8). Leftover channels (M % 8) use the direct path.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -18,7 +25,7 @@
 #include "ops/conv.h"
 #ifdef FRT_CONV_TUNE
 #include <stdlib.h>
-#define DW_BLOCK_MAXOW (getenv("DWMAX") ? atoi(getenv("DWMAX")) : 16)
+#define DW_BLOCK_MAXW (getenv("DWMAX") ? atoi(getenv("DWMAX")) : 28)
 #endif
 #include "runtime/threadpool.h"
 
@@ -259,8 +266,8 @@ static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const 
 
 #define DW_PBUF 6144 /* floats of P (24 KiB on the stack) */
 #define DW_OBUF 4096 /* floats of O (16 KiB) */
-#ifndef DW_BLOCK_MAXOW
-#define DW_BLOCK_MAXOW 16 /* wider rows: the direct kernel is as fast */
+#ifndef DW_BLOCK_MAXW
+#define DW_BLOCK_MAXW 28 /* input columns per output row (OW*stride) up to which blocks win */
 #endif
 
 /* r[j] lane i <- r[i] lane j */
@@ -444,7 +451,8 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     t.p = p;
     t.g = &g;
     t.x = X->data;
-    t.w = p->w ? p->w : (const float *)x->values[s->in[1]].data;
+    frt_status st = frt_conv_weights(s, x, &t.w);
+    if (st) return st;
     t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
     t.y = x->values[s->out[0]].data;
     t.fast = 0;
@@ -456,7 +464,7 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     if (t.fast) {
         dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
         t.band = dw_block_band(&g, t.fast);
-        if (p->Mg == 1 && t.band > 0 && g.OW <= DW_BLOCK_MAXOW) t.nblk = p->M / 8;
+        if (p->Mg == 1 && t.band > 0 && g.OW * t.fast <= DW_BLOCK_MAXW) t.nblk = p->M / 8;
 #ifdef FRT_CONV_TUNE
         if (getenv("DWBLK") && atoi(getenv("DWBLK")) == 0) t.nblk = 0;
 #endif
