@@ -28,3 +28,10 @@ if(NOT FRT_SANITIZE)
     runtime.noalloc.alternate_digits runtime.noalloc.alternate_shape_subgraph
     PROPERTIES LABELS runtime ENVIRONMENT FRT_CHECK_PLAN=0)
 endif()
+
+add_executable(test_malformed runtime/test_malformed.c)
+target_link_libraries(test_malformed PRIVATE flatrt_static)
+add_test(NAME runtime.malformed
+  COMMAND test_malformed ${FRT_TINY_DIR} ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
+set_tests_properties(runtime.malformed PROPERTIES FIXTURES_REQUIRED tiny LABELS malformed
+  ENVIRONMENT FRT_CHECK_PLAN=1 TIMEOUT 900)

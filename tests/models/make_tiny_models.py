@@ -273,11 +273,66 @@ def build_all(out_dir):
            "outputs that are constants / an initializer; folded at load")
 
 
+def build_malformed(out_dir):
+    """Structurally invalid models (onnx.checker would reject them; they are saved without it).
+    Each must fail to load with a clear error: OUT_DIR/malformed/<name>.onnx, and the expected
+    words of the message in OUT_DIR/malformed/<name>.expect."""
+    d = os.path.join(out_dir, "malformed")
+    os.makedirs(d, exist_ok=True)
+    f = TensorProto.FLOAT
+
+    def save(name, graph, expect, opset=OPSET):
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="make_tiny_models")
+        with open(os.path.join(d, name + ".onnx"), "wb") as fh:
+            fh.write(m.SerializeToString())
+        with open(os.path.join(d, name + ".expect"), "w") as fh:
+            fh.write(expect + "\n")
+
+    x = [_vi("x", f, [2, 3])]
+    y = [_vi("y", f, [2, 3])]
+    save("cycle", helper.make_graph([
+        helper.make_node("Relu", ["b"], ["a"], name="n1"),
+        helper.make_node("Relu", ["a"], ["b"], name="n2"),
+        helper.make_node("Add", ["x", "b"], ["y"], name="n3")], "cycle", x, y), "cycle")
+    save("missing_input", helper.make_graph([
+        helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")], "g", x, y),
+        "nowhere")
+    save("double_definition", helper.make_graph([
+        helper.make_node("Relu", ["x"], ["y"], name="r1"),
+        helper.make_node("Relu", ["x"], ["y"], name="r2")], "g", x, y), "already defined")
+    save("output_not_produced", helper.make_graph([
+        helper.make_node("Relu", ["x"], ["z"], name="r1")], "g", x, y), "not produced")
+    save("no_opset", helper.make_graph([
+        helper.make_node("Relu", ["x"], ["y"], name="r1")], "g", x, y), "opset", opset=3)
+    save("huge_dim", helper.make_graph([
+        helper.make_node("Relu", ["x"], ["y"], name="r1")], "g",
+        [_vi("x", f, [1 << 40, 1 << 40])], y), "")
+    save("bad_shape_broadcast", helper.make_graph([
+        helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g", x, y,
+        initializer=[numpy_helper.from_array(np.zeros((4,), np.float32), "w")]), "broadcast")
+    save("gemm_k_mismatch", helper.make_graph([
+        helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm", transB=1)], "g", x, y,
+        initializer=[numpy_helper.from_array(np.zeros((5, 4), np.float32), "w")]), "gemm")
+    save("conv_channels", helper.make_graph([
+        helper.make_node("Conv", ["x4", "w"], ["y"], name="conv")], "g",
+        [_vi("x4", f, [1, 3, 8, 8])], y,
+        initializer=[numpy_helper.from_array(np.zeros((2, 5, 3, 3), np.float32), "w")]), "conv")
+    save("reshape_count", helper.make_graph([
+        helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")], "g", x, y,
+        initializer=[numpy_helper.from_array(np.array([4, 4], np.int64), "s")]), "reshape")
+    save("missing_attr_cast", helper.make_graph([
+        helper.make_node("Cast", ["x"], ["y"], name="cast")], "g", x, y), "cast")
+    save("wrong_arity", helper.make_graph([
+        helper.make_node("Relu", ["x", "x"], ["y"], name="relu2")], "g", x, y), "relu2")
+
+
 def main(argv):
     if len(argv) != 1 or argv[0].startswith("-"):
         print("usage: make_tiny_models.py OUT_DIR", file=sys.stderr)
         return 2
     build_all(argv[0])
+    build_malformed(argv[0])
     return 0
 
 
