@@ -11,7 +11,10 @@
  *                 in the micro-kernel before its tile is stored (x86/conv_avx2.c).
  *       portable: im2col of a tile (skipped for 1x1 stride 1 unpadded convs, where X is the GEMM
  *                 operand itself) + frt_sgemm, then bias and activation on the tile.
- * A non-constant W is supported by the portable kernels (read from the values at run time).
+ * A non-constant W (read from the values at run time) goes to the portable GEMM kernel or the
+ * depthwise kernels; the AVX2 GEMM needs the weights packed at select.
+ * Threads (x->tp): depthwise splits (image, channel) planes, the GEMMs split position blocks or
+ * output channel panels.
  */
 #include "conv.h"
 
@@ -34,7 +37,7 @@ static int have_avx2(void) {
 #endif
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Attributes and shapes                                                                           */
+/* Attributes and shapes                                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 
 typedef struct conv_attrs {
@@ -147,8 +150,27 @@ void frt_conv_geometry(const frt_conv_params *p, const frt_value *x, frt_conv_ge
     g->OW = frt_conv_out_dim(g->W, p->kw, p->sw, p->dw, p->auto_pad, p->pl, p->pr, &g->pl);
 }
 
+static int is_fused(const frt_op_ctx *c) { return strcmp(c->node->op_type, "FusedConv") == 0; }
+
+/* FusedConv's sum input Z (input 3) must have exactly the output's shape (checked where known). */
+static frt_status check_sum(frt_op_ctx *c, const frt_value *y) {
+    const frt_value *z = c->n_in > 3 ? c->in[3] : NULL;
+    if (!z) return FRT_OK;
+    frt_status st = frt_op_check_input(c, 3, FRT_FLOAT32);
+    if (st) return st;
+    int ok = z->rank < 0 || y->rank < 0 || z->rank == y->rank;
+    for (int i = 0; ok && z->rank >= 0 && i < y->rank; i++)
+        ok = z->dims[i] < 0 || y->dims[i] < 0 || z->dims[i] == y->dims[i];
+    if (!ok) {
+        char a[128], b[128];
+        return frt_op_fail(c, FRT_ERR_SHAPE, "sum input has shape %s, the output %s",
+                           frt_shape_str(z, a, sizeof a), frt_shape_str(y, b, sizeof b));
+    }
+    return FRT_OK;
+}
+
 static frt_status conv_infer(frt_op_ctx *c) {
-    frt_status st = frt_op_check_arity(c, 2, 3, 1, 1);
+    frt_status st = frt_op_check_arity(c, 2, is_fused(c) ? 4 : 3, 1, 1);
     if (st) return st;
     if ((st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
     if ((st = frt_op_check_input(c, 1, FRT_FLOAT32))) return st;
@@ -170,7 +192,7 @@ static frt_status conv_infer(frt_op_ctx *c) {
     frt_value *y = c->out[0];
     if (rank < 0) {
         frt_op_set_shape(y, FRT_FLOAT32, -1, NULL);
-        return FRT_OK;
+        return check_sum(c, y);
     }
     int nsp = rank - 2;
     if (nsp > MAX_SP)
@@ -226,11 +248,11 @@ static frt_status conv_infer(frt_op_ctx *c) {
         dims[2 + i] = o;
     }
     frt_op_set_shape(y, FRT_FLOAT32, rank, dims);
-    return FRT_OK;
+    return check_sum(c, y);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Shared run-time helpers                                                                         */
+/* Shared run-time helpers                                                                        */
 /* ---------------------------------------------------------------------------------------------- */
 
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n) {
@@ -257,7 +279,7 @@ static inline void valid_cols(const frt_conv_params *p, const frt_conv_geom *g, 
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Portable GEMM path: tiled im2col + frt_sgemm                                                    */
+/* Portable GEMM path: tiled im2col + frt_sgemm                                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
 /* Tile width (output positions) of the portable path: the col tile [Kg, nt] stays near 256 KiB. */
@@ -326,13 +348,14 @@ static void im2col_tile(const frt_conv_params *p, const frt_conv_geom *g, const 
 typedef struct ref_gemm_task {
     const frt_conv_params *p;
     const float *w, *bias, *bmat;
+    const float *z; /* sum input rows of the tile (same layout as y) or NULL */
     int64_t ldb, nt, ldy, m0;
     float *y;
     int64_t chunk; /* rows per task */
     int64_t rows;
 } ref_gemm_task;
 
-/* Rows [i*chunk, ...) of Y_tile = W_g * col, then bias and activation on those rows. */
+/* Rows [i*chunk, ...) of Y_tile = W_g * col, then bias, sum input and activation on those rows. */
 static void ref_gemm_rows(void *ctx, size_t i) {
     const ref_gemm_task *t = ctx;
     const frt_conv_params *p = t->p;
@@ -347,7 +370,10 @@ static void ref_gemm_rows(void *ctx, size_t i) {
             float bv = t->bias[t->m0 + r];
             for (int64_t j = 0; j < t->nt; j++) y[j] += bv;
         }
-        frt_conv_act_ref(p, y, t->nt);
+        if (t->z)
+            frt_conv_sum_act(p, y, t->z + r * t->ldy, t->nt);
+        else
+            frt_conv_act_ref(p, y, t->nt);
     }
 }
 
@@ -365,7 +391,8 @@ frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **
         ok = v->dims[i] == (p->nsp == 1 && i == 2 ? p->kw : want[i]);
     if (!ok) {
         char buf[128];
-        return frt_step_fail(s, FRT_ERR_SHAPE, "W has shape %s at run time, not the shape seen at load",
+        return frt_step_fail(s, FRT_ERR_SHAPE,
+                             "W has shape %s at run time, not the shape seen at load",
                              frt_shape_str(v, buf, sizeof buf));
     }
     *w = v->data;
@@ -374,6 +401,15 @@ frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **
 
 static const float *conv_bias(const frt_step *s, const frt_exec *x) {
     return s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
+}
+
+const float *frt_conv_sum(const frt_step *s, const frt_exec *x) {
+    return s->n_in > 3 && s->in[3] >= 0 ? (const float *)x->values[s->in[3]].data : NULL;
+}
+
+void frt_conv_sum_act(const frt_conv_params *p, float *y, const float *z, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += z[i];
+    frt_conv_act_ref(p, y, n);
 }
 
 static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
@@ -385,7 +421,7 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
     const float *w;
     frt_status st = frt_conv_weights(s, x, &w);
     if (st) return st;
-    const float *bias = conv_bias(s, x);
+    const float *bias = conv_bias(s, x), *sum = frt_conv_sum(s, x);
     int64_t npos = g.OH * g.OW;
     int pw = is_pointwise(p, &g);
     int64_t nt = pw ? (npos < 512 ? npos : 512) : ref_tile(p, npos);
@@ -397,8 +433,10 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
             float *yg = (float *)Y->data + (n * p->M + gr * p->Mg) * npos;
             for (int64_t n0 = 0; n0 < npos; n0 += nt) {
                 int64_t cur = npos - n0 < nt ? npos - n0 : nt;
-                ref_gemm_task t = {p, w + gr * p->Mg * p->Kg, bias, NULL, 0, cur, npos,
-                                   gr * p->Mg, yg + n0, p->Mg, p->Mg};
+                ref_gemm_task t = {.p = p, .w = w + gr * p->Mg * p->Kg, .bias = bias,
+                                   .nt = cur, .ldy = npos, .m0 = gr * p->Mg, .y = yg + n0,
+                                   .chunk = p->Mg, .rows = p->Mg};
+                if (sum) t.z = sum + (yg - (float *)Y->data) + n0;
                 if (pw) {
                     t.bmat = xg + n0;
                     t.ldb = npos;
@@ -422,7 +460,7 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Select                                                                                          */
+/* Select                                                                                         */
 /* ---------------------------------------------------------------------------------------------- */
 
 static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
@@ -512,5 +550,8 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
 
 const frt_op_def frt_ops_conv[] = {
     {"Conv", conv_infer, conv_select},
+    /* Internal (made by a fusion pass): Conv with a 4th input Z of the output's shape,
+     * Y = act(conv(X, W) + B + Z). */
+    {"FusedConv", conv_infer, conv_select},
     {0},
 };

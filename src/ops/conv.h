@@ -1,6 +1,9 @@
 /* Conv: private interface shared by conv.c (op definition, portable kernels), conv_depthwise.c
  * and the AVX2 variants in x86/conv_*_avx2.c.
  *
+ * FusedConv (an internal op a fusion pass makes from Conv -> Add [-> Relu/Clip]) is Conv with a
+ * 4th input Z of the output's shape: Y = act(conv(X, W) + B + Z).
+ *
  * Every convolution is handled as 2-D: a 1-D convolution (input [N, C, L]) is the 2-D case with
  * H = 1 and a 1-row kernel. Shapes:
  *   X [N, C, H, W]   W [M, C/group, kh, kw]   B [M] (optional)   Y [N, M, OH, OW]
@@ -12,7 +15,17 @@
 
 #include "op.h"
 
-enum { FRT_CONV_PAD_NOTSET = 0, FRT_CONV_PAD_SAME_UPPER, FRT_CONV_PAD_SAME_LOWER, FRT_CONV_PAD_VALID };
+enum {
+    FRT_CONV_PAD_NOTSET = 0,
+    FRT_CONV_PAD_SAME_UPPER,
+    FRT_CONV_PAD_SAME_LOWER,
+    FRT_CONV_PAD_VALID
+};
+
+/* Convolutions with fewer FLOPs run on the calling thread even with a pool: waking the pool's
+ * sleeping workers costs tens of microseconds on the project machine (measured ~35-50 us per
+ * region), more than splitting such a conv saves. */
+#define FRT_CONV_PAR_MIN_FLOPS 1e7
 
 /* Micro-tile of the AVX2 GEMM path: MR output channels x NR output positions. */
 #define FRT_CONV_MR 6
@@ -32,7 +45,7 @@ typedef struct frt_conv_params {
     int64_t Kg;         /* Cg * kh * kw: GEMM depth per group */
     int32_t act;        /* nonzero: clamp outputs to [lo, hi] (fused Relu / Clip) */
     float lo, hi;
-    const float *w;     /* constant W [M, Cg, kh, kw], or NULL: read W from the values at run time */
+    const float *w;     /* constant W [M, Cg, kh, kw], or NULL: W is read at run time */
     /* AVX2 GEMM path */
     const float *wpack; /* [group][K block][mpanels][kc][MR], rows past Mg zero (the last K
                            block has Kg % kc rows) */
@@ -62,6 +75,11 @@ frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **
 
 /* Fused activation over n floats: clamp to [p->lo, p->hi] when p->act. */
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
+
+/* FusedConv: the sum input Z of a run (input 3, the output's shape), or NULL for Conv.
+ * frt_conv_sum_act: y[i] = act(y[i] + z[i]). */
+const float *frt_conv_sum(const frt_step *s, const frt_exec *x);
+void frt_conv_sum_act(const frt_conv_params *p, float *y, const float *z, int64_t n);
 
 /* Depthwise (Cg == 1, group == C > 1), portable, any kernel/stride/dilation/pad/multiplier. */
 frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x);

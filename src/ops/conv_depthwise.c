@@ -35,9 +35,10 @@ void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
 }
 
 typedef struct dw_task {
-    const frt_conv_params *p;
+    const frt_conv_params *p;  /* activation off when there is a sum input */
+    const frt_conv_params *pa; /* the node's parameters (activation after the sum) */
     const frt_conv_geom *g;
-    const float *x, *w, *bias;
+    const float *x, *w, *bias, *z;
     float *y;
 } dw_task;
 
@@ -47,9 +48,10 @@ static void dw_plane_task(void *ctx, size_t i) {
     const frt_conv_geom *g = t->g;
     int64_t n = (int64_t)i / p->M, m = (int64_t)i % p->M;
     int64_t c = m / p->Mg; /* input channel */
+    int64_t OHW = g->OH * g->OW;
     frt_conv_dw_plane_ref(p, g, t->x + (n * g->C + c) * g->H * g->W, t->w + m * p->kh * p->kw,
-                          t->bias ? t->bias[m] : 0.0f, t->y + (int64_t)i * g->OH * g->OW, 0,
-                          g->OH);
+                          t->bias ? t->bias[m] : 0.0f, t->y + (int64_t)i * OHW, 0, g->OH);
+    if (t->z) frt_conv_sum_act(t->pa, t->y + (int64_t)i * OHW, t->z + (int64_t)i * OHW, OHW);
 }
 
 frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x) {
@@ -60,9 +62,12 @@ frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x) {
     const float *w;
     frt_status st = frt_conv_weights(s, x, &w);
     if (st) return st;
-    dw_task t = {p, &g, X->data, w,
+    frt_conv_params q = *p; /* with a sum input the activation comes after the sum */
+    const float *z = frt_conv_sum(s, x);
+    if (z) q.act = 0;
+    dw_task t = {&q, p, &g, X->data, w,
                  s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL,
-                 x->values[s->out[0]].data};
+                 z, x->values[s->out[0]].data};
     frt_parallel_for(x->tp, (size_t)(g.N * p->M), dw_plane_task, &t);
     return FRT_OK;
 }

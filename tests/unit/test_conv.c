@@ -46,7 +46,7 @@ static int64_t ref_axis(int64_t in, int64_t k, int64_t s, int64_t d, const char 
 
 /* y[N][M][OH][OW] by the definition. */
 static void ref_conv(const conv_case *t, const float *x, const float *w, const float *b,
-                     float *y, int64_t *OHp, int64_t *OWp) {
+                     const float *z, float *y, int64_t *OHp, int64_t *OWp) {
     int64_t H = t->H ? t->H : 1, kh = t->H ? t->kh : 1, sh = t->H ? t->sh : 1;
     int64_t dh = t->H ? t->dh : 1;
     int64_t pt, pl;
@@ -69,6 +69,7 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
                                 acc += (double)x[((n * t->C + gr * Cg + ci) * H + ih) * t->W + iw] *
                                        w[((m * Cg + ci) * kh + ky) * t->kw + kx];
                             }
+                    if (z) acc += z[((n * t->M + m) * OH + oh) * OW + ow];
                     float v = (float)acc;
                     if (t->act == FRT_ACT_RELU) v = v < 0 ? 0 : v;
                     if (t->act == FRT_ACT_CLIP) v = v < t->lo ? t->lo : v > t->hi ? t->hi : v;
@@ -77,6 +78,31 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
         }
     *OHp = OH;
     *OWp = OW;
+}
+
+/* max |a-b| <= atol + rtol * max|b|, where any NaN in a (when b has none) is a mismatch.
+ * (t_close in test_util.h lets a NaN be overwritten by a later finite difference.) */
+static int close_nan(const float *a, const float *b, size_t n, float atol, float rtol) {
+    float maxref = 0;
+    for (size_t i = 0; i < n; i++) maxref = fmaxf(maxref, fabsf(b[i]));
+    float tol = atol + rtol * maxref;
+    for (size_t i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= tol)) {
+            fprintf(stderr, "  mismatch: |%g - %g| = %g at %zu (tolerance %g)\n", a[i], b[i], d,
+                    i, tol);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Frees a float buffer after filling it with NaN: the harness mallocs each output, and a block
+ * reused from an earlier run must not still hold that run's (correct) results. */
+static void poison_free(void *p, size_t n) {
+    float *f = p;
+    for (size_t i = 0; f && i < n; i++) f[i] = NAN;
+    free(p);
 }
 
 enum {
@@ -93,7 +119,8 @@ static const char *const run_names[N_RUNS] = {"default",   "portable",          
                                               "dynamic_w", "dynamic_b",          "2 threads",
                                               "portable 2 threads"};
 
-static void run_case(const conv_case *t, unsigned seed) {
+/* sum: run as FusedConv with a sum input Z (Y = act(conv + B + Z)). */
+static void run_case(const conv_case *t, unsigned seed, int sum) {
     int one_d = t->H == 0;
     int64_t H = one_d ? 1 : t->H, kh = one_d ? 1 : t->kh;
     int64_t Cg = t->C / t->group;
@@ -111,8 +138,9 @@ static void run_case(const conv_case *t, unsigned seed) {
         OW = ref_axis(t->W, t->kw, t->sw, t->dw, t->auto_pad, t->pads[1], t->pads[3], &pl);
     }
     size_t ny = (size_t)(t->N * t->M * OH * OW);
-    float *yr = malloc(ny * sizeof(float));
-    ref_conv(t, x, w, t->bias ? b : NULL, yr, &OH, &OW);
+    float *yr = malloc(ny * sizeof(float)), *z = malloc(ny * sizeof(float));
+    t_fill(z, ny, seed + 3);
+    ref_conv(t, x, w, t->bias ? b : NULL, sum ? z : NULL, yr, &OH, &OW);
 
     int64_t xd[4] = {t->N, t->C, H, t->W}, wd[4] = {t->M, Cg, kh, t->kw};
     if (one_d) {
@@ -120,9 +148,11 @@ static void run_case(const conv_case *t, unsigned seed) {
         wd[2] = t->kw;
     }
     int rank = one_d ? 3 : 4;
-    frt_value in[3] = {frt_test_value(FRT_FLOAT32, rank, xd, x),
+    int64_t yd[4] = {t->N, t->M, one_d ? OW : OH, OW};
+    frt_value in[4] = {frt_test_value(FRT_FLOAT32, rank, xd, x),
                        frt_test_value(FRT_FLOAT32, rank, wd, w),
-                       frt_test_value(FRT_FLOAT32, 1, &t->M, b)};
+                       frt_test_value(FRT_FLOAT32, 1, &t->M, b),
+                       frt_test_value(FRT_FLOAT32, rank, yd, z)};
     int64_t strides[2] = {t->sh, t->sw}, dils[2] = {t->dh, t->dw};
     int64_t pads[4] = {t->pads[0], t->pads[1], t->pads[2], t->pads[3]};
     int64_t kshape[2] = {t->kh, t->kw};
@@ -141,15 +171,17 @@ static void run_case(const conv_case *t, unsigned seed) {
     if (t->auto_pad) attrs[na++] = frt_test_attr_string("auto_pad", t->auto_pad);
     if (!t->auto_pad || !strcmp(t->auto_pad, "NOTSET"))
         attrs[na++] = frt_test_attr_ints("pads", pads, (size_t)(2 * (rank - 2)));
-    if (t->kshape_attr) attrs[na++] = frt_test_attr_ints("kernel_shape", kshape, (size_t)(rank - 2));
+    if (t->kshape_attr)
+        attrs[na++] = frt_test_attr_ints("kernel_shape", kshape, (size_t)(rank - 2));
 
     for (int r = 0; r < N_RUNS; r++) {
         frt_test_op op = {0};
-        op.op_type = "Conv";
+        op.op_type = sum ? "FusedConv" : "Conv";
         op.attrs = attrs;
         op.n_attrs = na;
         op.inputs = in;
-        op.n_in = t->bias ? 3 : 2;
+        op.n_in = sum ? 4 : t->bias ? 3 : 2;
+        op.absent_mask = sum && !t->bias ? 4u : 0u;
         op.const_mask = r == RUN_DYNW ? 4u : r == RUN_DYNB ? 2u : 6u;
         op.unknown_dims = r == RUN_UNKNOWN;
         op.act.kind = t->act;
@@ -169,7 +201,7 @@ static void run_case(const conv_case *t, unsigned seed) {
                   "%s [%s]: output shape", t->name, run_names[r]);
         CHECK_MSG(out.numel == (int64_t)ny, "%s [%s]: numel", t->name, run_names[r]);
         if (out.numel == (int64_t)ny)
-            CHECK_MSG(t_close(out.data, yr, ny, 1e-4f, 1e-5f), "%s [%s] kernel %s", t->name,
+            CHECK_MSG(close_nan(out.data, yr, ny, 1e-4f, 1e-5f), "%s [%s] kernel %s", t->name,
                       run_names[r], kname ? kname : "?");
         if (r == RUN_DEFAULT && t->expect)
             CHECK_MSG(kname && strstr(kname, t->expect), "%s: kernel %s, expected *%s*", t->name,
@@ -177,12 +209,13 @@ static void run_case(const conv_case *t, unsigned seed) {
         if (r == RUN_PORTABLE)
             CHECK_MSG(kname && !strstr(kname, "avx2"), "%s: portable run chose %s", t->name,
                       kname ? kname : "(none)");
-        free(out.data);
+        poison_free(out.data, (size_t)out.numel);
     }
-    free(x);
-    free(w);
-    free(b);
-    free(yr);
+    poison_free(x, nx);
+    poison_free(w, nw);
+    poison_free(b, (size_t)t->M);
+    poison_free(yr, ny);
+    poison_free(z, ny);
 }
 
 static int have_avx2(void) {
@@ -207,14 +240,26 @@ static void test_paths(void) {
          gemm},
         {"1x1 stride3 padded", 1, 4, 10, 8, 6, 1, 1, 1, 3, 3, 1, 1, {1, 2, 0, 1}, NULL, 1,
          FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* stride 2 with a full 16-position chunk ending one column before the row end */
+        {"1x1 s2 W31", 1, 3, 3, 31, 5, 1, 1, 1, 2, 2, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0, 0,
+         gemm},
+        {"3x3 s2 W33", 1, 2, 5, 33, 4, 1, 3, 3, 2, 2, 1, 1, {0}, NULL, 0, FRT_ACT_NONE, 0, 0, 0,
+         gemm},
         /* K blocking (Kg > 256) and position blocking (> 256 positions), clip */
         {"3x3 big K", 1, 40, 19, 21, 14, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_CLIP,
          -0.5f, 0.75f, 0, gemm},
+        /* many position blocks (threads take whole blocks), two K blocks */
+        {"1x1 many blocks", 1, 300, 40, 45, 13, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU, 0,
+         0, 0, gemm},
+        /* big enough to run in parallel (>= FRT_CONV_PAR_MIN_FLOPS) with two threads: few
+         * position blocks, so the threads split the weight panels */
+        {"3x3 8x8 K2304 parallel", 1, 256, 8, 8, 40, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, gemm},
         /* position tails of 1, 2, 3 (one-column kernel) with several K blocks */
         {"3x3 7x7 tail1", 1, 40, 7, 7, 13, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
          FRT_ACT_RELU, 0, 0, 0, gemm},
-        {"1x1 tail2 big K", 1, 300, 5, 10, 7, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_CLIP, -0.2f,
-         0.3f, 0, gemm},
+        {"1x1 tail2 big K", 1, 300, 5, 10, 7, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_CLIP,
+         -0.2f, 0.3f, 0, gemm},
         {"1x1 tail3", 2, 9, 3, 9, 8, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 0, FRT_ACT_NONE, 0, 0, 0,
          gemm},
         {"1x1 big K", 1, 600, 3, 5, 7, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU, 0, 0, 0,
@@ -289,6 +334,10 @@ static void test_paths(void) {
          FRT_ACT_RELU, 0, 0, 0, dw},
         {"dw blocked bands s2", 1, 9, 61, 27, 9, 9, 3, 3, 2, 2, 1, 1, {0, 1, 2, 1}, NULL, 1,
          FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw parallel blocked", 1, 100, 200, 28, 100, 100, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_CLIP, 0, 6, 0, dw},
+        {"dw parallel direct s2", 2, 18, 250, 250, 18, 18, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
         {"dw large plane", 1, 8, 40, 45, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
          FRT_ACT_NONE, 0, 0, 0, dw},
         {"dw large plane s2", 1, 8, 61, 64, 8, 8, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, NULL, 1,
@@ -319,7 +368,22 @@ static void test_paths(void) {
         {"1d group2 same_upper", 1, 4, 0, 20, 6, 2, 0, 4, 0, 3, 0, 1, {0}, "SAME_UPPER", 1,
          FRT_ACT_NONE, 0, 0, 0, gemm},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], 100u + (unsigned)i);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i], 100u + (unsigned)i, 0);
+
+    /* FusedConv: the sum input is added before the activation, on every path and tail */
+    static const char *const with_sum[] = {"1x1",           "1x1 relu batch2", "3x3 big K",
+                                           "3x3 7x7 tail1", "1x1 tail2 big K", "1x1 many blocks",
+                                           "group2 odd Mg", "3x3 s2 asym",     "dw blocked 7x7 s1",
+                                           "dw 3x3 s1",     "dw 3x3 s2 batch2", "dw 5x5 s2",
+                                           "1d k3"};
+    for (size_t k = 0; k < sizeof with_sum / sizeof with_sum[0]; k++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (!strcmp(cases[i].name, with_sum[k])) {
+                conv_case c = cases[i];
+                c.bias |= (int)(k & 1);
+                run_case(&c, 500u + (unsigned)k, 1);
+            }
 }
 
 /* Runs a Conv expecting failure; returns the status and checks that a message was set. */
@@ -406,6 +470,29 @@ static void test_errors(void) {
     /* bias of the wrong length */
     int64_t bd[1] = {5};
     CHECK(run_err(4, x4, 4, w4ok, NULL, 0, FRT_FLOAT32, 3, bd) == FRT_ERR_SHAPE);
+    /* a 4th input only for FusedConv, and it must have the output's shape */
+    {
+        static float buf[4096];
+        int64_t zd_bad[4] = {1, 6, 5, 6}, zd_ok[4] = {1, 6, 6, 6}, bdim[1] = {6};
+        frt_value in[4] = {frt_test_value(FRT_FLOAT32, 4, x4, buf),
+                           frt_test_value(FRT_FLOAT32, 4, w4ok, buf),
+                           frt_test_value(FRT_FLOAT32, 1, bdim, buf),
+                           frt_test_value(FRT_FLOAT32, 4, zd_bad, buf)};
+        frt_test_op op = {0};
+        op.op_type = "Conv";
+        op.inputs = in;
+        op.n_in = 4;
+        op.const_mask = 6u;
+        op.n_out = 1;
+        frt_value out = {0};
+        CHECK(frt_test_run_op(&op, &out, NULL) == FRT_ERR_MALFORMED);
+        op.op_type = "FusedConv";
+        CHECK(frt_test_run_op(&op, &out, NULL) == FRT_ERR_SHAPE);
+        CHECK(strstr(frt_last_error(), "sum input") != NULL);
+        in[3] = frt_test_value(FRT_FLOAT32, 4, zd_ok, buf);
+        CHECK_OK(frt_test_run_op(&op, &out, NULL));
+        free(out.data);
+    }
     /* X of rank 2 */
     int64_t x2[2] = {1, 4};
     CHECK(run_err(2, x2, 4, w4ok, NULL, 0, FRT_FLOAT32, 2, NULL) == FRT_ERR_SHAPE);

@@ -3,17 +3,20 @@
  * Per (batch n, group gr):  Y_g[Mg, P] = W_g[Mg, Kg] * col_g[Kg, P],  P = OH*OW output positions,
  * Kg = Cg*kh*kw with k = (ci*kh + ky)*kw + kx (the order of W's trailing dims).
  *
- *   W_g  packed once: [mpanels][Kg][MR]           (MR = 6 output channels, zero rows past Mg)
+ *   W_g  packed once: [K block][mpanels][kc][MR]   (MR = 6 output channels, zero rows past Mg);
+ *        the panels of one K block are contiguous, so they stream from memory in order.
  *   col  packed per block of kc x nc: [nc/NR][kc][NR] (NR = 16 positions, zeros past the end),
  *        gathered straight from X (implicit im2col: stride, dilation and padding resolved here).
  *   micro-kernel: 6 x 16 tile of Y in 12 ymm accumulators, initialized with the bias on the first
- *        K block, clamped (fused Relu/Clip) on the last, stored once per K block.
+ *        K block, clamped (fused Relu/Clip) on the last, stored once per K block. M tails use
+ *        the same kernel with fewer rows; position tails of 1-3 use a one-column kernel, longer
+ *        ones a 6 x 16 buffer.
  *
  * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W), so
  * its packing is a plain panel copy of X rows.
  *
- * Threads: each (n, group, position block, K block) packs its col block with the work split over
- * K rows, then splits the output channel panels; with no pool both run inline.
+ * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call runs on
+ * the calling thread.
  */
 #include <immintrin.h>
 #include <stdatomic.h>
@@ -29,30 +32,24 @@
  * stays in L2 while every weight panel streams past it. */
 #define KC_MAX 256
 #define NC_MAX 256
-#ifdef FRT_CONV_TUNE /* throwaway tuning builds only */
-#include <stdlib.h>
-static int64_t tune(const char *n, int64_t d) { const char *v = getenv(n); return v ? atoll(v) : d; }
-#undef KC_MAX
-#undef NC_MAX
-#define KC_MAX tune("KC", 256)
-#define NC_MAX tune("NC", 256)
-#endif
+#define BLOCK_FLOATS (KC_MAX * NC_MAX)
+/* Software prefetch distance (floats) in the packed weight stream. */
+#define PF_DIST 384
 /* Tails of at most this many positions use the one-column kernel. */
 #define COL_TAIL 3
 /* Input columns handled by seg_write's 32-bit lanes. */
 #define COL_LIMIT ((int64_t)1 << 28)
 /* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
 #define JOUTER_MAX (16 * 1024)
-#ifdef FRT_CONV_TUNE
-#undef JOUTER_MAX
-#define JOUTER_MAX tune("JO", 16 * 1024)
-#endif
 
 frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
     int64_t mp = (p->Mg + MR - 1) / MR;
     int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
     p->kc = (p->Kg + nkb - 1) / nkb;
-    p->nc = NC_MAX;
+    /* shallow K: wider position blocks (same block bytes, fewer passes over the weights) */
+    p->nc = (BLOCK_FLOATS / p->kc) & ~(int64_t)(NR - 1);
+    if (p->nc < NC_MAX) p->nc = NC_MAX;
+    if (p->nc > 8 * NC_MAX) p->nc = 8 * NC_MAX;
     p->mpanels = mp;
     size_t n = (size_t)(p->group * mp * p->Kg * MR) + 8; /* + slack read by ukr_col */
     float *wp = frt_arena_array(arena, n, sizeof(float));
@@ -73,19 +70,20 @@ frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_ar
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Micro-kernel                                                                                    */
+/* Micro-kernel                                                                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
 enum { UK_FIRST = 1, UK_LAST = 2 };
 
 /* C[ROWS][8*NV] (row stride ldc) = (FIRST ? bias : C) + A[kc][6] * B[kc][16] (first ROWS rows of
- * the A panel, first 8*NV columns of the B panel), clamped to [lo, hi] when LAST and act.
- * bias: 6 floats or NULL. ROWS and NV are compile-time constants at every call site. */
+ * the A panel, first 8*NV columns of the B panel); when LAST, plus the sum tile z (same layout as
+ * C, may be NULL), then clamped to [lo, hi] when act. bias: 6 floats or NULL. ROWS and NV are
+ * compile-time constants at every call site. */
 static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a, const float *b,
                                                        float *c, int64_t ldc, const int ROWS,
                                                        const int NV, int flags,
-                                                       const float *bias, int act, float lo,
-                                                       float hi) {
+                                                       const float *bias, const float *z,
+                                                       int act, float lo, float hi) {
     __m256 c0a, c0b, c1a, c1b, c2a, c2b, c3a, c3b, c4a, c4b, c5a, c5b;
     c0a = c0b = c1a = c1b = c2a = c2b = _mm256_setzero_ps();
     c3a = c3b = c4a = c4b = c5a = c5b = _mm256_setzero_ps();
@@ -107,7 +105,7 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
     }
     for (int64_t k = 0; k < kc; k++) {
         /* weights stream from L3 for large layers; the hardware prefetcher alone lags */
-        _mm_prefetch((const char *)(a + 128), _MM_HINT_T0);
+        _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
         __m256 b0 = _mm256_load_ps(b), b1 = NV == 2 ? _mm256_load_ps(b + 8) : b0, t;
 #define FM(r)                                                            \
     if (ROWS > r) {                                                      \
@@ -119,6 +117,16 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
 #undef FM
         a += MR;
         b += NR;
+    }
+    if ((flags & UK_LAST) && z) {
+#define SU(r)                                                            \
+    if (ROWS > r) {                                                      \
+        c##r##a = _mm256_add_ps(c##r##a, _mm256_loadu_ps(z + r * ldc));  \
+        if (NV == 2)                                                     \
+            c##r##b = _mm256_add_ps(c##r##b, _mm256_loadu_ps(z + r * ldc + 8)); \
+    }
+        SU(0) SU(1) SU(2) SU(3) SU(4) SU(5)
+#undef SU
     }
     if ((flags & UK_LAST) && act) {
         /* max(lo, x) / min(hi, x) return x when x is NaN: NaN propagates */
@@ -140,38 +148,44 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
 
 /* rows x 16 tile, rows in [1, 6], stored straight into C. */
 static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                     int64_t rows, int flags, const float *bias, int act, float lo, float hi) {
+                     int64_t rows, int flags, const float *bias, const float *z, int act, float lo,
+                     float hi) {
     switch (rows) {
-    case 6: ukr(kc, a, b, c, ldc, 6, 2, flags, bias, act, lo, hi); break;
-    case 5: ukr(kc, a, b, c, ldc, 5, 2, flags, bias, act, lo, hi); break;
-    case 4: ukr(kc, a, b, c, ldc, 4, 2, flags, bias, act, lo, hi); break;
-    case 3: ukr(kc, a, b, c, ldc, 3, 2, flags, bias, act, lo, hi); break;
-    case 2: ukr(kc, a, b, c, ldc, 2, 2, flags, bias, act, lo, hi); break;
-    default: ukr(kc, a, b, c, ldc, 1, 2, flags, bias, act, lo, hi); break;
+    case 6: ukr(kc, a, b, c, ldc, 6, 2, flags, bias, z, act, lo, hi); break;
+    case 5: ukr(kc, a, b, c, ldc, 5, 2, flags, bias, z, act, lo, hi); break;
+    case 4: ukr(kc, a, b, c, ldc, 4, 2, flags, bias, z, act, lo, hi); break;
+    case 3: ukr(kc, a, b, c, ldc, 3, 2, flags, bias, z, act, lo, hi); break;
+    case 2: ukr(kc, a, b, c, ldc, 2, 2, flags, bias, z, act, lo, hi); break;
+    default: ukr(kc, a, b, c, ldc, 1, 2, flags, bias, z, act, lo, hi); break;
     }
 }
 
 /* A tile of rows x cols (rows <= 6, cols < 16) through a 6 x 16 buffer. */
 static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                     int64_t rows, int64_t cols, int flags, const float *bias, int act, float lo,
-                     float hi) {
-    _Alignas(32) float t[MR * NR] = {0};
+                     int64_t rows, int64_t cols, int flags, const float *bias, const float *z,
+                     int act, float lo, float hi) {
+    _Alignas(32) float t[MR * NR] = {0}, tz[MR * NR] = {0};
     if (!(flags & UK_FIRST))
         for (int64_t r = 0; r < rows; r++)
             for (int64_t j = 0; j < cols; j++) t[r * NR + j] = c[r * ldc + j];
+    if (z && (flags & UK_LAST))
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < cols; j++) tz[r * NR + j] = z[r * ldc + j];
+    const float *zt = z ? tz : NULL;
     if (cols <= 8)
-        ukr(kc, a, b, t, NR, 6, 1, flags, bias, act, lo, hi);
+        ukr(kc, a, b, t, NR, 6, 1, flags, bias, zt, act, lo, hi);
     else
-        ukr(kc, a, b, t, NR, 6, 2, flags, bias, act, lo, hi);
+        ukr(kc, a, b, t, NR, 6, 2, flags, bias, zt, act, lo, hi);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < cols; j++) c[r * ldc + j] = t[r * NR + j];
 }
 
-/* One column of a tile: c[r * ldc] for r < rows from column col of the B panel. The weights of
- * step k are lanes 0-5 of a vector load at a + 6k (lanes 6-7 are the next step's and are
- * ignored; the packed weights carry 8 floats of slack at the end for the last load). */
+/* One column of a tile: c[r * ldc] for r < rows, from the B panel column at b (stride 16 per
+ * step). The weights of step k are lanes 0-5 of a vector load at a + 6k (lanes 6-7 belong to the
+ * next step and are ignored; the packed weights carry 8 floats of slack for the last load). */
 static void ukr_col(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                    int64_t rows, int flags, const float *bias, int act, float lo, float hi) {
+                    int64_t rows, int flags, const float *bias, const float *z, int act, float lo,
+                    float hi) {
     _Alignas(32) float t[8] = {0};
     if (flags & UK_FIRST) {
         if (bias)
@@ -182,14 +196,20 @@ static void ukr_col(int64_t kc, const float *a, const float *b, float *c, int64_
     __m256 s0 = _mm256_load_ps(t), s1 = _mm256_setzero_ps(), s2 = s1, s3 = s1;
     int64_t k = 0;
     for (; k + 4 <= kc; k += 4) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k), _mm256_broadcast_ss(b + 16 * k), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 6), _mm256_broadcast_ss(b + 16 * k + 16), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 12), _mm256_broadcast_ss(b + 16 * k + 32), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k + 18), _mm256_broadcast_ss(b + 16 * k + 48), s3);
+        const float *ak = a + 6 * k, *bk = b + 16 * k;
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(ak), _mm256_broadcast_ss(bk), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(ak + 6), _mm256_broadcast_ss(bk + 16), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(ak + 12), _mm256_broadcast_ss(bk + 32), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(ak + 18), _mm256_broadcast_ss(bk + 48), s3);
     }
     for (; k < kc; k++)
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 6 * k), _mm256_broadcast_ss(b + 16 * k), s0);
     s0 = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    if ((flags & UK_LAST) && z) {
+        _Alignas(32) float tz[8] = {0};
+        for (int64_t r = 0; r < rows; r++) tz[r] = z[r * ldc];
+        s0 = _mm256_add_ps(s0, _mm256_load_ps(tz));
+    }
     if ((flags & UK_LAST) && act)
         s0 = _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), s0));
     _mm256_store_ps(t, s0);
@@ -197,7 +217,7 @@ static void ukr_col(int64_t kc, const float *a, const float *b, float *c, int64_
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Packing the col block                                                                           */
+/* Packing the col block                                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 
 /* Panel layout of one K row: position q of the block lives at bk[(q / NR) * ps + q % NR], where
@@ -249,7 +269,8 @@ static inline void seg_write(float *bk, int64_t ps, int64_t q, int64_t len, cons
         int64_t off = q & (NR - 1), n = NR - off < len ? NR - off : len;
         float *d = bk + (q / NR) * ps; /* the chunk: 16 aligned floats */
         int64_t cb = c0 - off * s;     /* column of chunk lane 0 */
-        if (n == NR && xr && cb >= 0 && cb + 15 * s < W && s <= 2) {
+        /* the fast path loads columns [cb, cb + 16*s): 16 (s = 1) or 32 (s = 2) */
+        if (n == NR && xr && s <= 2 && cb >= 0 && cb + 16 * s <= W) {
             if (s == 1) {
                 _mm256_store_ps(d, _mm256_loadu_ps(xr + cb));
                 _mm256_store_ps(d + 8, _mm256_loadu_ps(xr + cb + 8));
@@ -268,10 +289,12 @@ static inline void seg_write(float *bk, int64_t ps, int64_t q, int64_t len, cons
                     v = mload(xr, c, _mm256_and_si256(run, lanes_in(c, 0, W)));
                 } else if (xr) {
                     int64_t c = cb + 2 * l0;
-                    v = evens(mload(xr, c, lanes_in(c, 0, W)), mload(xr, c + 8, lanes_in(c + 8, 0, W)));
+                    v = evens(mload(xr, c, lanes_in(c, 0, W)),
+                              mload(xr, c + 8, lanes_in(c + 8, 0, W)));
                 }
                 float *dw = d + l0;
-                _mm256_store_ps(dw, _mm256_blendv_ps(_mm256_load_ps(dw), v, _mm256_castsi256_ps(run)));
+                _mm256_store_ps(dw,
+                                _mm256_blendv_ps(_mm256_load_ps(dw), v, _mm256_castsi256_ps(run)));
             }
         } else {
             for (int64_t i = 0; i < n; i++) {
@@ -290,28 +313,24 @@ typedef struct gemm_ctx {
     frt_conv_geom g;          /* flattened for pointwise convs */
     const float *xg;          /* X channels of the current (n, group) */
     float *yg;                /* Y rows of the current (n, group), row stride npos */
+    const float *zg;          /* FusedConv sum input rows, same layout as yg, or NULL */
     const float *wg;          /* packed weights of the group */
     const float *bias;        /* bias of the group (Mg floats) or NULL */
     float *blk;               /* packed col block */
     int64_t npos;
     int64_t n0, ncur, npan;   /* position block */
     int64_t k0, kcur;         /* K block */
-    int64_t kchunk;           /* K rows per packing task */
-    int64_t chunk;            /* panels per compute task */
-    int jouter;               /* col panels outer (see compute_panels) */
+    int jouter;               /* col panels outer (see compute_range) */
     int flags;
 } gemm_ctx;
 
-/* Packs K rows [k0 + i*kchunk, ...) of the current block. */
-static void pack_rows(void *ctx, size_t i) {
-    const gemm_ctx *t = ctx;
+/* Packs the K block [k0, k0 + kcur) x positions [n0, n0 + ncur) into t->blk. */
+static void pack_block(const gemm_ctx *t) {
     const frt_conv_params *p = t->p;
     const frt_conv_geom *g = &t->g;
-    int64_t kk0 = (int64_t)i * t->kchunk;
-    int64_t kk1 = kk0 + t->kchunk < t->kcur ? kk0 + t->kchunk : t->kcur;
     int64_t ps = t->kcur * NR, HW = g->H * g->W, khw = p->kh * p->kw;
     int64_t oh_first = t->n0 / g->OW, ow_first = t->n0 % g->OW;
-    for (int64_t kk = kk0; kk < kk1; kk++) {
+    for (int64_t kk = 0; kk < t->kcur; kk++) {
         int64_t k = t->k0 + kk;
         int64_t ci = k / khw, ky = (k % khw) / p->kw, kx = k % p->kw;
         float *bk = t->blk + kk * NR;
@@ -337,7 +356,9 @@ static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
     const float *b = t->blk + j * t->kcur * NR;
     int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
     int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;
-    float *c = t->yg + mp * MR * t->npos + t->n0 + j * NR;
+    int64_t off = mp * MR * t->npos + t->n0 + j * NR;
+    float *c = t->yg + off;
+    const float *z = t->zg ? t->zg + off : NULL;
     _Alignas(32) float bias6[MR] = {0};
     const float *bias = NULL;
     if (t->bias && (t->flags & UK_FIRST)) {
@@ -345,29 +366,26 @@ static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
         bias = bias6;
     }
     if (rows == MR && cols == NR)
-        ukr(t->kcur, a, b, c, t->npos, 6, 2, t->flags, bias, p->act, p->lo, p->hi);
+        ukr(t->kcur, a, b, c, t->npos, 6, 2, t->flags, bias, z, p->act, p->lo, p->hi);
     else if (cols == NR)
-        ukr_rows(t->kcur, a, b, c, t->npos, rows, t->flags, bias, p->act, p->lo, p->hi);
+        ukr_rows(t->kcur, a, b, c, t->npos, rows, t->flags, bias, z, p->act, p->lo, p->hi);
     else if (cols <= COL_TAIL)
-        for (int64_t j = 0; j < cols; j++)
-            ukr_col(t->kcur, a, b + j, c + j, t->npos, rows, t->flags, bias, p->act, p->lo, p->hi);
+        for (int64_t i = 0; i < cols; i++)
+            ukr_col(t->kcur, a, b + i, c + i, t->npos, rows, t->flags, bias, z ? z + i : NULL,
+                    p->act, p->lo, p->hi);
     else
-        ukr_edge(t->kcur, a, b, c, t->npos, rows, cols, t->flags, bias, p->act, p->lo, p->hi);
+        ukr_edge(t->kcur, a, b, c, t->npos, rows, cols, t->flags, bias, z, p->act, p->lo, p->hi);
 }
 
-/* Task i: weight panels [i*chunk, ...) against every col panel (weights outer: each weight
- * micro-panel stays in L1 while the col block streams from L2), or, when all the weights of the
- * K block fit in L1 (jouter), col panels [i*chunk, ...) against every weight panel. */
-static void compute_panels(void *ctx, size_t i) {
-    const gemm_ctx *t = ctx;
-    const frt_conv_params *p = t->p;
-    int64_t n = t->jouter ? t->npan : p->mpanels;
-    int64_t i0 = (int64_t)i * t->chunk, i1 = i0 + t->chunk < n ? i0 + t->chunk : n;
+/* Weight panels [mp0, mp1) against every col panel of the packed block: weights outer (each
+ * weight micro-panel stays in L1 while the col block streams from L2), or, when all the weights
+ * of the K block fit in L1 (jouter), col panels outer. */
+static void compute_range(const gemm_ctx *t, int64_t mp0, int64_t mp1) {
     if (t->jouter) {
-        for (int64_t j = i0; j < i1; j++)
-            for (int64_t mp = 0; mp < p->mpanels; mp++) compute_tile(t, mp, j);
+        for (int64_t j = 0; j < t->npan; j++)
+            for (int64_t mp = mp0; mp < mp1; mp++) compute_tile(t, mp, j);
     } else {
-        for (int64_t mp = i0; mp < i1; mp++)
+        for (int64_t mp = mp0; mp < mp1; mp++)
             for (int64_t j = 0; j < t->npan; j++) compute_tile(t, mp, j);
     }
 }
@@ -387,7 +405,7 @@ static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
 }
 
 /* Scratch: SLOTS col blocks of kc x nc floats. With a pool, independent position blocks run in
- * parallel, each task packing into its own slot (see gemm_slot_task). */
+ * parallel, each task packing into its own slot (see gemm_task). */
 #define SLOTS 4
 
 size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values) {
@@ -399,8 +417,8 @@ size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values) {
 }
 
 /* Selects block b of the run: image n, group gr, positions [n0, n0 + ncur). */
-static void set_block(gemm_ctx *t, const float *X, float *Y, const float *bias, int64_t nc,
-                      int64_t b) {
+static void set_block(gemm_ctx *t, const float *X, float *Y, const float *bias, const float *Z,
+                      int64_t nc, int64_t b) {
     const frt_conv_params *p = t->p;
     int64_t nb = (t->npos + nc - 1) / nc;
     int64_t img = b / nb, gr = img % p->group, n = img / p->group;
@@ -409,6 +427,7 @@ static void set_block(gemm_ctx *t, const float *X, float *Y, const float *bias, 
     t->npan = (t->ncur + NR - 1) / NR;
     t->xg = X + (n * t->g.C + gr * p->Cg) * t->g.H * t->g.W;
     t->yg = Y + (n * p->M + gr * p->Mg) * t->npos;
+    t->zg = Z ? Z + (n * p->M + gr * p->Mg) * t->npos : NULL;
     t->wg = p->wpack + gr * p->mpanels * p->Kg * MR;
     t->bias = bias ? bias + gr * p->Mg : NULL;
 }
@@ -421,35 +440,48 @@ static void set_kblock(gemm_ctx *t, int64_t k0) {
     t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
 }
 
-/* One block, every K block, on the calling thread. */
-static void run_block(gemm_ctx *t) {
+/* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
+static void run_block(gemm_ctx *t, int64_t mp0, int64_t mp1) {
     for (int64_t k0 = 0; k0 < t->p->Kg; k0 += t->p->kc) {
         set_kblock(t, k0);
-        t->kchunk = t->kcur;
-        pack_rows(t, 0);
-        t->chunk = t->jouter ? t->npan : t->p->mpanels;
-        compute_panels(t, 0);
+        pack_block(t);
+        compute_range(t, mp0, mp1);
     }
 }
 
-typedef struct slot_ctx {
+/* Parallel runs use one region per call (waking the pool costs microseconds):
+ *   many position blocks: each task owns a scratch slot and takes whole blocks from a counter;
+ *   few blocks: task i takes the i-th share of the weight panels of every block and packs each
+ *   block into its own slot (the packing is repeated per task; it is small next to the GEMM). */
+typedef struct par_ctx {
     const gemm_ctx *base;
-    const float *X, *bias;
+    const float *X, *bias, *Z;
     float *Y;
-    int64_t nc, nblocks;
-    atomic_llong next; /* next block to hand out */
-} slot_ctx;
+    int64_t nc, nblocks, ntask;
+    int by_block;
+    atomic_llong next; /* next block to hand out (by_block) */
+} par_ctx;
 
-/* Task i owns scratch slot i and takes blocks from the shared counter until none are left. */
-static void gemm_slot_task(void *ctx, size_t i) {
-    slot_ctx *sc = ctx;
-    gemm_ctx t = *sc->base;
-    t.blk = sc->base->blk + (int64_t)i * t.p->kc * sc->nc;
-    for (;;) {
-        int64_t b = atomic_fetch_add_explicit(&sc->next, 1, memory_order_relaxed);
-        if (b >= sc->nblocks) break;
-        set_block(&t, sc->X, sc->Y, sc->bias, sc->nc, b);
-        run_block(&t);
+static void gemm_task(void *ctx, size_t i) {
+    par_ctx *pc = ctx;
+    gemm_ctx t = *pc->base;
+    const frt_conv_params *p = t.p;
+    t.blk = pc->base->blk + (int64_t)i * p->kc * pc->nc;
+    if (pc->by_block) {
+        for (;;) {
+            int64_t b = atomic_fetch_add_explicit(&pc->next, 1, memory_order_relaxed);
+            if (b >= pc->nblocks) break;
+            set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
+            run_block(&t, 0, p->mpanels);
+        }
+        return;
+    }
+    int64_t share = (p->mpanels + pc->ntask - 1) / pc->ntask;
+    int64_t mp0 = (int64_t)i * share, mp1 = mp0 + share < p->mpanels ? mp0 + share : p->mpanels;
+    if (mp0 >= mp1) return;
+    for (int64_t b = 0; b < pc->nblocks; b++) {
+        set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
+        run_block(&t, mp0, mp1);
     }
 }
 
@@ -458,6 +490,7 @@ frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
     const frt_value *X = &x->values[s->in[0]];
     frt_value *Y = &x->values[s->out[0]];
     const float *bias = s->n_in > 2 && s->in[2] >= 0 ? x->values[s->in[2]].data : NULL;
+    const float *sum = frt_conv_sum(s, x);
     gemm_ctx t;
     memset(&t, 0, sizeof t);
     t.p = p;
@@ -469,29 +502,32 @@ frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
     int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
-    int nth = frt_threadpool_size(x->tp);
-    if (nth > 1 && nblocks >= 2 * nth) {
-        /* independent blocks, one scratch slot per task */
-        slot_ctx sc = {&t, X->data, bias, Y->data, nc, nblocks, 0};
-        int64_t ntask = nth < SLOTS ? nth : SLOTS;
-        frt_parallel_for(x->tp, (size_t)ntask, gemm_slot_task, &sc);
-        return FRT_OK;
+    int64_t nth = frt_threadpool_size(x->tp);
+    double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;
+    if (nth > SLOTS) nth = SLOTS;
+    if (nth > 1 && flops >= FRT_CONV_PAR_MIN_FLOPS) {
+        /* position blocks of equal width, as many as a multiple of the task count when the
+         * blocks stay at least 3 panels wide; otherwise split the weight panels */
+        int64_t imgs = t.g.N * p->group, panels = (t.npos + NR - 1) / NR;
+        int64_t nb = (t.npos + nc - 1) / nc;
+        if (imgs * nb < nth) nb = (nth + imgs - 1) / imgs;
+        while ((imgs * nb) % nth != 0 && nb < panels) nb++;
+        int64_t ncp = (panels + nb - 1) / nb * NR;
+        par_ctx pc = {&t,  X->data, bias, sum, Y->data, ncp, imgs * ((t.npos + ncp - 1) / ncp),
+                      nth, ncp >= 3 * NR, 0};
+        if (!pc.by_block) {
+            pc.nc = nc;
+            pc.nblocks = nblocks;
+            if (p->mpanels < nth) pc.ntask = p->mpanels;
+        }
+        if (pc.ntask > 1) {
+            frt_parallel_for(x->tp, (size_t)pc.ntask, gemm_task, &pc);
+            return FRT_OK;
+        }
     }
     for (int64_t b = 0; b < nblocks; b++) {
-        set_block(&t, X->data, Y->data, bias, nc, b);
-        if (nth == 1) {
-            run_block(&t);
-            continue;
-        }
-        /* few blocks: every thread packs part of the block, then takes channel panels */
-        for (int64_t k0 = 0; k0 < p->Kg; k0 += p->kc) {
-            set_kblock(&t, k0);
-            t.kchunk = (t.kcur + 2 * nth - 1) / (2 * nth);
-            frt_parallel_for(x->tp, (size_t)((t.kcur + t.kchunk - 1) / t.kchunk), pack_rows, &t);
-            int64_t np = t.jouter ? t.npan : p->mpanels;
-            t.chunk = (np + 2 * nth - 1) / (2 * nth);
-            frt_parallel_for(x->tp, (size_t)((np + t.chunk - 1) / t.chunk), compute_panels, &t);
-        }
+        set_block(&t, X->data, Y->data, bias, sum, nc, b);
+        run_block(&t, 0, p->mpanels);
     }
     return FRT_OK;
 }

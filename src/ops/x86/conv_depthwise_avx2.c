@@ -23,10 +23,7 @@
 #include <stdint.h>
 
 #include "ops/conv.h"
-#ifdef FRT_CONV_TUNE
-#include <stdlib.h>
-#define DW_BLOCK_MAXW (getenv("DWMAX") ? atoi(getenv("DWMAX")) : 28)
-#endif
+
 #include "runtime/threadpool.h"
 
 static inline __m256 evens(__m256 v0, __m256 v1) {
@@ -266,9 +263,7 @@ static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const 
 
 #define DW_PBUF 6144 /* floats of P (24 KiB on the stack) */
 #define DW_OBUF 4096 /* floats of O (16 KiB) */
-#ifndef DW_BLOCK_MAXW
 #define DW_BLOCK_MAXW 28 /* input columns per output row (OW*stride) up to which blocks win */
-#endif
 
 /* r[j] lane i <- r[i] lane j */
 static inline void transpose8(__m256 *r) {
@@ -399,9 +394,10 @@ static void dw3x3_block8(const frt_conv_params *p, const frt_conv_geom *g, const
 }
 
 typedef struct dw_task {
-    const frt_conv_params *p;
+    const frt_conv_params *p;  /* activation off when there is a sum input */
+    const frt_conv_params *pa; /* the node's parameters (activation after the sum) */
     const frt_conv_geom *g;
-    const float *x, *w, *bias;
+    const float *x, *w, *bias, *z;
     float *y;
     int fast;      /* 0: portable planes; 1 or 2: 3x3 stride */
     int64_t nblk;  /* blocks of 8 channels per image (dw3x3_block8), 0 when not used */
@@ -420,6 +416,9 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
         dw3x3_block8(p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
                      t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast,
                      t->band);
+        if (t->z)
+            frt_conv_sum_act(t->pa, t->y + (n * p->M + c0) * OHW, t->z + (n * p->M + c0) * OHW,
+                             8 * OHW);
         return;
     }
     int64_t m = 8 * t->nblk + (u - t->nblk);
@@ -433,6 +432,7 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
         dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 2);
     else
         frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
+    if (t->z) frt_conv_sum_act(t->pa, yp, t->z + (n * p->M + m) * OHW, OHW);
 }
 
 static void dw_task_fn(void *ctx, size_t i) {
@@ -448,7 +448,11 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
     dw_task t;
-    t.p = p;
+    frt_conv_params q = *p; /* with a sum input the activation comes after the sum */
+    t.z = frt_conv_sum(s, x);
+    if (t.z) q.act = 0;
+    t.p = &q;
+    t.pa = p;
     t.g = &g;
     t.x = X->data;
     frt_status st = frt_conv_weights(s, x, &t.w);
@@ -465,15 +469,16 @@ frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
         dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
         t.band = dw_block_band(&g, t.fast);
         if (p->Mg == 1 && t.band > 0 && g.OW * t.fast <= DW_BLOCK_MAXW) t.nblk = p->M / 8;
-#ifdef FRT_CONV_TUNE
-        if (getenv("DWBLK") && atoi(getenv("DWBLK")) == 0) t.nblk = 0;
-#endif
+
     }
     t.units = t.nblk + (p->M - 8 * t.nblk);
     int64_t total = g.N * t.units;
     int nth = frt_threadpool_size(x->tp);
+    if ((double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw) < FRT_CONV_PAR_MIN_FLOPS)
+        nth = 1;
     t.chunk = nth > 1 ? (total + 4 * nth - 1) / (4 * nth) : total;
     if (t.chunk < 1) t.chunk = 1;
-    frt_parallel_for(x->tp, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn, &t);
+    frt_parallel_for(nth > 1 ? x->tp : NULL, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn,
+                     &t);
     return FRT_OK;
 }
