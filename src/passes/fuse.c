@@ -2,6 +2,8 @@
  *
  *   Conv -> BatchNormalization       BN folded into new Conv weights and bias (model-owned copy)
  *   Conv|Gemm -> Relu | Clip         activation applied by the producer's kernel (node->act)
+ *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
+ *                                    shape (residual connections), written in the conv's tiles
  *
  * A producer is fused only when its output feeds nothing else and is not a graph output. The
  * consumer is removed and the producer writes the consumer's output value instead. */
@@ -149,15 +151,59 @@ static int fuse_activation(frt_graph *g, frt_node *prod) {
     return 1;
 }
 
+static bool same_known_shape(const frt_value *a, const frt_value *b) {
+    if (a->rank < 0 || a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] < 0 || a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* Conv (no activation yet) whose only reader is Add(conv, Z) with Z of the same static shape. */
+static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_status *st) {
+    if (conv->n_out != 1 || conv->act.kind != FRT_ACT_NONE || conv->n_in < 2) return 0;
+    frt_node *add = sole_consumer(g, conv->out[0]);
+    if (!add || strcmp(add->op_type, "Add") != 0 || add->n_in != 2 || add->n_out != 1) return 0;
+    int zi = add->in[0] == conv->out[0] ? 1 : 0;
+    int32_t z = add->in[zi];
+    if (z < 0 || z == conv->out[0] || add->in[1 - zi] != conv->out[0]) return 0;
+    /* the conv takes the Add's place no earlier than its own: Z must exist by then */
+    int32_t zp = g->values[z].producer;
+    if (zp >= 0 && &g->nodes[zp] >= conv) return 0;
+    const frt_value *cv = &g->values[conv->out[0]].v, *zv = &g->values[z].v;
+    if (cv->dtype != FRT_FLOAT32 || zv->dtype != FRT_FLOAT32 || !same_known_shape(cv, zv) ||
+        !same_known_shape(cv, &g->values[add->out[0]].v))
+        return 0;
+    int32_t *nin = frt_arena_array(arena, 4, sizeof(int32_t));
+    if (!nin) {
+        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory fusing a residual Add");
+        return -1;
+    }
+    nin[0] = conv->in[0];
+    nin[1] = conv->in[1];
+    nin[2] = conv->n_in >= 3 ? conv->in[2] : -1;
+    nin[3] = z;
+    conv->in = nin;
+    conv->n_in = 4;
+    conv->domain = "flatrt";
+    conv->op_type = "FusedConv";
+    bypass(g, conv, add); /* Z keeps one use: the Add's becomes the conv's */
+    return 1;
+}
+
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st) {
     int removed = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
-        if (n->dead || n->domain[0]) continue;
+        if (n->dead || n->domain[0]) continue; /* (FusedConv is made below, from Conv) */
         bool conv = strcmp(n->op_type, "Conv") == 0;
         bool gemm = strcmp(n->op_type, "Gemm") == 0;
         if (conv) {
             int r = fuse_conv_bn(g, arena, n, transformed_bytes, st);
+            if (r < 0) return -1;
+            removed += r;
+        }
+        if (conv) {
+            int r = fuse_residual(g, arena, n, st);
             if (r < 0) return -1;
             removed += r;
         }

@@ -42,6 +42,7 @@ frt_value frt_test_value(int32_t dtype, int rank, const int64_t *dims, void *dat
 
 frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char **kernel_name) {
     const frt_op_def *def = frt_op_find("", op->op_type);
+    if (!def) def = frt_op_find("flatrt", op->op_type); /* internal ops made by passes */
     if (!def) return frt_error(FRT_ERR_UNSUPPORTED, "no op %s", op->op_type);
     if (op->n_in > MAXIO || op->n_out > MAXIO) return frt_error(FRT_ERR_INTERNAL, "too many io");
 
@@ -51,7 +52,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     frt_node node = {0};
     node.name = "test_node";
     node.op_type = op->op_type;
-    node.domain = "";
+    node.domain = frt_op_find("", op->op_type) ? "" : "flatrt";
     node.n_in = op->n_in;
     node.n_out = op->n_out;
     node.in = in_ids;
@@ -107,6 +108,9 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     for (int i = 0; i < op->n_out; i++) {
         size_t nb = frt_value_nbytes(&vals[op->n_in + i]);
         vals[op->n_in + i].data = malloc(nb ? nb : 1);
+        /* poison: a kernel that leaves an element unwritten shows up as NaN / garbage instead of
+           a stale correct value from a previous run's freed block */
+        if (vals[op->n_in + i].data) memset(vals[op->n_in + i].data, 0xff, nb ? nb : 1);
     }
     frt_step step = {0};
     step.k = k;
