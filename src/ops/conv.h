@@ -25,7 +25,7 @@ enum {
 /* Convolutions with fewer FLOPs run on the calling thread even with a pool: waking the pool's
  * sleeping workers costs tens of microseconds on the project machine (measured ~35-50 us per
  * region), more than splitting such a conv saves. */
-#define FRT_CONV_PAR_MIN_FLOPS 1e7
+#define FRT_CONV_PAR_MIN_FLOPS 5e5
 
 /* Micro-tile of the AVX2 GEMM path: MR output channels x NR output positions. */
 #define FRT_CONV_MR 6

@@ -1,5 +1,7 @@
-/* Intra-op thread pool. The calling thread takes part in every parallel region; workers sleep on a
- * condition variable between regions (no spinning), so an idle pool costs nothing. */
+/* Intra-op thread pool. The calling thread takes part in every parallel region. After a region,
+ * workers poll for up to 100 us for the next one (regions inside one run follow each other
+ * closely, and a futex wake-up costs tens of microseconds), then sleep on a condition variable:
+ * a pool idle between runs costs no CPU after that. */
 #ifndef FRT_RUNTIME_THREADPOOL_H
 #define FRT_RUNTIME_THREADPOOL_H
 
