@@ -101,6 +101,9 @@ static frt_status infer_node(frt_graph *g, frt_node *n, const frt_op_def *def) {
     return FRT_OK;
 }
 
+static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int32_t *pending,
+                             bool *copied);
+
 frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, frt_program *p,
                        frt_compile_stats *stats) {
     frt_status st = check_supported(g);
@@ -160,6 +163,35 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
                                                               : FRT_VC_NONE;
     }
 
+    /* Constants whose every reader copied them at select are released right after the last such
+       select, so original and packed weights never all coexist (peak RSS). */
+    int32_t *pending = calloc(nv + 1, sizeof *pending);
+    bool *copied = malloc(nv + 1);
+    if (!pending || !copied) {
+        free(pending);
+        free(copied);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+    }
+    memset(copied, 1, nv + 1);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].dead)
+            for (int j = 0; j < g->nodes[i].n_in; j++)
+                if (g->nodes[i].in[j] >= 0) pending[g->nodes[i].in[j]]++;
+    st = select_all(g, arena, p, pending, copied);
+    free(pending);
+    free(copied);
+    if (st) return st;
+    /* Graph outputs keep their own storage: their producer (or the root of the view) is OWNED. */
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        int32_t r = p->root[g->outputs[i]];
+        if (p->vclass[r] == FRT_VC_MANAGED) p->vclass[r] = FRT_VC_OWNED;
+    }
+    return FRT_OK;
+}
+
+static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int32_t *pending,
+                             bool *copied) {
+    frt_status st;
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -171,6 +203,14 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
         frt_kernel k = {0};
         st = def->select(&c, &k);
         if (st) return st;
+        for (int j = 0; j < n->n_in; j++) {
+            int32_t v = n->in[j];
+            if (v < 0) continue;
+            if (j >= 32 || !(k.const_copied & (1u << j))) copied[v] = false;
+            if (--pending[v] == 0 && copied[v] && g->values[v].kind == FRT_VALUE_CONST &&
+                !g->values[v].is_output)
+                frt_graph_drop_const(g, v);
+        }
         if (!(k.flags & FRT_K_VIEW) && !k.fn)
             return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): selected kernel has no function",
                              n->name, n->op_type);
@@ -231,11 +271,6 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
             int32_t r = p->root[n->in[j]];
             if (p->vclass[r] == FRT_VC_MANAGED && p->last_pos[r] < pos) p->last_pos[r] = pos;
         }
-    }
-    /* Graph outputs keep their own storage: their producer (or the root of the view) is OWNED. */
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        int32_t r = p->root[g->outputs[i]];
-        if (p->vclass[r] == FRT_VC_MANAGED) p->vclass[r] = FRT_VC_OWNED;
     }
     return FRT_OK;
 }

@@ -536,6 +536,7 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     if (simd && p->w) {
         if ((st = frt_conv_pack_weights_avx2(p, p->w, c->arena)))
             return frt_op_fail(c, st, "out of memory packing weights");
+        k->const_copied = 1u << 1; /* W lives on packed only (p->w is not read by this path) */
         k->name = p->kh * p->kw == 1 ? "conv_1x1_gemm_avx2" : "conv_im2col_gemm_avx2";
         k->fn = frt_conv_gemm_avx2;
         k->scratch = frt_conv_gemm_avx2_scratch;

@@ -57,6 +57,9 @@ typedef struct frt_kernel {
     const void *params;          /* immutable, in the model arena; may be NULL */
     frt_scratch_fn scratch;      /* may be NULL: no scratch */
     uint32_t flags;
+    /* Bit i set: the kernel made its own copy of constant input i at select (packed weights) and
+     * never reads that input's data again, so the model may release the original. */
+    uint32_t const_copied;
 } frt_kernel;
 
 struct frt_step {
