@@ -1096,10 +1096,8 @@ static int cmd_plan(const cli *c) {
         rc = fail("cannot write '%s': %s", c->svg, strerror(errno));
         goto done;
     }
-    const char *base = strrchr(c->model, '/');
     char title[512];
-    snprintf(title, sizeof title, "%s: memory plan (%s planner)", base ? base + 1 : c->model,
-             planner_name(c->planner));
+    snprintf(title, sizeof title, "%s: memory plan (%s planner)", c->model, planner_name(c->planner));
     int wr = plan_svg_write(f, rt, title);
     if (fclose(f) != 0 || wr != 0) {
         rc = fail("error writing '%s'", c->svg);

@@ -89,12 +89,13 @@ int plan_svg_write(FILE *f, const frt_runtime *rt, const char *title) {
                 x, y, w, h, fill_for(e.kind, i));
         xml_text(f, e.name);
         fprintf(f, " (%s) steps %d-%d, offset %zu</title></rect>\n", sz, e.first, e.last, e.offset);
-        size_t len = strlen(e.name);
-        if (h >= 11 && w >= 6.0 * (double)(len < 24 ? len : 24)) {
-            char label[64];
-            snprintf(label, sizeof label, "%.24s", e.name);
+        /* label: as much of the name's tail as fits (the tail is the specific part) */
+        size_t fit = (size_t)((w - 3) / 5.2);
+        if (h >= 11 && fit >= 4) {
+            size_t len = strlen(e.name);
+            const char *lab = len > fit ? e.name + len - fit : e.name;
             fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" fill=\"white\" font-size=\"9\">", x + 2, y + 9.5);
-            xml_text(f, label);
+            xml_text(f, lab);
             fprintf(f, "</text>\n");
         }
     }
