@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what building and testing flatrt needs on Debian 12 (as root, or with sudo).
-# Safe to run again: it installs only what is missing.
+# Installs what building flatrt needs on Debian 12 (as root, or with sudo); with --test also what
+# the test suite needs (Debian's Python, numpy, onnx, torch, torchvision, sklearn for exporting
+# the model zoo). Safe to run again: it installs only what is missing.
 set -euo pipefail
-pkgs=(build-essential cmake libopenblas-dev python3-numpy python3-onnx python3-torch
-      python3-torchvision python3-sklearn)
+pkgs=(build-essential cmake libopenblas-dev)
+if [ "${1:-}" = "--test" ]; then
+  pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

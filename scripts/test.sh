@@ -4,7 +4,7 @@
 # BUILD_DIR and CMAKE_ARGS (e.g. -DFRT_SANITIZE=address,undefined) can be set from outside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j2
