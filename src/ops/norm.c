@@ -60,14 +60,12 @@ static void bn_coeffs(int64_t C, float eps, const float *scale, const float *bia
 typedef struct bn_run {
     const float *X, *ab;
     float *Y;
-    int64_t C, S, planes, per_task;
+    int64_t C, S, planes;
     frt_act act;
 } bn_run;
 
-static void bn_task(void *ctx, size_t t) {
+static void bn_task(void *ctx, int64_t p0, int64_t p1) {
     const bn_run *r = ctx;
-    int64_t p0 = (int64_t)t * r->per_task, p1 = p0 + r->per_task;
-    if (p1 > r->planes) p1 = r->planes;
     const int64_t S = r->S;
     const int kind = r->act.kind;
     const float lo = kind == FRT_ACT_CLIP ? r->act.lo : 0.0f;
@@ -134,17 +132,7 @@ static frt_status bn_kernel(const frt_step *s, frt_exec *x) {
         r.ab = ab;
     }
     if (r.planes == 0 || r.S == 0) return FRT_OK;
-    int threads = frt_threadpool_size(x->tp);
-    if (threads > 1 && r.planes > 1 && r.planes * r.S >= 65536) {
-        int64_t tasks = (int64_t)threads * 4;
-        if (tasks > r.planes) tasks = r.planes;
-        r.per_task = (r.planes + tasks - 1) / tasks;
-        tasks = (r.planes + r.per_task - 1) / r.per_task;
-        frt_parallel_for(x->tp, (size_t)tasks, bn_task, &r);
-    } else {
-        r.per_task = r.planes;
-        bn_task(&r, 0);
-    }
+    frt_parallel_ranges(x->tp, r.planes, r.S, 65536, bn_task, &r);
     return FRT_OK;
 }
 

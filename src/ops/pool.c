@@ -262,7 +262,7 @@ typedef struct pool_run {
     const float *X;
     float *Y;
     int64_t in_plane, out_plane;
-    int64_t planes, per_task;
+    int64_t planes;
 } pool_run;
 
 /* Fills the table of one dim from mem (5 * out int64 slots). */
@@ -412,12 +412,10 @@ static void pool_plane(const pool_run *r, const float *in, float *out, float *tm
     }
 }
 
-static void pool_task(void *ctx, size_t t) {
+static void pool_task(void *ctx, int64_t p0, int64_t p1) {
     const pool_run *r = ctx;
     float tmp[TMP_ROW];
     float *tp = r->t[2].in <= TMP_ROW ? tmp : NULL;
-    int64_t p0 = (int64_t)t * r->per_task, p1 = p0 + r->per_task;
-    if (p1 > r->planes) p1 = r->planes;
     for (int64_t pl = p0; pl < p1; pl++)
         pool_plane(r, r->X + pl * r->in_plane, r->Y + pl * r->out_plane, tp);
 }
@@ -458,18 +456,7 @@ static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
     r.out_plane = out3[0] * out3[1] * out3[2];
     r.planes = xv->dims[0] * xv->dims[1];
     if (r.planes == 0 || r.out_plane == 0) return FRT_OK;
-    int threads = frt_threadpool_size(x->tp);
-    int64_t work = r.planes * (r.in_plane + r.out_plane);
-    if (threads > 1 && r.planes > 1 && work >= 32768) {
-        int64_t tasks = (int64_t)threads * 4;
-        if (tasks > r.planes) tasks = r.planes;
-        r.per_task = (r.planes + tasks - 1) / tasks;
-        tasks = (r.planes + r.per_task - 1) / r.per_task;
-        frt_parallel_for(x->tp, (size_t)tasks, pool_task, &r);
-    } else {
-        r.per_task = r.planes;
-        pool_task(&r, 0);
-    }
+    frt_parallel_ranges(x->tp, r.planes, r.in_plane + r.out_plane, 32768, pool_task, &r);
     return FRT_OK;
 }
 
@@ -529,14 +516,12 @@ static frt_status gap_infer(frt_op_ctx *c) {
 typedef struct gap_run {
     const float *X;
     float *Y;
-    int64_t S, planes, per_task;
+    int64_t S, planes;
     int simd;
 } gap_run;
 
-static void gap_task(void *ctx, size_t t) {
+static void gap_task(void *ctx, int64_t p0, int64_t p1) {
     const gap_run *r = ctx;
-    int64_t p0 = (int64_t)t * r->per_task, p1 = p0 + r->per_task;
-    if (p1 > r->planes) p1 = r->planes;
     float inv = 1.0f / (float)r->S;
     for (int64_t pl = p0; pl < p1; pl++) {
         const float *src = r->X + pl * r->S;
@@ -554,7 +539,7 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
     const int *simd = s->k.params;
     const frt_value *xv = &x->values[s->in[0]];
     const frt_value *yv = &x->values[s->out[0]];
-    gap_run r = {xv->data, yv->data, 1, 0, 0, *simd};
+    gap_run r = {xv->data, yv->data, 1, 0, *simd};
     if (xv->rank < 2) return frt_step_fail(s, FRT_ERR_SHAPE, "input rank changed after inference");
     for (int i = 2; i < xv->rank; i++) r.S *= xv->dims[i];
     r.planes = xv->dims[0] * xv->dims[1];
@@ -564,17 +549,7 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
         for (int64_t i = 0; i < r.planes; i++) r.Y[i] = NAN;
         return FRT_OK;
     }
-    int threads = frt_threadpool_size(x->tp);
-    if (threads > 1 && r.planes > 1 && r.planes * r.S >= 65536) {
-        int64_t tasks = (int64_t)threads * 4;
-        if (tasks > r.planes) tasks = r.planes;
-        r.per_task = (r.planes + tasks - 1) / tasks;
-        tasks = (r.planes + r.per_task - 1) / r.per_task;
-        frt_parallel_for(x->tp, (size_t)tasks, gap_task, &r);
-    } else {
-        r.per_task = r.planes;
-        gap_task(&r, 0);
-    }
+    frt_parallel_ranges(x->tp, r.planes, r.S, 65536, gap_task, &r);
     return FRT_OK;
 }
 

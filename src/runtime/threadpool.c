@@ -148,3 +148,29 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
         cpu_relax();
     }
 }
+
+typedef struct ranges_job {
+    void (*fn)(void *, int64_t, int64_t);
+    void *ctx;
+    int64_t n, per;
+} ranges_job;
+
+static void ranges_task(void *ctx, size_t i) {
+    const ranges_job *j = ctx;
+    int64_t lo = (int64_t)i * j->per, hi = lo + j->per;
+    j->fn(j->ctx, lo, hi < j->n ? hi : j->n);
+}
+
+void frt_parallel_ranges(frt_threadpool *tp, int64_t n, int64_t item_cost, int64_t min_cost,
+                         void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
+    if (n <= 0) return;
+    int threads = frt_threadpool_size(tp);
+    if (threads <= 1 || n == 1 || n * item_cost < min_cost) {
+        fn(ctx, 0, n);
+        return;
+    }
+    int64_t tasks = (int64_t)threads * 4;
+    if (tasks > n) tasks = n;
+    ranges_job j = {fn, ctx, n, (n + tasks - 1) / tasks};
+    frt_parallel_for(tp, (size_t)((n + j.per - 1) / j.per), ranges_task, &j);
+}

@@ -6,6 +6,7 @@
 #define FRT_RUNTIME_THREADPOOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct frt_threadpool frt_threadpool;
 
@@ -18,5 +19,11 @@ int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
 /* Calls fn(ctx, i) for every i in [0, n) across the pool and returns when all are done.
  * Tasks are handed out dynamically; fn must not call frt_parallel_for on the same pool. */
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+/* Splits [0, n) into contiguous ranges and calls fn(ctx, lo, hi) for each: once, on the calling
+ * thread, when the pool is serial or n * item_cost < min_cost (not worth a fork/join); otherwise
+ * in about four ranges per thread. */
+void frt_parallel_ranges(frt_threadpool *tp, int64_t n, int64_t item_cost, int64_t min_cost,
+                         void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
 
 #endif
