@@ -41,10 +41,17 @@
 #define COL_LIMIT ((int64_t)1 << 28)
 /* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
 #define JOUTER_MAX (16 * 1024)
+#include <stdlib.h>
+static long tune(const char *n, long d) { const char *v = getenv(n); return v ? atol(v) : d; }
+static int g_pfmode;
+static long g_jouter_max = JOUTER_MAX;
 
 frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
     int64_t mp = (p->Mg + MR - 1) / MR;
-    int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
+    long kcmax = tune("FRT_KC", KC_MAX);
+    g_pfmode = (int)tune("FRT_PF", 0);
+    g_jouter_max = tune("FRT_JO", JOUTER_MAX);
+    int64_t nkb = (p->Kg + kcmax - 1) / kcmax;
     p->kc = (p->Kg + nkb - 1) / nkb;
     /* shallow K: wider position blocks (same block bytes, fewer passes over the weights) */
     p->nc = (BLOCK_FLOATS / p->kc) & ~(int64_t)(NR - 1);
@@ -105,7 +112,8 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
     }
     for (int64_t k = 0; k < kc; k++) {
         /* weights stream from L3 for large layers; the hardware prefetcher alone lags */
-        _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
+        if (g_pfmode == 0) _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
+        else if (g_pfmode == 1) _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
         __m256 b0 = _mm256_load_ps(b), b1 = NV == 2 ? _mm256_load_ps(b + 8) : b0, t;
 #define FM(r)                                                            \
     if (ROWS > r) {                                                      \
@@ -437,7 +445,7 @@ static void set_kblock(gemm_ctx *t, int64_t k0) {
     t->k0 = k0;
     t->kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
     t->flags = (k0 == 0 ? UK_FIRST : 0) | (k0 + t->kcur == p->Kg ? UK_LAST : 0);
-    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
+    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= g_jouter_max;
 }
 
 /* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
