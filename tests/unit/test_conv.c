@@ -297,6 +297,12 @@ static void test_paths(void) {
          0, 0, gemm},
         {"group2 odd Mg", 1, 8, 7, 9, 14, 2, 3, 3, 2, 1, 1, 1, {1, 0, 1, 2}, NULL, 0,
          FRT_ACT_NONE, 0, 0, 0, gemm},
+        /* groups of many channels: the packing prefetches input channels ahead within a group
+         * (never into the next group's channels), also across K blocks and position blocks */
+        {"group2 1x1 Cg300", 1, 600, 17, 19, 14, 2, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU,
+         0, 0, 0, gemm},
+        {"group2 3x3 Cg40", 1, 80, 18, 17, 10, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, gemm},
         /* single input channel, group 1: a GEMM, not depthwise */
         {"C=1", 1, 1, 8, 9, 5, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1, FRT_ACT_NONE, 0, 0, 0,
          gemm},

@@ -35,23 +35,18 @@
 #define BLOCK_FLOATS (KC_MAX * NC_MAX)
 /* Software prefetch distance (floats) in the packed weight stream. */
 #define PF_DIST 384
+/* Input prefetch distance of the packing, in K rows (rounded up to whole channels). */
+#define PF_CHAN_ROWS 16
 /* Tails of at most this many positions use the one-column kernel. */
 #define COL_TAIL 3
 /* Input columns handled by seg_write's 32-bit lanes. */
 #define COL_LIMIT ((int64_t)1 << 28)
 /* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
 #define JOUTER_MAX (16 * 1024)
-#include <stdlib.h>
-static long tune(const char *n, long d) { const char *v = getenv(n); return v ? atol(v) : d; }
-static int g_pfmode;
-static long g_jouter_max = JOUTER_MAX;
 
 frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
     int64_t mp = (p->Mg + MR - 1) / MR;
-    long kcmax = tune("FRT_KC", KC_MAX);
-    g_pfmode = (int)tune("FRT_PF", 0);
-    g_jouter_max = tune("FRT_JO", JOUTER_MAX);
-    int64_t nkb = (p->Kg + kcmax - 1) / kcmax;
+    int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
     p->kc = (p->Kg + nkb - 1) / nkb;
     /* shallow K: wider position blocks (same block bytes, fewer passes over the weights) */
     p->nc = (BLOCK_FLOATS / p->kc) & ~(int64_t)(NR - 1);
@@ -110,10 +105,19 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
         LD(0) LD(1) LD(2) LD(3) LD(4) LD(5)
 #undef LD
     }
+    if ((flags & UK_LAST) && z) {
+        /* the sum tile is read after the K loop; it is often out of cache (written layers ago) */
+#define PZ(r)                                                            \
+    if (ROWS > r) {                                                      \
+        _mm_prefetch((const char *)(z + r * ldc), _MM_HINT_T0);          \
+        _mm_prefetch((const char *)(z + r * ldc + 8 * NV - 1), _MM_HINT_T0); \
+    }
+        PZ(0) PZ(1) PZ(2) PZ(3) PZ(4) PZ(5)
+#undef PZ
+    }
     for (int64_t k = 0; k < kc; k++) {
         /* weights stream from L3 for large layers; the hardware prefetcher alone lags */
-        if (g_pfmode == 0) _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
-        else if (g_pfmode == 1) _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+        _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
         __m256 b0 = _mm256_load_ps(b), b1 = NV == 2 ? _mm256_load_ps(b + 8) : b0, t;
 #define FM(r)                                                            \
     if (ROWS > r) {                                                      \
@@ -338,11 +342,30 @@ static void pack_block(const gemm_ctx *t) {
     const frt_conv_geom *g = &t->g;
     int64_t ps = t->kcur * NR, HW = g->H * g->W, khw = p->kh * p->kw;
     int64_t oh_first = t->n0 / g->OW, ow_first = t->n0 % g->OW;
+    /* The block reads, in every input channel, elements [pf_lo, pf_hi) of the channel plane
+     * (from its first needed element to its last, row-major). At the first K row of channel ci
+     * the span of channel ci + pf_ahead is prefetched: the input is often out of L2 (written by
+     * an earlier layer) and the short row runs here defeat the hardware prefetcher. */
+    int64_t last = t->n0 + t->ncur - 1, oh_last = last / g->OW, ow_last = last % g->OW;
+    int64_t pf_lo = (oh_first * p->sh - g->pt) * g->W + ow_first * p->sw - g->pl;
+    int64_t pf_hi = (oh_last * p->sh - g->pt + (p->kh - 1) * p->dh) * g->W + ow_last * p->sw -
+                    g->pl + (p->kw - 1) * p->dw + 1;
+    if (pf_lo < 0) pf_lo = 0;
+    if (pf_hi > HW) pf_hi = HW;
+    int64_t pf_ahead = (PF_CHAN_ROWS + khw - 1) / khw;
+    for (int64_t ci = t->k0 / khw; ci < t->k0 / khw + pf_ahead && ci < p->Cg; ci++) {
+        const char *pc = (const char *)(t->xg + ci * HW); /* the first channels of the block */
+        for (int64_t e = pf_lo; e < pf_hi; e += 16) _mm_prefetch(pc + e * 4, _MM_HINT_T0);
+    }
     for (int64_t kk = 0; kk < t->kcur; kk++) {
         int64_t k = t->k0 + kk;
         int64_t ci = k / khw, ky = (k % khw) / p->kw, kx = k % p->kw;
         float *bk = t->blk + kk * NR;
         const float *xc = t->xg + ci * HW;
+        if (k % khw == 0 && ci + pf_ahead < p->Cg) {
+            const char *pc = (const char *)(xc + pf_ahead * HW);
+            for (int64_t e = pf_lo; e < pf_hi; e += 16) _mm_prefetch(pc + e * 4, _MM_HINT_T0);
+        }
         int64_t oh = oh_first, ow = ow_first, q = 0;
         while (q < t->ncur) {
             int64_t len = g->OW - ow < t->ncur - q ? g->OW - ow : t->ncur - q;
@@ -445,7 +468,7 @@ static void set_kblock(gemm_ctx *t, int64_t k0) {
     t->k0 = k0;
     t->kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
     t->flags = (k0 == 0 ? UK_FIRST : 0) | (k0 + t->kcur == p->Kg ? UK_LAST : 0);
-    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= g_jouter_max;
+    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
 }
 
 /* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
