@@ -38,3 +38,12 @@ add_test(NAME runtime.malformed
   COMMAND test_malformed ${FRT_TINY_DIR} ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
 set_tests_properties(runtime.malformed PROPERTIES FIXTURES_REQUIRED tiny LABELS malformed
   ENVIRONMENT FRT_CHECK_PLAN=1 TIMEOUT 900)
+
+# The example program on the public API: predictions must match the shipped labels.
+add_executable(classify ${CMAKE_SOURCE_DIR}/examples/digits/classify.c)
+target_link_libraries(classify PRIVATE flatrt_static)
+set(FRT_DIGITS ${CMAKE_SOURCE_DIR}/examples/digits)
+add_test(NAME example.classify
+  COMMAND sh -c "$<TARGET_FILE:classify> digits.onnx samples/digit_0_label1.npy samples/digit_1_label6.npy samples/digit_2_label7.npy samples/digit_3_label3.npy samples/digit_4_label8.npy | awk '{n = split($1, p, \"label\"); if (substr(p[n], 1, 1) != $2) bad++} END {print NR \" predictions, \" bad+0 \" wrong\"; exit (NR != 5 || bad)}'"
+  WORKING_DIRECTORY ${FRT_DIGITS})
+set_tests_properties(example.classify PROPERTIES LABELS runtime)
