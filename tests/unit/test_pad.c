@@ -10,21 +10,6 @@ static const char *const mode_names[] = {"constant", "reflect", "edge"};
 /* Opset forms: attributes (opset 10), inputs (opset 13), inputs with axes (opset 18). */
 enum { F_ATTR = 0, F_INPUT = 1, F_AXES = 2 };
 
-static int err_has(const char *s) { return strstr(frt_last_error(), s) != NULL; }
-
-static void fill_bytes(void *p, size_t n, unsigned seed) {
-    unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        b[i] = (unsigned char)(seed >> 24);
-    }
-}
-
-static int64_t numel(const int64_t *d, int r) {
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) n *= d[i];
-    return n;
-}
 
 static unsigned rng = 12345u;
 static int rnd(int lo, int hi) { /* inclusive */

@@ -64,21 +64,6 @@ static int shape_is(const frt_value *v, int rank, const int64_t *dims) {
     return 1;
 }
 
-static int err_has(const char *s) { return strstr(frt_last_error(), s) != NULL; }
-
-static void fill_bytes(void *p, size_t n, unsigned seed) {
-    unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        b[i] = (unsigned char)(seed >> 24);
-    }
-}
-
-static int64_t numel(const int64_t *d, int r) {
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) n *= d[i];
-    return n;
-}
 
 static const int esizes[4] = {1, 2, 4, 8};
 static const int32_t dtype_of_size[9] = {0, FRT_INT8, FRT_FLOAT16, 0, FRT_FLOAT32, 0, 0, 0,

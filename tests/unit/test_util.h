@@ -3,6 +3,7 @@
 #define FRT_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,27 @@ static inline int t_close(const float *a, const float *b, size_t n, float atol, 
         return 0;
     }
     return 1;
+}
+
+/* frt_last_error() contains s (declared in flatrt.h, which tests include before this header or
+ * via the op harness). */
+const char *frt_last_error(void);
+static inline int err_has(const char *s) { return strstr(frt_last_error(), s) != NULL; }
+
+/* Deterministic pseudo-random bytes. */
+static inline void fill_bytes(void *p, size_t n, unsigned seed) {
+    unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        b[i] = (unsigned char)(seed >> 24);
+    }
+}
+
+/* Product of r dims. */
+static inline int64_t numel(const int64_t *d, int r) {
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) n *= d[i];
+    return n;
 }
 
 #define TEST_MAIN_END()                                                                      \

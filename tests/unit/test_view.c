@@ -100,8 +100,6 @@ static int shape_is(const frt_value *v, int rank, const int64_t *dims) {
     return 1;
 }
 
-static int err_has(const char *s) { return strstr(frt_last_error(), s) != NULL; }
-
 static float g_data[4096];
 
 /* Runs a view op and checks its output shape and that the bytes are the input's. */
