@@ -38,3 +38,15 @@ add_test(NAME e2e.digits
                  --samples ${FRT_DIGITS_DIR}/samples
                  --labels ${FRT_DIGITS_DIR}/samples/labels.txt)
 set_tests_properties(e2e.digits PROPERTIES LABELS e2e TIMEOUT 300)
+
+# frt_model_load_buffer leaves the caller's buffer byte-identical (models whose weights are
+# repacked or folded at load, so their originals are released), and two models loaded from one
+# buffer agree with a model loaded from the file.
+add_executable(test_const_buffer ${CMAKE_SOURCE_DIR}/tests/runtime/test_const_buffer.c)
+target_link_libraries(test_const_buffer PRIVATE flatrt_static)
+add_test(NAME runtime.const_buffer
+  COMMAND test_const_buffer ${FRT_MODELS_DIR}/squeezenet1_1/model.onnx
+          ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx ${FRT_MODELS_DIR}/deep_wide/model.onnx
+          ${FRT_DIGITS_DIR}/digits.onnx)
+set_tests_properties(runtime.const_buffer PROPERTIES FIXTURES_REQUIRED frt_models LABELS runtime
+  TIMEOUT 600)

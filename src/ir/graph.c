@@ -2,8 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "ir.h"
 #include "util/error.h"
@@ -123,14 +121,8 @@ void frt_graph_drop_const(frt_graph *g, int32_t vid) {
             v->v.data = NULL;
             return;
         }
-    if (v->in_place) {
-        /* whole pages inside the tensor go back to the page cache (re-read from the file if
-           ever touched again: the mapping is private and never written) */
-        long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t a = (uintptr_t)v->v.data, e = a + frt_value_nbytes(&v->v);
-        uintptr_t lo = (a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1), hi = e & ~((uintptr_t)pg - 1);
-        if (pg > 0 && hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
-    }
+    if (v->in_place && g->release_bytes)
+        g->release_bytes(g->release_ctx, v->v.data, frt_value_nbytes(&v->v));
     v->v.data = NULL;
 }
 

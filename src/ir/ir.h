@@ -79,6 +79,11 @@ typedef struct frt_graph {
     size_t n_temps, cap_temps;
     void **temps;
     int32_t *temp_vid;
+    /* Set by the loader: told about constant bytes used in place from the model that nothing will
+     * read again. Only the loader knows whether those bytes are a mapping it made (and may give
+     * back to the OS) or the caller's buffer (which must never be touched). May be NULL. */
+    void (*release_bytes)(void *ctx, const void *data, size_t nbytes);
+    void *release_ctx;
 } frt_graph;
 
 /* Builds the IR from a decoded ONNX graph: resolves names, checks that every input of every node
@@ -97,7 +102,7 @@ void *frt_graph_temp_const(frt_graph *g, int32_t vid, size_t nbytes);
 size_t frt_graph_release_temps(frt_graph *g);
 void frt_graph_free_temps(frt_graph *g);
 /* Releases the memory behind constant vid now that nothing will read it (a pass replaced it):
- * frees its temporary copy, or returns its mapped pages to the page cache. data becomes NULL. */
+ * frees its temporary copy, or hands in-place bytes to g->release_bytes. data becomes NULL. */
 void frt_graph_drop_const(frt_graph *g, int32_t vid);
 
 /* Value helpers */

@@ -1014,7 +1014,7 @@ frt_status frt_onnx_decode(const void *buf, size_t len, frt_onnx_model **out) {
     *out = NULL;
     if (!buf && len) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_onnx_decode: buffer is NULL");
     frt_onnx_model *m = calloc(1, sizeof *m);
-    dec *d = malloc(sizeof *d);
+    dec *d = calloc(1, sizeof *d); /* every field starts zeroed: lazy_align, depth, ... */
     if (!m || !d) {
         free(m);
         free(d);
@@ -1023,11 +1023,6 @@ frt_status frt_onnx_decode(const void *buf, size_t len, frt_onnx_model **out) {
     frt_arena_init(&m->arena);
     d->arena = &m->arena;
     d->base = buf ? (const uint8_t *)buf : empty;
-    d->depth = 0;
-    d->graph_depth = 0;
-    d->err = FRT_OK;
-    d->err_off = 0;
-    d->err_msg[0] = 0;
     frt_status st = decode_model(d, d->base, len, m);
     if (st != FRT_OK) {
         char path[1024];

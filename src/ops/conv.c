@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "runtime/threadpool.h"
+#include "cpu.h"
 #include "sgemm.h"
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
@@ -32,7 +33,7 @@ void frt_conv_set_portable_only(int on) { portable_only = on; }
 #if FRT_HAVE_X86
 static int have_avx2(void) {
     if (portable_only) return 0;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return frt_cpu_tier() >= FRT_ISA_AVX2;
 }
 #endif
 

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "op.h"
 #include "x86/simd_elementwise.h"
 
@@ -29,8 +30,7 @@ int frt_ew_force_portable = 0;
 
 int frt_ew_use_avx2(void) {
 #if FRT_HAVE_X86
-    return !frt_ew_force_portable && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma");
+    return !frt_ew_force_portable && frt_cpu_tier() >= FRT_ISA_AVX2;
 #else
     return 0;
 #endif
@@ -38,8 +38,7 @@ int frt_ew_use_avx2(void) {
 
 int frt_ew_use_f16c(void) {
 #if FRT_HAVE_X86
-    return !frt_ew_force_portable && __builtin_cpu_supports("f16c") &&
-           __builtin_cpu_supports("avx");
+    return !frt_ew_force_portable && frt_cpu_tier() >= FRT_ISA_AVX2; /* the tier includes F16C */
 #else
     return 0;
 #endif

@@ -10,6 +10,7 @@
  *      panel p holds kc * MR floats, [k][r], rows past M zero. Mpad = ceil(M/MR)*MR.
  *   B: the same with NR-column panels, [k][c], columns past N zero, K block at offset k0*Npad.
  */
+#include "cpu.h"
 #include "sgemm.h"
 
 #include <math.h>
@@ -44,8 +45,7 @@ int frt_sgemm_have_avx2(void) {
     if (__atomic_load_n(&g_avx2_off, __ATOMIC_RELAXED)) return 0;
     int v = __atomic_load_n(&g_avx2, __ATOMIC_RELAXED);
     if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        v = frt_cpu_tier() >= FRT_ISA_AVX2;
         __atomic_store_n(&g_avx2, v, __ATOMIC_RELAXED);
     }
     return v;

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "op.h"
 
 #if FRT_HAVE_X86
@@ -414,7 +415,7 @@ static frt_status transpose_select(frt_op_ctx *c, frt_kernel *k) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->avx2 = false;
 #if FRT_HAVE_X86
-    p->avx2 = frt_dtype_size((frt_dtype)c->in[0]->dtype) == 4 && __builtin_cpu_supports("avx2");
+    p->avx2 = frt_dtype_size((frt_dtype)c->in[0]->dtype) == 4 && frt_cpu_tier() >= FRT_ISA_AVX2;
 #endif
     k->params = p;
     k->fn = transpose_kernel;

@@ -32,6 +32,25 @@ static frt_status fill_info(const frt_model *m, int32_t vid, frt_tensor_info *in
     return FRT_OK;
 }
 
+/* Constant bytes nothing reads any more: when they lie in a mapping flatrt made (the model file or
+ * an external-data file, both private read-only mappings), the whole pages inside them go back to
+ * the page cache; they would fault back in unchanged from the file. Bytes in a caller's buffer are
+ * never touched. */
+static void release_model_bytes(void *ctx, const void *data, size_t nbytes) {
+    const frt_model *m = ctx;
+    uintptr_t a = (uintptr_t)data, e = a + nbytes;
+    bool own = m->map && a >= (uintptr_t)m->map && e <= (uintptr_t)m->map + m->map_len;
+    for (size_t i = 0; !own && m->onnx && i < m->onnx->n_maps; i++) {
+        uintptr_t lo = (uintptr_t)m->onnx->maps[i].addr;
+        own = a >= lo && e <= lo + m->onnx->maps[i].len;
+    }
+    if (!own) return;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    uintptr_t lo = (a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1), hi = e & ~((uintptr_t)pg - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir) {
     frt_status st = frt_onnx_decode(data, size, &m->onnx);
     if (st) return st;
@@ -40,6 +59,8 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     st = frt_graph_build(m->onnx, &m->arena, &m->g);
     if (st) return st;
     frt_graph *g = &m->g;
+    g->release_bytes = release_model_bytes;
+    g->release_ctx = m;
 
     /* statistics of the original graph, before passes change it */
     m->stats.opset = g->opset;

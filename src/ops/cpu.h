@@ -1,0 +1,32 @@
+/* CPU features and ISA tiers: the one place that decides which SIMD kernels may run.
+ *
+ * The host is probed once (CPUID + XGETBV, so a feature the OS does not save in its context counts
+ * as absent). The tier is capped by the environment variable FRT_ISA (portable | avx2 | avx512),
+ * read once at the first query, so a test suite can run every tier the host has. A cap above what
+ * the host supports is clamped to the host's tier. */
+#ifndef FRT_OPS_CPU_H
+#define FRT_OPS_CPU_H
+
+#include <stdbool.h>
+
+typedef enum frt_isa {
+    FRT_ISA_PORTABLE = 0, /* plain C */
+    FRT_ISA_AVX2 = 1,     /* AVX2 + FMA + F16C */
+    FRT_ISA_AVX512 = 2    /* AVX-512 F/BW/VL/DQ on top of the AVX2 tier */
+} frt_isa;
+
+typedef struct frt_cpu {
+    frt_isa host;         /* best tier the host and OS support */
+    frt_isa tier;         /* host capped by FRT_ISA: what kernel selection uses */
+    bool avx2, fma, f16c; /* raw flags of the host (before the cap) */
+    bool avx512f, avx512bw, avx512vl, avx512dq, avx512_bf16, avx512_vnni;
+} frt_cpu;
+
+/* Features of this host; probed on first use (thread-safe), constant afterwards. */
+const frt_cpu *frt_cpu_get(void);
+/* Shorthand: the tier kernel selection may use. */
+frt_isa frt_cpu_tier(void);
+/* "portable", "avx2", "avx512". */
+const char *frt_isa_name(frt_isa isa);
+
+#endif
