@@ -85,3 +85,13 @@ const char *frt_isa_name(frt_isa isa) {
     default: return "portable";
     }
 }
+
+const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap) {
+    const unsigned char *p = table;
+    for (size_t i = 0; i < n; i++) {
+        frt_isa isa;
+        memcpy(&isa, p + i * stride, sizeof isa);
+        if (isa <= cap) return p + i * stride;
+    }
+    return n ? p + (n - 1) * stride : NULL;
+}

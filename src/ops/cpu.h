@@ -8,6 +8,7 @@
 #define FRT_OPS_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum frt_isa {
     FRT_ISA_PORTABLE = 0, /* plain C */
@@ -28,5 +29,17 @@ const frt_cpu *frt_cpu_get(void);
 frt_isa frt_cpu_tier(void);
 /* "portable", "avx2", "avx512". */
 const char *frt_isa_name(frt_isa isa);
+
+/* Kernel variants. An op family lists its variants in a table ordered best first, each entry a
+ * struct whose FIRST member is the frt_isa it needs, e.g.
+ *     typedef struct { frt_isa isa; const char *name; ukr_fn ukr; pack_fn pack; } conv_variant;
+ *     static const conv_variant conv_variants[] = {{FRT_ISA_AVX512, ...}, {FRT_ISA_AVX2, ...},
+ *                                                  {FRT_ISA_PORTABLE, ...}};
+ * and select takes FRT_PICK_VARIANT(conv_variants, cap): the first entry whose isa <= cap (cap is
+ * normally frt_cpu_tier(); tests pass lower tiers). The table must end with a portable entry. */
+const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap);
+#define FRT_PICK_VARIANT(table, cap)                                                            \
+    ((const __typeof__((table)[0]) *)frt_pick_variant((table), sizeof(table) / sizeof((table)[0]), \
+                                                      sizeof((table)[0]), (cap)))
 
 #endif
