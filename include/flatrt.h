@@ -126,8 +126,13 @@ typedef enum frt_planner {
     FRT_PLANNER_GREEDY = 2    /* byte offsets, greedy by size (arXiv:2001.03288, section 5.2) */
 } frt_planner;
 
+/* Largest num_threads a model accepts. */
+#define FRT_MAX_THREADS 256
+
 typedef struct frt_options {
-    int32_t num_threads;    /* intra-op threads per runtime (1 = run on the calling thread only) */
+    /* intra-op threads per runtime, 1..FRT_MAX_THREADS (1 = run on the calling thread only);
+     * anything else is rejected with FRT_ERR_INVALID_ARGUMENT */
+    int32_t num_threads;
     frt_planner planner;
     int32_t fold_constants; /* 1 (default): evaluate constant subgraphs at load */
     int32_t fuse;           /* 1 (default): fuse Conv+BatchNorm, Conv/Gemm+activation, ... */

@@ -172,6 +172,28 @@ errors)
         --output-dir "$SAMPLE/sub"
     contains "$TMP/err" "cannot create directory" "unwritable output dir"
     ;;
+finite)
+    # the sample's .npy header followed by 64 float32 NaNs (0x7fc00000, little endian)
+    size=$(wc -c <"$SAMPLE")
+    head -c $((size - 256)) "$SAMPLE" >"$TMP/nan.npy"
+    i=0
+    while [ $i -lt 64 ]; do printf '\000\000\300\177' >>"$TMP/nan.npy"; i=$((i + 1)); done
+    expect 0 "NaN output reported" -- "$FLATRT" run "$MODEL" --input "image=$TMP/nan.npy"
+    contains "$TMP/err" "output 'logits' has 10 NaN and 0 infinite values" "NaN output reported"
+    expect 1 "--check-finite" -- "$FLATRT" run "$MODEL" --input "image=$TMP/nan.npy" --check-finite
+    contains "$TMP/err" "output 'logits' has 10 NaN" "--check-finite"
+    expect 0 "--check-finite on finite outputs" -- "$FLATRT" run "$MODEL" --input "image=$SAMPLE" \
+        --check-finite
+    [ ! -s "$TMP/err" ] || fail "finite run wrote to stderr: $(cat "$TMP/err")"
+    # --threads: the help's range is the library's (1-256); outside it is a usage error
+    expect 0 "help names the thread range" -- "$FLATRT" --help
+    contains "$TMP/out" "intra-op threads, 1 to 256" "help names the thread range"
+    expect 0 "--threads 256" -- "$FLATRT" run "$MODEL" --input "image=$SAMPLE" --threads 256
+    for t in 0 -1 257; do
+        expect 2 "--threads $t" -- "$FLATRT" run "$MODEL" --input "image=$SAMPLE" --threads "$t"
+        contains "$TMP/err" "[1, 256]" "--threads $t"
+    done
+    ;;
 *)
     echo "unknown case $CASE" >&2
     exit 2

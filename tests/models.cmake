@@ -29,6 +29,13 @@ frt_e2e_test(squeezenet1_1 ${FRT_MODELS_DIR}/squeezenet1_1)
 frt_e2e_test(squeezenet1_1_greedy ${FRT_MODELS_DIR}/squeezenet1_1 --planner greedy)
 frt_e2e_test(resnet50_greedy ${FRT_MODELS_DIR}/resnet50 --planner greedy)
 frt_e2e_test(mobilenet_v2_greedy ${FRT_MODELS_DIR}/mobilenet_v2 --planner greedy)
+# Empty batch (policy in docs/reliability.md): a symbolic dim of 0 runs every op family on empty
+# tensors and returns empty outputs.
+frt_e2e_test(all_ops_dyn ${FRT_MODELS_DIR}/all_ops_dyn)
+frt_e2e_test(all_ops_dyn_batch5 ${FRT_MODELS_DIR}/all_ops_dyn --in in5 --ref ref5)
+frt_e2e_test(all_ops_dyn_batch0 ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref0)
+frt_e2e_test(all_ops_dyn_batch0_threads2_greedy ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref0
+             --threads 2 --planner greedy)
 frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
 
 # The bundled example: predicted digits must equal the labels shipped with it.

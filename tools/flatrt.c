@@ -26,6 +26,8 @@
 #include <time.h>
 
 #include "flatrt.h"
+#define FRT_STR_(x) #x
+#define FRT_STR(x) FRT_STR_(x)
 #include "plan_svg.h"
 #include "tensor_io.h"
 
@@ -41,11 +43,13 @@ static void usage(FILE *f) {
             "usage: flatrt COMMAND [options]\n"
             "\n"
             "commands:\n"
-            "  run MODEL [--input NAME=FILE]... [--output-dir DIR]\n"
+            "  run MODEL [--input NAME=FILE]... [--output-dir DIR] [--check-finite]\n"
             "      Run the model once on tensors from .npy or ONNX TensorProto .pb files and print\n"
             "      each output (dtype, shape, min/max/mean, first values, argmax for [N] or [1,N]\n"
             "      floats). With --output-dir, write each output to DIR/<name>.npy (characters\n"
             "      other than letters, digits, '.', '_' and '-' in the name become '_').\n"
+            "      NaN or infinite output values are reported on stderr; with --check-finite\n"
+            "      they are an error (exit status 1).\n"
             "  bench MODEL [--input NAME=FILE]... [--shape NAME=d0,d1,...]... [--iters N]\n"
             "        [--warmup N] [--threads N] [--profile] [--planner standard|greedy|none] [--seed N]\n"
             "        [--lat-file PATH]\n"
@@ -65,7 +69,7 @@ static void usage(FILE *f) {
             "  version               print the version (also --version)\n"
             "\n"
             "options for run, bench and info:\n"
-            "  --threads N           intra-op threads (default 1)\n"
+            "  --threads N           intra-op threads, 1 to " FRT_STR(FRT_MAX_THREADS) " (default 1)\n"
             "  --planner P           memory planner: standard (default), greedy or none\n"
             "  --no-fold             do not fold constant subgraphs at load\n"
             "  --no-fuse             do not fuse operators at load\n"
@@ -230,7 +234,7 @@ typedef struct cli {
     int n_inputs, n_shapes;
     const char *output_dir, *lat_file;
     long iters, warmup, threads, seed;
-    int iters_given, warmup_given, seed_given, profile, memory;
+    int iters_given, warmup_given, seed_given, profile, memory, check_finite;
     const char *svg;
     frt_planner planner;
     int fold, fuse;
@@ -333,6 +337,9 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
         } else if (!strcmp(a, "--lat-file") && is_bench) {
             TAKES_VALUE();
             c->lat_file = val;
+        } else if (!strcmp(a, "--check-finite") && is_run) {
+            NO_VALUE();
+            c->check_finite = 1;
         } else if (!strcmp(a, "--memory") && cmd == CMD_INFO) {
             NO_VALUE();
             c->memory = 1;
@@ -345,7 +352,7 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
             c->profile = 1;
         } else if (!strcmp(a, "--threads")) {
             TAKES_VALUE();
-            if (parse_long(val, a, 1, 1024, &c->threads)) return EXIT_USAGE;
+            if (parse_long(val, a, 1, FRT_MAX_THREADS, &c->threads)) return EXIT_USAGE;
         } else if (!strcmp(a, "--planner")) {
             TAKES_VALUE();
             if (!strcmp(val, "standard")) c->planner = FRT_PLANNER_STANDARD;
@@ -623,6 +630,20 @@ static int is_float(frt_dtype t) {
     return t == FRT_FLOAT32 || t == FRT_FLOAT64 || t == FRT_FLOAT16;
 }
 
+/* Counts NaN and infinite elements of a floating-point tensor (0 for other dtypes). */
+static void count_nonfinite(const frt_tensor *t, int64_t *nan, int64_t *inf) {
+    *nan = *inf = 0;
+    size_t es = frt_dtype_size(t->dtype);
+    if (!is_float(t->dtype) || !es || !t->data) return;
+    int64_t numel = frt_tensor_numel(t);
+    if (numel < 0 || (size_t)numel > t->nbytes / es) numel = (int64_t)(t->nbytes / es);
+    for (int64_t i = 0; i < numel; i++) {
+        double v = tio_element_as_double(t, (size_t)i);
+        if (isnan(v)) (*nan)++;
+        else if (isinf(v)) (*inf)++;
+    }
+}
+
 static void print_summary(const frt_tensor *t) {
     int64_t numel = frt_tensor_numel(t);
     size_t es = frt_dtype_size(t->dtype);
@@ -727,6 +748,17 @@ static int cmd_run(const cli *c) {
         shape_str(shp, sizeof shp, outs[i].rank, outs[i].shape, NULL);
         printf("output '%s': %s %s\n", name, frt_dtype_name(outs[i].dtype), shp);
         print_summary(&outs[i]);
+        int64_t n_nan, n_inf;
+        count_nonfinite(&outs[i], &n_nan, &n_inf);
+        if (n_nan || n_inf) {
+            fflush(stdout);
+            if (c->check_finite && !rc)
+                rc = fail("output '%s' has %lld NaN and %lld infinite values (--check-finite)",
+                          name, (long long)n_nan, (long long)n_inf);
+            else if (!c->check_finite)
+                warn("output '%s' has %lld NaN and %lld infinite values", name, (long long)n_nan,
+                     (long long)n_inf);
+        }
         if (c->output_dir) {
             char stem[1024], path[4096], err[1024];
             tio_sanitize_name(name, stem, sizeof stem);

@@ -34,7 +34,7 @@
 /* y[n] = act(y) in place. */
 static void apply_act(const frt_act *a, float *y, int64_t n) {
     if (a->kind == FRT_ACT_RELU) {
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i]; /* NaN stays NaN */
     } else if (a->kind == FRT_ACT_CLIP) {
         float lo = a->lo, hi = a->hi;
         for (int64_t i = 0; i < n; i++) {

@@ -128,11 +128,12 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
     if (!m) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     if (opt) m->opt = *opt;
     else frt_options_init(&m->opt);
-    if (m->opt.num_threads < 1) m->opt.num_threads = 1;
-    if (m->opt.num_threads > 256) {
+    if (m->opt.num_threads < 1 || m->opt.num_threads > FRT_MAX_THREADS) {
         int n = m->opt.num_threads;
         free(m);
-        return frt_error(FRT_ERR_INVALID_ARGUMENT, "num_threads %d is absurd", n);
+        return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                         "num_threads is %d; it must be 1 to %d (frt_options_init sets 1)", n,
+                         FRT_MAX_THREADS);
     }
     if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE &&
         m->opt.planner != FRT_PLANNER_GREEDY) {

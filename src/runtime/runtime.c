@@ -233,6 +233,15 @@ static frt_status resolve_once(frt_runtime *rt, bool *full) {
     return FRT_OK;
 }
 
+/* Formats dims as "[1,3,224,224]" into buf; returns buf. */
+static const char *dims_str(const int64_t *dims, int rank, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < rank && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? "," : "", (long long)dims[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
 /* Matches caller inputs to graph inputs, validates them and stores their shapes in rt->v.
  * Sets *changed when any shape differs from the current plan's. */
 static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
@@ -276,23 +285,29 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
         if (t->rank != info->rank)
             return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': rank %d, model expects %d",
                              name, (int)t->rank, (int)info->rank);
+        if (t->rank < 0 || t->rank > FRT_MAX_RANK)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': rank %d is out of range", name,
+                             (int)t->rank);
         for (int d = 0; d < t->rank; d++) {
-            if (t->shape[d] < 0 || (info->shape[d] >= 0 && t->shape[d] != info->shape[d])) {
-                char want[160], got[160];
-                frt_value a = {0}, b = {0};
-                frt_op_set_shape(&a, info->dtype, info->rank, info->shape);
-                frt_op_set_shape(&b, info->dtype, t->rank, t->shape);
+            char got[200];
+            if (t->shape[d] < 0)
+                return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': dim %d of %s is negative",
+                                 name, d, dims_str(t->shape, t->rank, got, sizeof got));
+            if (info->shape[d] >= 0 && t->shape[d] != info->shape[d])
                 return frt_error(FRT_ERR_INVALID_ARGUMENT,
-                                 "input '%s': shape %s does not match the model's %s (dim %d)",
-                                 name, frt_shape_str(&b, got, sizeof got),
-                                 frt_shape_str(&a, want, sizeof want), d);
-            }
+                                 "input '%s': dim %d is %lld, the model fixes it to %lld (shape "
+                                 "given %s)",
+                                 name, d, (long long)t->shape[d], (long long)info->shape[d],
+                                 dims_str(t->shape, t->rank, got, sizeof got));
         }
         int64_t numel = frt_shape_numel(t->shape, t->rank);
         size_t need = numel < 0 ? 0 : (size_t)numel * frt_dtype_size(t->dtype);
         if (numel < 0 || need > MAX_TENSOR_BYTES)
             return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': shape is too large", name);
-        if (t->nbytes < need || (need && !t->data))
+        if (need && !t->data)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': data is NULL (%zu bytes needed)",
+                             name, need);
+        if (t->nbytes < need)
             return frt_error(FRT_ERR_INVALID_ARGUMENT,
                              "input '%s': %zu bytes given, shape needs %zu", name, t->nbytes, need);
         frt_value *v = &rt->v[g->inputs[i]];

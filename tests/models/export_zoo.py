@@ -87,6 +87,36 @@ class DeepAndWide(nn.Module):
         return torch.sigmoid(fc1)
 
 
+class AllOpsDynamic(nn.Module):
+    """A small CNN with a dynamic batch that uses every operator family flatrt has (Conv+BN,
+    pooling, Concat, Gemm/MatMul, Softmax, elementwise, Transpose, Gather, Slice, shape
+    subgraphs), for the empty-batch policy: batch 0 must run and give empty outputs.
+
+    x [b,3,12,12] -> (logits [b,10], feats [b,4,6,6])
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 4, 1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.fc = nn.Linear(12 * 6 * 6, 32)
+        self.w = nn.Parameter(0.1 * torch.randn(32, 10))
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.c1(x)))
+        a = F.max_pool2d(y, 2)
+        b = F.avg_pool2d(self.dw(y), 2)
+        c = torch.cat([torch.sigmoid(self.c2(a)), torch.tanh(b)], 1)   # [b,12,6,6]
+        feats = torch.clamp(c[:, 2:6] * 2.0 - 0.5, -1.0, 1.0)
+        g = F.adaptive_avg_pool2d(c, 1).flatten(1)                      # [b,12]
+        h = self.fc(c.reshape(c.shape[0], 12 * 6 * 6)) + (g[:, 0:1] - g[:, 5:6]) / 4.0
+        t = h.reshape(h.shape[0], 4, 8).transpose(1, 2).reshape(h.shape[0], 32)
+        logits = torch.softmax(-t @ self.w, dim=1) + t[:, 3:4]
+        return logits, feats
+
+
 def make_mlp():
     return nn.Sequential(
         nn.Linear(512, 1024), nn.ReLU(),
@@ -142,6 +172,12 @@ def _zoo():
         dynamic={"ad_emb_packed": {0: "batch"}, "user_emb": {0: "batch"},
                  "wide": {0: "batch"}, "output": {0: "batch"}},
         extra_batches=[8])
+    # batch 0: the empty-batch policy (every op runs on empty tensors, outputs are empty)
+    z["all_ops_dyn"] = dict(
+        build=lambda: AllOpsDynamic(), inputs=[("x", [2, 3, 12, 12])],
+        outputs=["logits", "feats"],
+        dynamic={"x": {0: "batch"}, "logits": {0: "batch"}, "feats": {0: "batch"}},
+        extra_batches=[5, 0])
     z["mlp"] = dict(build=make_mlp, inputs=[("input", [1, 512])],
                     outputs=["output"], dynamic={}, extra_batches=[])
     # densenet121: DenseNet blocks, where every layer concatenates all earlier features
@@ -163,6 +199,8 @@ def _save_npy(path, t):
 
 def _stats(t):
     a = t.detach().double()
+    if a.numel() == 0:
+        return {"min": 0.0, "max": 0.0, "mean": 0.0, "std": 0.0, "finite": True, "empty": True}
     return {"min": float(a.min()), "max": float(a.max()),
             "mean": float(a.mean()), "std": float(a.std(unbiased=False)),
             "finite": bool(torch.isfinite(a).all())}
@@ -180,6 +218,8 @@ def _run(model, xs):
 
 def _check_sane(name, ys):
     for y in ys:
+        if y.numel() == 0:
+            continue  # an empty batch has nothing to check
         st = _stats(y)
         # A single value has no spread: check it is not tiny instead.
         spread = st["std"] if y.numel() > 1 else abs(st["mean"])

@@ -126,6 +126,27 @@ static void test_unsupported(void) {
     CHECK_MSG(strstr(e, "2 nodes") != NULL, "%s", e);
 }
 
+/* num_threads outside 1..FRT_MAX_THREADS is rejected, never clamped. */
+static void test_bad_options(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/shape_dynamic.onnx", g_dir);
+    const int32_t bad[] = {0, -1, -100, FRT_MAX_THREADS + 1};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        frt_options opt;
+        frt_options_init(&opt);
+        opt.num_threads = bad[i];
+        frt_model *m = NULL;
+        CHECK(frt_model_load(path, &opt, &m) == FRT_ERR_INVALID_ARGUMENT && m == NULL);
+        CHECK_MSG(strstr(frt_last_error(), "num_threads") != NULL, "%s", frt_last_error());
+    }
+    frt_options opt;
+    frt_options_init(&opt);
+    opt.num_threads = FRT_MAX_THREADS;
+    frt_model *m = NULL;
+    CHECK_OK(frt_model_load(path, &opt, &m));
+    frt_model_free(m);
+}
+
 static void test_bad_inputs(void) {
     frt_model *m = load("shape_dynamic");
     if (!m) return;
@@ -151,7 +172,18 @@ static void test_bad_inputs(void) {
     w = in;
     w.shape[2] = 5;
     CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(frt_last_error(), "shape") != NULL);
+    /* the message names the offending dim with both values, not two identical shapes */
+    CHECK_MSG(strstr(frt_last_error(), "dim 2 is 5, the model fixes it to 4") != NULL, "%s",
+              frt_last_error());
+    w = in;
+    w.shape[0] = -2;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(frt_last_error(), "dim 0 of [-2,3,4] is negative") != NULL, "%s",
+              frt_last_error());
+    w = in;
+    w.data = NULL;
+    CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(frt_last_error(), "data is NULL") != NULL, "%s", frt_last_error());
     w = in;
     w.nbytes = 8;
     CHECK(frt_run(rt, &name, &w, 1, &out, 1, FRT_OUTPUTS_CALLER) == FRT_ERR_INVALID_ARGUMENT);
@@ -281,6 +313,7 @@ int main(int argc, char **argv) {
     test_static_folds();
     test_unsupported();
     test_bad_inputs();
+    test_bad_options();
     test_threads_and_clone();
     test_managed_outputs();
     check_model_refs("shape_dynamic", "in", "ref");
