@@ -341,11 +341,7 @@ static float elem_b(const gemm_ops *o, int64_t K, int64_t k, int64_t j) {
     return o->Bp[k0 * o->Bpad + (c / NR) * NR * kc + (k - k0) * NR + c % NR];
 }
 
-void frt_sgemm_thread_warmup(void) {
-#if !FRT_USE_BLAS
-    (void)thread_buf();
-#endif
-}
+void frt_sgemm_thread_warmup(void) { (void)thread_buf(); }
 
 /* Unblocked fallback (when the packing buffer cannot be allocated). */
 static void gemm_naive(const gemm_ops *o, int64_t M, int64_t N, int64_t K, float alpha,

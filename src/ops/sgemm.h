@@ -33,9 +33,10 @@ struct frt_threadpool;
 /* Pins OpenBLAS to the calling thread (openblas_set_num_threads(1)) once. */
 void frt_blas_init(void);
 
-/* Optional: allocates the calling thread's packing buffer of the portable kernel now (it is
- * otherwise allocated on the thread's first portable GEMM and freed at thread exit), so later
- * GEMMs on this thread never allocate. A no-op with FRT_USE_BLAS. */
+/* Allocates the calling thread's packing buffer of the portable kernel now (it is otherwise
+ * allocated on the thread's first portable GEMM and freed at thread exit), so later GEMMs on this
+ * thread never allocate. Runtimes call it on every worker of their intra-op pool at creation:
+ * with BLAS too, since the packed-weight paths run the own kernel on pool threads. */
 void frt_sgemm_thread_warmup(void);
 
 /* C = alpha * op(A) * op(B) + beta * C (see the contract above). Best available implementation. */

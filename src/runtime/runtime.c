@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "ops/sgemm.h"
 
 #define MAX_NODE_IO 1024
 /* Largest single tensor a run may plan; larger shapes are rejected as absurd. */
@@ -40,7 +41,7 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
     }
     memcpy(rt->v, m->tmpl, nv * sizeof *rt->v);
-    if (m->opt.num_threads > 1) rt->tp = frt_threadpool_create(m->opt.num_threads);
+    if (m->opt.num_threads > 1) rt->tp = frt_threadpool_create(m->opt.num_threads, frt_sgemm_thread_warmup);
     *out = rt;
     return FRT_OK;
 }

@@ -31,6 +31,8 @@ struct frt_threadpool {
     atomic_int active;    /* workers still inside the region */
     atomic_ulong epoch;   /* bumped per region (under mu, so sleepers cannot miss it) */
     atomic_int stop;
+    void (*thread_init)(void);
+    int starting;         /* workers that have not finished thread_init (under mu) */
 };
 
 static uint64_t now_ns(void) {
@@ -62,6 +64,10 @@ static int spin_until_new_epoch(frt_threadpool *tp, unsigned long seen) {
 static void *worker_main(void *arg) {
     frt_threadpool *tp = arg;
     unsigned long seen = 0;
+    if (tp->thread_init) tp->thread_init();
+    pthread_mutex_lock(&tp->mu);
+    if (--tp->starting == 0) pthread_cond_signal(&tp->done);
+    pthread_mutex_unlock(&tp->mu);
     for (;;) {
         if (!spin_until_new_epoch(tp, seen)) {
             pthread_mutex_lock(&tp->mu);
@@ -81,7 +87,7 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-frt_threadpool *frt_threadpool_create(int n_threads) {
+frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) {
     if (n_threads <= 1) return NULL;
     frt_threadpool *tp = calloc(1, sizeof *tp);
     if (!tp) return NULL;
@@ -94,10 +100,22 @@ frt_threadpool *frt_threadpool_create(int n_threads) {
     pthread_cond_init(&tp->wake, NULL);
     pthread_cond_init(&tp->done, NULL);
     tp->n_threads = 1;
+    tp->thread_init = thread_init;
     for (int i = 0; i < n_threads - 1; i++) {
-        if (pthread_create(&tp->workers[i], NULL, worker_main, tp) != 0) break;
+        pthread_mutex_lock(&tp->mu);
+        tp->starting++;
+        pthread_mutex_unlock(&tp->mu);
+        if (pthread_create(&tp->workers[i], NULL, worker_main, tp) != 0) {
+            pthread_mutex_lock(&tp->mu);
+            tp->starting--;
+            pthread_mutex_unlock(&tp->mu);
+            break;
+        }
         tp->n_threads++;
     }
+    pthread_mutex_lock(&tp->mu);
+    while (tp->starting > 0) pthread_cond_wait(&tp->done, &tp->mu);
+    pthread_mutex_unlock(&tp->mu);
     if (tp->n_threads == 1) {
         frt_threadpool_free(tp);
         return NULL;

@@ -11,8 +11,10 @@
 typedef struct frt_threadpool frt_threadpool;
 
 /* A pool that runs regions on n_threads threads in all (the caller + n_threads-1 workers).
- * Returns NULL for n_threads <= 1 (serial) or on failure; all functions accept NULL. */
-frt_threadpool *frt_threadpool_create(int n_threads);
+ * Returns NULL for n_threads <= 1 (serial) or on failure; all functions accept NULL.
+ * thread_init (may be NULL) runs once on each worker before create returns, so per-thread state
+ * that kernels set up lazily (packing buffers) exists before the first region. */
+frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void));
 void frt_threadpool_free(frt_threadpool *tp);
 int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
 

@@ -124,7 +124,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
         size_t sb = k.scratch(&step, vals);
         scratch = aligned_alloc(64, ((sb ? sb : 1) + 63) & ~(size_t)63);
     }
-    frt_threadpool *tp = frt_threadpool_create(op->n_threads);
+    frt_threadpool *tp = frt_threadpool_create(op->n_threads, NULL);
     if (k.flags & FRT_K_VIEW) {
         memcpy(vals[op->n_in].data, vals[0].data, frt_value_nbytes(&vals[op->n_in]));
     } else {

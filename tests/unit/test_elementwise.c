@@ -483,7 +483,7 @@ static void test_shape_changes(void) {
         frt_ew_force_portable = portable;
         CHECK_OK(def->select(&c, &k));
         frt_ew_force_portable = 0;
-        frt_threadpool *tp = frt_threadpool_create(2);
+        frt_threadpool *tp = frt_threadpool_create(2, NULL);
         for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
             shp sa = runs[r][0], sb = runs[r][1], so = bshape(sa, sb);
             int64_t na = shp_numel(sa), nb = shp_numel(sb), no = shp_numel(so);

@@ -169,7 +169,7 @@ int main(void) {
     frt_blas_init();
     frt_blas_init();
     printf("blas=%d avx2=%d\n", frt_sgemm_have_blas(), frt_sgemm_have_avx2());
-    g_tp = frt_threadpool_create(3);
+    g_tp = frt_threadpool_create(3, NULL);
     test_sizes();
     test_mt_split();
     test_k_zero();
