@@ -29,6 +29,7 @@
 #define FRT_STR_(x) #x
 #define FRT_STR(x) FRT_STR_(x)
 #include "plan_svg.h"
+#include "check.h"
 #include "tensor_io.h"
 
 #define EXIT_USAGE 2
@@ -65,6 +66,12 @@ static void usage(FILE *f) {
             "  plan MODEL --svg FILE [--shape NAME=d0,d1,...]... [--input NAME=FILE]...\n"
             "      Draw the memory plan (steps across, slab offset down, one rectangle per tensor)\n"
             "      for the given (or default: symbolic dims = 1) input shapes.\n"
+            "  check CASE_DIR... [--threads N]\n"
+            "      Run ONNX backend test cases (CASE_DIR/model.onnx, test_data_set_*/input_K.pb and\n"
+            "      output_K.pb, as in ONNX's node suite) and compare the outputs: floats within\n"
+            "      1e-7 + 1e-3 * |expected|, other types exactly. One line per case (pass, fail\n"
+            "      with the first mismatch, unsupported with what is missing, error) and a summary;\n"
+            "      exit status 0 only when every case passed.\n"
             "  help [COMMAND]        this text\n"
             "  version               print the version (also --version)\n"
             "\n"
@@ -1273,6 +1280,25 @@ int main(int argc, char **argv) {
         if (argc > 2) return usage_error("%s takes no arguments", cmd);
         printf("flatrt %s\n", FRT_VERSION_STRING);
         return 0;
+    }
+    if (!strcmp(cmd, "check")) {
+        long threads = 1;
+        int first = 2;
+        for (; first < argc && argv[first][0] == '-'; first++) {
+            const char *a = argv[first];
+            if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+                usage(stdout);
+                return 0;
+            } else if (!strcmp(a, "--threads") && first + 1 < argc) {
+                if (parse_long(argv[++first], a, 1, FRT_MAX_THREADS, &threads)) return EXIT_USAGE;
+            } else if (!strncmp(a, "--threads=", 10)) {
+                if (parse_long(a + 10, "--threads", 1, FRT_MAX_THREADS, &threads)) return EXIT_USAGE;
+            } else {
+                return usage_error("unknown option '%s' for 'check'", a);
+            }
+        }
+        if (first >= argc) return usage_error("'check' needs at least one CASE_DIR");
+        return flatrt_check_main(argc - first, argv + first, (int)threads);
     }
     int which;
     if (!strcmp(cmd, "run")) which = CMD_RUN;

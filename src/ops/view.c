@@ -357,6 +357,10 @@ static frt_status dropout_infer(frt_op_ctx *c) {
 static frt_status dropout_select(frt_op_ctx *c, frt_kernel *k) {
     if (c->n_out == 2 && c->node->out[1] >= 0)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "Dropout mask output not supported");
+    if (c->opset >= 12 && c->n_in >= 3 && c->in[2] && !c->in[2]->data)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                           "Dropout whose training_mode is not a constant: flatrt runs inference "
+                           "only, so training_mode must be absent or a constant false");
     if (c->opset >= 12 && c->n_in >= 3 && c->in[2] && c->in[2]->data) {
         const frt_value *t = c->in[2];
         if (t->numel != 1)
