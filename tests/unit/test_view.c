@@ -464,11 +464,12 @@ static void test_identity_dropout(void) {
     expect_view("Dropout", 13, NULL, 0, ins, 3, 6, 0, 3, x);
     expect_view("Dropout", 13, NULL, 0, ins, 2, 2, 0, 3, x);
     expect_view("Dropout", 12, NULL, 0, ins, 1, 0, 1, 3, x);
-    /* training_mode not constant: ignored */
-    expect_view("Dropout", 13, NULL, 0, ins, 3, 2, 0, 3, x);
+    /* training_mode not constant: refused (inference only; it would be ignored at run time) */
+    frt_value out;
+    CHECK(run("Dropout", 13, NULL, 0, ins, 3, 2, 0, &out, NULL) == FRT_ERR_UNSUPPORTED);
+    CHECK(err_has("test_node") && err_has("training_mode is not a constant"));
     /* training_mode constant true -> unsupported */
     tm = 1;
-    frt_value out;
     CHECK(run("Dropout", 13, NULL, 0, ins, 3, 6, 0, &out, NULL) == FRT_ERR_UNSUPPORTED);
     CHECK(err_has("test_node") && err_has("training_mode"));
     /* mask output present -> unsupported at select; absent second output is fine */
