@@ -21,11 +21,16 @@ static void node_ctx(frt_graph *g, frt_node *n, frt_value **in, frt_value **out,
     c->arena = NULL;
 }
 
-/* Collects every unsupported op type with the names of its nodes into one message. */
-static frt_status check_supported(const frt_graph *g) {
+/* Looks up the definition of every node once (defs[i] for node i). When some have none, one
+ * message lists every unsupported op type with the names of its nodes, and why (no such op, or
+ * the opset the node's domain imports is outside the implemented ranges). */
+static frt_status resolve_defs(const frt_graph *g, const frt_op_def **defs) {
     size_t bad = 0;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (!frt_op_find(g->nodes[i].domain, g->nodes[i].op_type)) bad++;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const frt_node *n = &g->nodes[i];
+        defs[i] = n->dead ? NULL : frt_op_lookup(n->domain, n->op_type, n->opset);
+        bad += !n->dead && !defs[i];
+    }
     if (!bad) return FRT_OK;
     char msg[3500];
     size_t o = 0;
@@ -35,18 +40,28 @@ static frt_status check_supported(const frt_graph *g) {
     size_t types = 0;
     for (size_t i = 0; i < g->n_nodes && o < sizeof msg; i++) {
         const frt_node *n = &g->nodes[i];
-        if (done[i] || frt_op_find(n->domain, n->op_type)) continue;
+        if (done[i] || n->dead || defs[i]) continue;
         size_t count = 0;
         for (size_t j = i; j < g->n_nodes; j++)
-            if (!done[j] && strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
+            if (!done[j] && !g->nodes[j].dead && !defs[j] &&
+                strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
                 strcmp(g->nodes[j].domain, n->domain) == 0)
                 count++;
-        o += (size_t)snprintf(msg + o, sizeof msg - o, "%s %s%s%s (%zu node%s: ", types ? ";" : "",
-                              n->domain[0] ? n->domain : "", n->domain[0] ? "::" : "", n->op_type,
-                              count, count == 1 ? "" : "s");
+        /* an op flatrt has, but not for this opset: say so with the domain and opset */
+        char why[256] = "";
+        if (frt_op_find(n->domain, n->op_type)) {
+            char r[200];
+            frt_op_table_find(frt_op_registry(), n->domain, n->op_type, n->opset, r, sizeof r);
+            snprintf(why, sizeof why, " [domain %s, %s]", n->domain[0] ? n->domain : "ai.onnx", r);
+        }
+        o += (size_t)snprintf(msg + o, sizeof msg - o, "%s %s%s%s%s (%zu node%s: ",
+                              types ? ";" : "", n->domain[0] ? n->domain : "",
+                              n->domain[0] ? "::" : "", n->op_type, why, count,
+                              count == 1 ? "" : "s");
         size_t listed = 0;
         for (size_t j = i; j < g->n_nodes && o < sizeof msg; j++) {
-            if (done[j] || strcmp(g->nodes[j].op_type, n->op_type) != 0 ||
+            if (done[j] || g->nodes[j].dead || defs[j] ||
+                strcmp(g->nodes[j].op_type, n->op_type) != 0 ||
                 strcmp(g->nodes[j].domain, n->domain) != 0)
                 continue;
             done[j] = true;
@@ -101,26 +116,63 @@ static frt_status infer_node(frt_graph *g, frt_node *n, const frt_op_def *def) {
     return FRT_OK;
 }
 
-static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int32_t *pending,
-                             bool *copied);
+typedef struct providers {
+    const frt_provider *const *list;
+    size_t n;
+} providers;
+
+static frt_status select_all(frt_graph *g, const frt_op_def **defs, const providers *pv,
+                             frt_arena *arena, frt_program *p, int32_t *pending, bool *copied);
+static frt_status compile_defs(frt_graph *g, const frt_options *opt, const providers *pv,
+                               const frt_op_def **defs, frt_arena *arena, frt_program *p,
+                               frt_compile_stats *stats);
 
 frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, frt_program *p,
                        frt_compile_stats *stats) {
-    frt_status st = check_supported(g);
-    if (st) return st;
+    size_t n;
+    const frt_provider *const *list = frt_default_providers(&n);
+    return frt_compile_with(g, opt, list, n, arena, p, stats);
+}
+
+frt_status frt_compile_with(frt_graph *g, const frt_options *opt,
+                            const frt_provider *const *list, size_t n_providers, frt_arena *arena,
+                            frt_program *p, frt_compile_stats *stats) {
     memset(p, 0, sizeof *p);
     memset(stats, 0, sizeof *stats);
+    const frt_op_def **defs = calloc(g->n_nodes + 1, sizeof *defs);
+    if (!defs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+    providers pv = {list, n_providers};
+    frt_status st = compile_defs(g, opt, &pv, defs, arena, p, stats);
+    free(defs);
+    if (st) frt_program_release(p); /* kernels selected before the failure */
+    return st;
+}
+
+void frt_program_release(frt_program *p) {
+    for (size_t i = 0; p->steps && i < p->n_steps; i++) {
+        frt_kernel *k = &p->steps[i].k;
+        if (k->destroy) k->destroy((void *)k->params);
+        k->destroy = NULL;
+    }
+}
+
+static frt_status compile_defs(frt_graph *g, const frt_options *opt, const providers *pv,
+                               const frt_op_def **defs, frt_arena *arena, frt_program *p,
+                               frt_compile_stats *stats) {
+    frt_status st = resolve_defs(g, defs);
+    if (st) return st;
 
     /* 1. Shape inference in topological order, folding constant nodes as they are met. */
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
-        const frt_op_def *def = frt_op_find(n->domain, n->op_type);
+        const frt_op_def *def = defs[i];
+        if (n->dead) continue;
         st = infer_node(g, n, def);
         if (st) return st;
         bool foldable = all_inputs_const(g, n) ||
-                        (strcmp(n->op_type, "Shape") == 0 && inputs_shape_known(g, n));
+                        ((def->flags & FRT_OP_SHAPE_ONLY) && inputs_shape_known(g, n));
         if (opt->fold_constants && foldable) {
-            int r = frt_pass_fold_node(g, (int32_t)i, arena, &st);
+            int r = frt_pass_fold_node(g, (int32_t)i, def, arena, &st);
             if (r < 0) return st;
             stats->num_folded += (size_t)r;
         }
@@ -128,13 +180,14 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
     frt_graph_count_uses(g);
     frt_pass_dce(g);
 
-    /* 2. Fusion. */
+    /* 2. Fusion. Fused nodes may have become internal ops: their definitions are looked up again. */
     if (opt->fuse) {
         int r = frt_pass_fuse(g, arena, &stats->transformed_bytes, &st);
         if (r < 0) return st;
         stats->num_fused = (size_t)r;
         frt_graph_count_uses(g);
         frt_pass_dce(g);
+        if (r > 0 && (st = resolve_defs(g, defs))) return st;
     }
 
     /* 3. Kernel selection: one step per live node. */
@@ -177,7 +230,7 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
         if (!g->nodes[i].dead)
             for (int j = 0; j < g->nodes[i].n_in; j++)
                 if (g->nodes[i].in[j] >= 0) pending[g->nodes[i].in[j]]++;
-    st = select_all(g, arena, p, pending, copied);
+    st = select_all(g, defs, pv, arena, p, pending, copied);
     free(pending);
     free(copied);
     if (st) return st;
@@ -189,19 +242,87 @@ frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, f
     return FRT_OK;
 }
 
-static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int32_t *pending,
-                             bool *copied) {
+/* FRT_K_* flags a kernel of an op with capabilities def->flags may set. */
+static uint32_t allowed_kernel_flags(const frt_op_def *def) {
+    uint32_t f = def->flags, k = 0;
+    if (f & FRT_OP_MAY_ALIAS) k |= FRT_K_VIEW;
+    if (f & FRT_OP_SHAPE_ONLY) k |= FRT_K_SHAPE_ONLY;
+    if (f & FRT_OP_INPLACE) k |= FRT_K_INPLACE;
+    if (f & FRT_OP_CONCAT_INPLACE) k |= FRT_K_CONCAT;
+    return k;
+}
+
+/* Checks a kernel against its op's contract; non-builtin kernels get "<provider>:" names. */
+static frt_status accept_kernel(const frt_provider *pr, const frt_op_def *def, const frt_node *n,
+                                frt_arena *arena, frt_kernel *k) {
+    if (k->flags & ~allowed_kernel_flags(def))
+        return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): %s kernel '%s' has flags 0x%x beyond "
+                         "the op's capabilities", n->name, n->op_type, pr->name,
+                         k->name ? k->name : "?", (unsigned)k->flags);
+    if (!(k->flags & FRT_K_VIEW) && !k->fn)
+        return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): selected kernel has no function",
+                         n->name, n->op_type);
+    if ((k->flags & FRT_K_VIEW) && (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1))
+        return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): view without input", n->name,
+                         n->op_type);
+    if ((k->flags & FRT_K_CONCAT) && !k->params)
+        return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): concat kernel without an axis",
+                         n->name, n->op_type);
+    if (pr != &frt_provider_builtin) {
+        const char *kn = k->name ? k->name : "kernel";
+        size_t len = strlen(pr->name) + strlen(kn) + 2;
+        char *name = frt_arena_alloc(arena, len, 1);
+        if (!name) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+        snprintf(name, len, "%s:%s", pr->name, kn);
+        k->name = name;
+    }
+    return FRT_OK;
+}
+
+/* Tries the providers in order. A provider declines with FRT_DECLINE or FRT_ERR_UNSUPPORTED; any
+ * other error fails the load. When all decline, the message lists what each one said (a single
+ * provider's own message is passed on unchanged). */
+static frt_status select_node(const providers *pv, const frt_op_def *def, frt_op_ctx *c,
+                              frt_kernel *k) {
+    char said[2048];
+    size_t o = 0;
+    said[0] = 0;
+    frt_status last = FRT_ERR_UNSUPPORTED;
+    for (size_t i = 0; i < pv->n; i++) {
+        const frt_provider *pr = pv->list[i];
+        memset(k, 0, sizeof *k);
+        frt_error_clear();
+        frt_status st = pr->select(pr, def, c, k);
+        if (st == FRT_OK) {
+            st = accept_kernel(pr, def, c->node, c->arena, k);
+            if (st && k->destroy) k->destroy((void *)k->params);
+            return st;
+        }
+        if (st != FRT_DECLINE && st != FRT_ERR_UNSUPPORTED) return st;
+        last = st;
+        if (o < sizeof said)
+            o += (size_t)snprintf(said + o, sizeof said - o, "%s%s: %s", i ? "; " : "", pr->name,
+                                  frt_last_error()[0] ? frt_last_error() : "declined");
+    }
+    memset(k, 0, sizeof *k);
+    if (pv->n == 1 && last == FRT_ERR_UNSUPPORTED) return last; /* its message stands */
+    return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s): no provider accepts it: %s",
+                     c->node->name, c->node->op_type, said);
+}
+
+static frt_status select_all(frt_graph *g, const frt_op_def **defs, const providers *pv,
+                             frt_arena *arena, frt_program *p, int32_t *pending, bool *copied) {
     frt_status st;
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
         if (n->dead) continue;
-        const frt_op_def *def = frt_op_find(n->domain, n->op_type);
+        const frt_op_def *def = defs[i];
         frt_value *in[MAX_NODE_IO], *out[MAX_NODE_IO];
         frt_op_ctx c;
         node_ctx(g, n, in, out, &c);
         c.arena = arena;
-        frt_kernel k = {0};
-        st = def->select(&c, &k);
+        frt_kernel k;
+        st = select_node(pv, def, &c, &k);
         if (st) return st;
         for (int j = 0; j < n->n_in; j++) {
             int32_t v = n->in[j];
@@ -211,12 +332,6 @@ static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int
                 !g->values[v].is_output)
                 frt_graph_drop_const(g, v);
         }
-        if (!(k.flags & FRT_K_VIEW) && !k.fn)
-            return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): selected kernel has no function",
-                             n->name, n->op_type);
-        if ((k.flags & FRT_K_VIEW) && (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1))
-            return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): view without input", n->name,
-                             n->op_type);
         size_t si = p->n_steps++;
         frt_step *s = &p->steps[si];
         s->k = k;
@@ -255,10 +370,10 @@ static frt_status select_all(frt_graph *g, frt_arena *arena, frt_program *p, int
         int32_t pos = (int32_t)p->n_compute;
         p->compute[p->n_compute++] = (int32_t)si;
         p->concat_axis[pos] = -1;
-        if (strcmp(n->op_type, "Concat") == 0 && n->n_out == 1 && n->out[0] >= 0) {
+        if ((k.flags & FRT_K_CONCAT) && n->n_out == 1 && n->out[0] >= 0) {
             int r = g->values[n->out[0]].v.rank;
-            int a = r > 0 ? frt_norm_axis(frt_attr_int(n, "axis", 0), r) : -1;
-            p->concat_axis[pos] = a;
+            const frt_concat_params *cp = k.params;
+            p->concat_axis[pos] = r > 0 ? frt_norm_axis(cp->axis, r) : -1;
         }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;

@@ -47,12 +47,21 @@ typedef struct frt_compile_stats {
     size_t num_folded, num_fused, transformed_bytes;
 } frt_compile_stats;
 
-/* Runs inference, folding, fusion and selection over g and fills prog (arrays in arena). */
+/* Runs inference, folding, fusion and selection over g and fills prog (arrays in arena), with the
+ * default providers. On failure the kernels already selected are released. */
 frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, frt_program *prog,
                        frt_compile_stats *stats);
+/* The same with the given providers, tried in order for each node (the builtin one last). */
+frt_status frt_compile_with(frt_graph *g, const frt_options *opt,
+                            const frt_provider *const *providers, size_t n_providers,
+                            frt_arena *arena, frt_program *prog, frt_compile_stats *stats);
+/* Calls each step's kernel destroy hook once (the model is being freed). */
+void frt_program_release(frt_program *prog);
 
 /* Passes (src/passes/). Each returns the number of nodes it removed, or -1 on error. */
-int frt_pass_fold_node(frt_graph *g, int32_t node, frt_arena *arena, frt_status *st);
+/* Evaluates node (definition def, builtin kernel) once and makes its outputs constants. */
+int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_arena *arena,
+                       frt_status *st);
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
 void frt_pass_dce(frt_graph *g);
 void frt_graph_count_uses(frt_graph *g);

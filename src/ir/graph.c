@@ -256,6 +256,7 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
         n->attrs = on->attrs;
         n->n_attrs = on->n_attrs;
         n->opset = opset_for(m, on->domain);
+        if (!n->opset && strcmp(on->domain, "ai.onnx") == 0) n->opset = g->opset; /* == "" */
         if (on->n_inputs > 1024 || on->n_outputs > 1024)
             FAIL(FRT_ERR_UNSUPPORTED, "node '%s' (%s) has too many inputs or outputs", n->name,
                  n->op_type);

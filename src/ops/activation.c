@@ -551,12 +551,10 @@ static frt_status neg_select(frt_op_ctx *c, frt_kernel *k) {
     }
 }
 
-const frt_op_def frt_ops_activation[] = {
-    {"Neg", relu_infer, neg_select},
-    {"Relu", relu_infer, relu_select},
-    {"Clip", clip_infer, clip_select},
-    {"Sigmoid", float_unary_infer, sigmoid_select},
-    {"Tanh", float_unary_infer, tanh_select},
-    {"Softmax", softmax_infer, softmax_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(activation, Neg, relu_infer, neg_select);
+FRT_OP_IMPL(activation, Relu, relu_infer, relu_select);
+FRT_OP_IMPL(activation, Clip, clip_infer, clip_select);
+FRT_OP_IMPL(activation, Sigmoid, float_unary_infer, sigmoid_select);
+FRT_OP_IMPL(activation, Tanh, float_unary_infer, tanh_select);
+FRT_OP_IMPL(activation, Softmax, softmax_infer, softmax_select);

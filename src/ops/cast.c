@@ -256,7 +256,5 @@ static frt_status cast_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_cast[] = {
-    {"Cast", cast_infer, cast_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(cast, Cast, cast_infer, cast_select);

@@ -550,10 +550,8 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_conv[] = {
-    {"Conv", conv_infer, conv_select},
-    /* Internal (made by a fusion pass): Conv with a 4th input Z of the output's shape,
-     * Y = act(conv(X, W) + B + Z). */
-    {"FusedConv", conv_infer, conv_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(conv, Conv, conv_infer, conv_select);
+/* Internal (made by a fusion pass): Conv with a 4th input Z of the output's shape,
+ * Y = act(conv(X, W) + B + Z). */
+FRT_OP_IMPL(conv, FusedConv, conv_infer, conv_select);

@@ -573,10 +573,8 @@ static frt_status sub_select(frt_op_ctx *c, frt_kernel *k) { return ew_select(c,
 static frt_status mul_select(frt_op_ctx *c, frt_kernel *k) { return ew_select(c, k, FRT_EW_MUL); }
 static frt_status div_select(frt_op_ctx *c, frt_kernel *k) { return ew_select(c, k, FRT_EW_DIV); }
 
-const frt_op_def frt_ops_elementwise[] = {
-    {"Add", ew_infer, add_select},
-    {"Sub", ew_infer, sub_select},
-    {"Mul", ew_infer, mul_select},
-    {"Div", ew_infer, div_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(elementwise, Add, ew_infer, add_select);
+FRT_OP_IMPL(elementwise, Sub, ew_infer, sub_select);
+FRT_OP_IMPL(elementwise, Mul, ew_infer, mul_select);
+FRT_OP_IMPL(elementwise, Div, ew_infer, div_select);

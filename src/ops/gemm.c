@@ -500,8 +500,6 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_gemm[] = {
-    {"Gemm", gemm_infer, gemm_select},
-    {"MatMul", matmul_infer, matmul_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(gemm, Gemm, gemm_infer, gemm_select);
+FRT_OP_IMPL(gemm, MatMul, matmul_infer, matmul_select);

@@ -183,7 +183,5 @@ static frt_status bn_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_norm[] = {
-    {"BatchNormalization", bn_infer, bn_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(norm, BatchNormalization, bn_infer, bn_select);

@@ -1,21 +1,7 @@
 /* Operator interface: what every operator family implements, and helpers they share.
  *
- * Each ONNX op type has an frt_op_def with two functions:
- *
- *   infer(ctx)       dtype and shape inference. Sets out[i]->dtype, ->rank, ->dims (and numel via
- *                    frt_op_set_shape). Called at load with the IR's values, where a dim may be -1
- *                    (unknown: propagate -1, check only what is known), and again by each runtime
- *                    whenever input shapes change, with every dim known. Input data is available
- *                    (in[i]->data != NULL) for constants at load, and at reshape for constants and
- *                    for values computed while resolving shapes (shape subgraphs). infer must not
- *                    allocate and must not write out[i]->data.
- *
- *   select(ctx, k)   kernel selection, once at load, after infer. Sees the node, its attributes,
- *                    dtypes, load-time shapes (dims may be -1) and constant inputs, and fills k with
- *                    a kernel specialized for them. Parameters and transformed weights go into
- *                    ctx->arena (they live as long as the model and are shared by all runtimes, so
- *                    a kernel never writes them). Returns FRT_ERR_UNSUPPORTED (via frt_op_fail) for
- *                    configurations it does not handle.
+ * Each op has definitions (frt_op_def, listed once in src/ops/ops.def) with its contract (domain,
+ * opset range, capability flags) and two functions, infer and select (FRT_OP_IMPL below).
  *
  * A kernel runs with all output values already shaped (by infer) and backed by memory; it reads
  * input data and dims from x->values and writes output data only. It must not keep state between
@@ -45,17 +31,32 @@ typedef frt_status (*frt_kernel_fn)(const frt_step *s, frt_exec *x);
 /* Scratch bytes the kernel needs for the current shapes in values (outputs already shaped). */
 typedef size_t (*frt_scratch_fn)(const frt_step *s, const frt_value *values);
 
+/* Kernel flags: what a selected kernel does. Each needs the matching FRT_OP_* capability of the
+ * op's definition (compile rejects a kernel claiming more than its op allows). */
 enum {
     FRT_K_VIEW = 1u << 0,       /* output 0 aliases input 0 (same bytes, new shape); fn is NULL */
     FRT_K_SHAPE_ONLY = 1u << 1, /* reads only the dims of its inputs, never their data (Shape) */
-    FRT_K_INPLACE = 1u << 2     /* output 0 may share memory with input 0 (elementwise, same size) */
+    FRT_K_INPLACE = 1u << 2,    /* output 0 may share memory with input 0 (elementwise, same size) */
+    FRT_K_CONCAT = 1u << 3      /* copies its inputs one after another along the axis in params,
+                                   which start with frt_concat_params; the planner may instead
+                                   place the inputs in the output and skip the step */
 };
 
+/* Leading member of the params of an FRT_K_CONCAT kernel. */
+typedef struct frt_concat_params {
+    int64_t axis; /* the attribute as given: [-rank, rank) */
+} frt_concat_params;
+
 typedef struct frt_kernel {
-    const char *name;            /* static string, e.g. "conv_1x1_gemm_avx2"; shown in profiles */
+    const char *name;            /* static or model-arena string, e.g. "conv_1x1_gemm_avx2";
+                                    shown in profiles ("<provider>:<name>" for non-builtin) */
     frt_kernel_fn fn;
-    const void *params;          /* immutable, in the model arena; may be NULL */
+    const void *params;          /* immutable after select; may be NULL */
     frt_scratch_fn scratch;      /* may be NULL: no scratch */
+    /* May be NULL. Called exactly once with params when the model is freed (or when loading
+     * fails after this kernel was selected, or after a folded node ran), for params that own more
+     * than model-arena memory. */
+    void (*destroy)(void *params);
     uint32_t flags;
     /* Bit i set: the kernel made its own copy of constant input i at select (packed weights) and
      * never reads that input's data again, so the model may release the original. */
@@ -80,26 +81,119 @@ typedef struct frt_op_ctx {
     frt_arena *arena;            /* select only (NULL in infer) */
 } frt_op_ctx;
 
+/* ---- operator definitions ---- */
+
+/* Domains. A model's "" and "ai.onnx" are the same (default) domain and are looked up as "".
+ * "flatrt" holds internal ops that passes create and that models may not use. */
+#define FRT_DOMAIN_ONNX ""
+#define FRT_DOMAIN_INTERNAL "flatrt"
+
+/* Newest ai.onnx opset the definitions were checked against (the graph loader's upper bound). */
+#define FRT_OPSET_LATEST 21
+
+/* Capabilities of an op (frt_op_def.flags): what compile, folding and the planner may do with its
+ * nodes. Kernels announce what they actually do with FRT_K_* flags within these. */
+enum {
+    FRT_OP_SHAPE_ONLY = 1u << 0,     /* reads only input dims (Shape): folded once they are known */
+    FRT_OP_MAY_ALIAS = 1u << 1,      /* a kernel may be a view: output 0 aliases input 0 */
+    FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
+    FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
+    FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero); none yet */
+};
+
+/* What a family file implements for one op (or one opset range of it):
+ *
+ *   infer(ctx)       dtype and shape inference. Sets out[i]->dtype, ->rank, ->dims (and numel via
+ *                    frt_op_set_shape). Called at load with the IR's values, where a dim may be -1
+ *                    (unknown: propagate -1, check only what is known), and again by each runtime
+ *                    whenever input shapes change, with every dim known. Input data is available
+ *                    (in[i]->data != NULL) for constants at load, and at reshape for constants and
+ *                    for values computed while resolving shapes (shape subgraphs). infer may read
+ *                    attributes; it must not allocate and must not write out[i]->data.
+ *
+ *   select(ctx, k)   the builtin provider's kernel selection, once at load, after infer. Sees the
+ *                    node, its attributes, dtypes, load-time shapes (dims may be -1) and constant
+ *                    inputs, and fills k with a kernel specialized for them. Every attribute the
+ *                    kernel needs is resolved here into k->params: kernels never look attributes up
+ *                    by name. Parameters and transformed weights go into ctx->arena (they live as
+ *                    long as the model and are shared by all runtimes, so a kernel never writes
+ *                    them); memory from elsewhere needs k->destroy. Returns FRT_ERR_UNSUPPORTED (via
+ *                    frt_op_fail) for configurations it does not handle.
+ */
+typedef frt_status (*frt_infer_fn)(frt_op_ctx *c);
+typedef frt_status (*frt_select_fn)(frt_op_ctx *c, frt_kernel *k);
+
+/* Defines the implementation symbols frt_op_<family>_<sym>_infer and _select that the op list
+ * (ops.def) refers to, forwarding to the family file's static infer and select functions. */
+#define FRT_OP_IMPL(family, sym, infer_fn, select_fn)                                              \
+    frt_status frt_op_##family##_##sym##_infer(frt_op_ctx *c);                                     \
+    frt_status frt_op_##family##_##sym##_select(frt_op_ctx *c, frt_kernel *k);                     \
+    frt_status frt_op_##family##_##sym##_infer(frt_op_ctx *c) { return infer_fn(c); }              \
+    frt_status frt_op_##family##_##sym##_select(frt_op_ctx *c, frt_kernel *k) {                    \
+        return select_fn(c, k);                                                                    \
+    }                                                                                              \
+    typedef int frt_op_impl_##family##_##sym##_defined_
+
+/* One registered op over an opset range: its contract and its implementation. */
 typedef struct frt_op_def {
+    const char *domain;          /* FRT_DOMAIN_ONNX or FRT_DOMAIN_INTERNAL */
     const char *op_type;
-    frt_status (*infer)(frt_op_ctx *c);
-    frt_status (*select)(frt_op_ctx *c, frt_kernel *k);
+    int since, max;              /* opsets of the domain this entry implements: [since, max] */
+    uint32_t flags;              /* FRT_OP_* */
+    const char *family;          /* family file, e.g. "tensor" */
+    frt_infer_fn infer;
+    frt_select_fn select;        /* the builtin provider's */
 } frt_op_def;
 
-/* Each family file defines one array, terminated by an entry with op_type NULL. */
-extern const frt_op_def frt_ops_elementwise[]; /* Add Sub Mul Div */
-extern const frt_op_def frt_ops_activation[];  /* Relu Clip Sigmoid Tanh Softmax Neg */
-extern const frt_op_def frt_ops_cast[];        /* Cast */
-extern const frt_op_def frt_ops_gemm[];        /* Gemm MatMul */
-extern const frt_op_def frt_ops_conv[];        /* Conv */
-extern const frt_op_def frt_ops_pool[];        /* MaxPool AveragePool GlobalAveragePool */
-extern const frt_op_def frt_ops_norm[];        /* BatchNormalization */
-extern const frt_op_def frt_ops_tensor[];      /* Concat Transpose Gather Slice Shape Constant */
-extern const frt_op_def frt_ops_view[];        /* Reshape Flatten Squeeze Unsqueeze Identity Dropout */
-extern const frt_op_def frt_ops_pad[];         /* Pad */
+/* A table of defs sorted by (domain, op_type, since), ranges of one op not overlapping: the
+ * registry's (built from src/ops/ops.def) or a provider's own. */
+typedef struct frt_op_table {
+    const frt_op_def *defs;
+    size_t n;
+} frt_op_table;
 
-/* Registry lookup by (domain, op_type); NULL if flatrt has no such op. */
+/* Looks (domain, op_type, opset) up in t by binary search; "ai.onnx" is the default domain.
+ * Returns NULL when absent, and then, when why is not NULL, says why in why[0..cap): no such op,
+ * or the opset ranges the op has. */
+const frt_op_def *frt_op_table_find(const frt_op_table *t, const char *domain, const char *op_type,
+                                    int64_t opset, char *why, size_t cap);
+/* Checks that t is sorted and its ranges of one op do not overlap; FRT_ERR_INTERNAL otherwise. */
+frt_status frt_op_table_check(const frt_op_table *t);
+
+/* The builtin registry (only the ops a selective build lists). */
+const frt_op_table *frt_op_registry(void);
+size_t frt_op_def_count(void);
+const frt_op_def *frt_op_def_at(size_t i); /* NULL when i >= frt_op_def_count() */
+/* The registry's def for (domain, op_type, opset); NULL if none covers that opset. */
+const frt_op_def *frt_op_lookup(const char *domain, const char *op_type, int64_t opset);
+/* Like frt_op_lookup for any opset: the entry with the newest range (tests, tools). */
 const frt_op_def *frt_op_find(const char *domain, const char *op_type);
+/* FRT_OK with *def set, or FRT_ERR_UNSUPPORTED with a message naming the node, op, domain and
+ * opset (and the opsets that are implemented). */
+frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def);
+
+/* ---- providers ---- */
+
+/* Status a provider's select returns for a node it leaves to the next provider (with the reason
+ * in the error message). Internal to kernel selection: never returned by the library. */
+#define FRT_DECLINE ((frt_status)100)
+
+/* A kernel provider. Selection tries the providers in priority order; the first that returns
+ * FRT_OK supplies the node's kernel. select gets the node's definition (the builtin contract:
+ * flags limit the kernel flags the provider may set) and returns FRT_OK, FRT_DECLINE, or an
+ * error that fails the load. The builtin provider comes last; its select declines with
+ * FRT_ERR_UNSUPPORTED configurations it does not handle. */
+typedef struct frt_provider {
+    const char *name;            /* "builtin", "onednn", ...; non-builtin names prefix kernel names */
+    frt_status (*select)(const struct frt_provider *p, const frt_op_def *def, frt_op_ctx *c,
+                         frt_kernel *k);
+    void *ctx;                   /* the provider's own state (its registry, counters) */
+} frt_provider;
+
+/* The builtin provider: def->select. */
+extern const frt_provider frt_provider_builtin;
+/* The default provider list (builtin only). */
+const frt_provider *const *frt_default_providers(size_t *n);
 
 /* ---- helpers for op implementations (src/ops/common.c) ---- */
 

@@ -61,6 +61,7 @@ typedef struct pad_params {
     pad_spec spec;
     bool value_known;                   /* value read at select (else from input 2 at run time) */
     unsigned char value[8];             /* constant value, esize bytes */
+    const frt_onnx_attr *pads_attr;     /* opset < 11: the pads attribute (model lifetime) */
 } pad_params;
 
 static frt_status read_mode(const frt_op_ctx *c, int *mode) {
@@ -101,9 +102,23 @@ static frt_status int_list_input(const frt_op_ctx *c, int i, const char *what, b
     return FRT_OK;
 }
 
-/* Resolves the per-axis pads for data of rank `rank` (-1 unknown) from the attributes (opset < 11)
- * or the pads/axes inputs. Validates lengths and axes as far as they are known. */
-static frt_status pad_spec_make(const frt_op_ctx *c, int rank, pad_spec *p) {
+/* Opset < 11: the pads attribute ("paddings" in opset 1), validated; NULL for later opsets. */
+static frt_status pads_attr_read(const frt_op_ctx *c, const frt_onnx_attr **out) {
+    *out = NULL;
+    if (c->opset >= 11) return FRT_OK;
+    const frt_onnx_attr *a = frt_attr_find(c->node, "pads");
+    if (!a) a = frt_attr_find(c->node, "paddings"); /* opset 1 */
+    if (!a || a->type != FRT_ATTR_INTS || (a->n > 0 && !a->ints))
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute 'pads' (ints) is required");
+    *out = a;
+    return FRT_OK;
+}
+
+/* Resolves the per-axis pads for data of rank `rank` (-1 unknown) from the attribute a read by
+ * pads_attr_read (opset < 11) or the pads/axes inputs. Validates lengths and axes as far as they
+ * are known. */
+static frt_status pad_spec_make(const frt_op_ctx *c, const frt_onnx_attr *a, int rank,
+                                pad_spec *p) {
     memset(p, 0, sizeof *p);
     p->rank = rank;
     frt_status st;
@@ -113,10 +128,7 @@ static frt_status pad_spec_make(const frt_op_ctx *c, int rank, pad_spec *p) {
     bool pads_known, have_axes = false, axes_known = true;
     if (c->opset < 11) {
         if ((st = frt_op_check_arity(c, 1, 1, 1, 1))) return st;
-        const frt_onnx_attr *a = frt_attr_find(c->node, "pads");
-        if (!a) a = frt_attr_find(c->node, "paddings"); /* opset 1 */
-        if (!a || a->type != FRT_ATTR_INTS || (a->n > 0 && !a->ints))
-            return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute 'pads' (ints) is required");
+        if (!a) return frt_op_fail(c, FRT_ERR_INTERNAL, "pads attribute not resolved");
         apads = a->ints;
         n = (int64_t)a->n;
         pads_known = true;
@@ -228,7 +240,10 @@ static frt_status pad_infer(frt_op_ctx *c) {
     if ((st = frt_op_check_input(c, 0, 0)) || (st = read_mode(c, &mode))) return st;
     const frt_value *x = c->in[0];
     pad_spec p;
-    if ((st = pad_spec_make(c, x->rank, &p)) || (st = check_value_input(c))) return st;
+    const frt_onnx_attr *pa;
+    if ((st = pads_attr_read(c, &pa)) || (st = pad_spec_make(c, pa, x->rank, &p)) ||
+        (st = check_value_input(c)))
+        return st;
     if (p.rank < 0) {
         frt_op_set_shape(c->out[0], x->dtype, -1, NULL);
         return FRT_OK;
@@ -537,7 +552,7 @@ static frt_status step_spec(const frt_step *s, frt_exec *x, pad_spec *sp, unsign
         for (int i = 0; i < s->n_in; i++) in[i] = s->in[i] < 0 ? NULL : &x->values[s->in[i]];
         out[0] = &x->values[s->out[0]];
         frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL};
-        frt_status st = pad_spec_make(&c, xv->rank, sp);
+        frt_status st = pad_spec_make(&c, p->pads_attr, xv->rank, sp);
         if (st) return st;
         if (!sp->known)
             return frt_step_fail(s, FRT_ERR_RUNTIME, "pads are not available when the kernel runs");
@@ -652,7 +667,9 @@ static frt_status pad_select(frt_op_ctx *c, frt_kernel *k) {
     p->esize = es;
     frt_status st;
     if ((st = read_mode(c, &p->mode))) return st;
-    if ((st = pad_spec_make(c, x->rank, &p->spec)) || (st = check_value_input(c))) return st;
+    if ((st = pads_attr_read(c, &p->pads_attr)) ||
+        (st = pad_spec_make(c, p->pads_attr, x->rank, &p->spec)) || (st = check_value_input(c)))
+        return st;
     p->spec_known = p->spec.known && p->spec.rank >= 0;
     if (c->opset < 11) {
         value_from_float(frt_attr_float(c->node, "value", 0.0f), x->dtype, p->value);
@@ -676,7 +693,5 @@ static frt_status pad_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_pad[] = {
-    {"Pad", pad_infer, pad_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(pad, Pad, pad_infer, pad_select);

@@ -563,9 +563,7 @@ static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_pool[] = {
-    {"MaxPool", maxpool_infer, maxpool_select},
-    {"AveragePool", avgpool_infer, avgpool_select},
-    {"GlobalAveragePool", gap_infer, gap_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(pool, MaxPool, maxpool_infer, maxpool_select);
+FRT_OP_IMPL(pool, AveragePool, avgpool_infer, avgpool_select);
+FRT_OP_IMPL(pool, GlobalAveragePool, gap_infer, gap_select);

@@ -1,23 +1,163 @@
-/* Registry: op type -> frt_op_def. Consulted at load time only; steps keep kernel pointers. */
-#include <stdbool.h>
+/* Registry: the builtin op table, generated from the op list (ops.def), and the provider list.
+ * Consulted at load time only (one binary search per node); steps keep kernel pointers.
+ *
+ * Selective build: compiled with FRT_OPS_ONLY defined, the table keeps only the ops X for which
+ * FRT_OP_SELECT_X is defined as 1 (e.g. -DFRT_OPS_ONLY -DFRT_OP_SELECT_Relu=1, or those defines
+ * in a header named by FRT_OPS_SELECTION). The implementations of the others are then never
+ * referenced, so their family objects drop out of a static link. */
+#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
 
-static const frt_op_def *const families[] = {
-    frt_ops_elementwise, frt_ops_activation, frt_ops_cast,   frt_ops_gemm, frt_ops_conv,
-    frt_ops_pool,        frt_ops_norm,       frt_ops_tensor, frt_ops_view, frt_ops_pad,
-};
+#ifdef FRT_OPS_SELECTION
+#include FRT_OPS_SELECTION
+#endif
 
-/* Ops that passes create and that no model may use: found only in the "flatrt" domain. */
-static bool is_internal(const char *op_type) { return strcmp(op_type, "FusedConv") == 0; }
+/* FRT_OP_ON(op) expands to 1 when op is built, else 0: FRT_SEL_ONE_##v pastes to the placeholder
+ * "0," only when v is the token 1, which shifts the 1 into second place. */
+#define FRT_SEL_ONE_1 0,
+#define FRT_SEL_SECOND(a, b, ...) b
+#define FRT_SEL_IS1(v) FRT_SEL_IS1_(v)
+#define FRT_SEL_IS1_(v) FRT_SEL_IS1__(FRT_SEL_ONE_##v)
+#define FRT_SEL_IS1__(x) FRT_SEL_SECOND(x 1, 0, ~)
+#ifdef FRT_OPS_ONLY
+#define FRT_OP_ON(op) FRT_SEL_IS1(FRT_OP_SELECT_##op)
+#else
+#define FRT_OP_ON(op) 1
+#endif
+#define FRT_SEL_CAT(a, b) FRT_SEL_CAT_(a, b)
+#define FRT_SEL_CAT_(a, b) a##b
+#define FRT_SEL_EMIT_1(...) __VA_ARGS__
+#define FRT_SEL_EMIT_0(...)
+#define FRT_IF_ON(op, ...) FRT_SEL_CAT(FRT_SEL_EMIT_, FRT_OP_ON(op))(__VA_ARGS__)
+
+#define FRT_DOM_ONNX FRT_DOMAIN_ONNX
+#define FRT_DOM_INTERNAL FRT_DOMAIN_INTERNAL
+#define LATEST FRT_OPSET_LATEST /* the list's name for it */
+
+/* Declarations of the listed implementations. */
+#define FRT_OP(dom, op, since, max, fam, sym, flags)                                               \
+    FRT_IF_ON(op, frt_status frt_op_##fam##_##sym##_infer(frt_op_ctx *c);                          \
+              frt_status frt_op_##fam##_##sym##_select(frt_op_ctx *c, frt_kernel *k);)
+#include "ops.def"
+#undef FRT_OP
+
+/* The table. A trailing sentinel keeps the array non-empty when a selection lists nothing. */
+#define FRT_OP(dom, op, since, max, fam, sym, flags)                                               \
+    FRT_IF_ON(op, {FRT_DOM_##dom, #op, since, max, (flags), #fam,                        \
+                   frt_op_##fam##_##sym##_infer, frt_op_##fam##_##sym##_select},)
+static const frt_op_def g_defs[] = {
+#include "ops.def"
+    {NULL, NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+#undef FRT_OP
+
+#define N_DEFS (sizeof g_defs / sizeof g_defs[0] - 1)
+
+static const frt_op_table g_table = {g_defs, N_DEFS};
+
+const frt_op_table *frt_op_registry(void) { return &g_table; }
+
+size_t frt_op_def_count(void) { return N_DEFS; }
+
+const frt_op_def *frt_op_def_at(size_t i) { return i < N_DEFS ? &frt_op_registry()->defs[i] : NULL; }
+
+/* "" for the default domain under either of its names. */
+static const char *canon_domain(const char *d) {
+    return !d || strcmp(d, "ai.onnx") == 0 ? FRT_DOMAIN_ONNX : d;
+}
+
+static int cmp_key(const frt_op_def *d, const char *domain, const char *op_type) {
+    int c = strcmp(d->domain, domain);
+    return c ? c : strcmp(d->op_type, op_type);
+}
+
+/* Index of the first entry of (domain, op_type) in t, or t->n when absent. */
+static size_t first_of(const frt_op_table *t, const char *domain, const char *op_type) {
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_key(&t->defs[mid], domain, op_type) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->n && cmp_key(&t->defs[lo], domain, op_type) == 0 ? lo : t->n;
+}
+
+const frt_op_def *frt_op_table_find(const frt_op_table *t, const char *domain, const char *op_type,
+                                    int64_t opset, char *why, size_t cap) {
+    domain = canon_domain(domain);
+    if (why && cap) why[0] = 0;
+    if (!op_type) return NULL;
+    size_t i = first_of(t, domain, op_type);
+    if (i == t->n) {
+        if (why && cap) snprintf(why, cap, "no operator %s%s%s", domain, domain[0] ? "::" : "", op_type);
+        return NULL;
+    }
+    size_t o = 0;
+    if (why && cap) o = (size_t)snprintf(why, cap, "opset %lld not implemented (implemented:",
+                                         (long long)opset);
+    for (size_t j = i; j < t->n && cmp_key(&t->defs[j], domain, op_type) == 0; j++) {
+        const frt_op_def *d = &t->defs[j];
+        if (opset >= d->since && opset <= d->max) return d;
+        if (why && o < cap)
+            o += (size_t)snprintf(why + o, cap - o, "%s %d..%d", j > i ? "," : "", d->since, d->max);
+    }
+    if (why && o < cap) snprintf(why + o, cap - o, ")");
+    return NULL;
+}
+
+frt_status frt_op_table_check(const frt_op_table *t) {
+    for (size_t i = 0; i < t->n; i++) {
+        const frt_op_def *d = &t->defs[i];
+        if (!d->domain || !d->op_type || !d->infer || !d->select || d->since < 1 || d->max < d->since)
+            return frt_error(FRT_ERR_INTERNAL, "op table entry %zu (%s) is incomplete", i,
+                             d->op_type ? d->op_type : "?");
+        if (i == 0) continue;
+        const frt_op_def *p = &t->defs[i - 1];
+        int c = cmp_key(p, d->domain, d->op_type);
+        if (c > 0 || (c == 0 && p->max >= d->since))
+            return frt_error(FRT_ERR_INTERNAL, "op table entries %s%s%s %d..%d and %s%s%s %d..%d "
+                             "are out of order or overlap", p->domain, p->domain[0] ? "::" : "",
+                             p->op_type, p->since, p->max, d->domain, d->domain[0] ? "::" : "",
+                             d->op_type, d->since, d->max);
+    }
+    return FRT_OK;
+}
+
+const frt_op_def *frt_op_lookup(const char *domain, const char *op_type, int64_t opset) {
+    return frt_op_table_find(frt_op_registry(), domain, op_type, opset, NULL, 0);
+}
 
 const frt_op_def *frt_op_find(const char *domain, const char *op_type) {
-    bool internal = domain && strcmp(domain, "flatrt") == 0;
-    if (!internal && domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
-    if (internal != is_internal(op_type)) return NULL;
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const frt_op_def *d = families[f]; d->op_type; d++)
-            if (strcmp(d->op_type, op_type) == 0) return d;
-    return NULL;
+    const frt_op_table *t = frt_op_registry();
+    domain = canon_domain(domain);
+    if (!op_type) return NULL;
+    size_t i = first_of(t, domain, op_type), last = t->n;
+    for (size_t j = i; j < t->n && cmp_key(&t->defs[j], domain, op_type) == 0; j++) last = j;
+    return last < t->n ? &t->defs[last] : NULL;
+}
+
+frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def) {
+    char why[256];
+    *def = frt_op_table_find(frt_op_registry(), n->domain, n->op_type, n->opset, why, sizeof why);
+    if (*def) return FRT_OK;
+    const char *dom = canon_domain(n->domain);
+    return frt_error(FRT_ERR_UNSUPPORTED, "node '%s': %s (domain '%s', opset %lld): %s", n->name,
+                     n->op_type, dom[0] ? dom : "ai.onnx", (long long)n->opset, why);
+}
+
+/* ---- providers ---- */
+
+static frt_status builtin_select(const frt_provider *p, const frt_op_def *def, frt_op_ctx *c,
+                                 frt_kernel *k) {
+    return def->select(c, k);
+}
+
+const frt_provider frt_provider_builtin = {"builtin", builtin_select, NULL};
+
+const frt_provider *const *frt_default_providers(size_t *n) {
+    static const frt_provider *const list[] = {&frt_provider_builtin};
+    *n = sizeof list / sizeof list[0];
+    return list;
 }

@@ -2,9 +2,10 @@
  *
  * Every kernel here moves bytes without interpreting them, so each works for any dtype with a fixed
  * element size (1, 2, 4 or 8 bytes get typed loops; other sizes fall back to memcpy). Attributes
- * are re-read from the IR node (s->ir) when a kernel runs and shapes from the runtime values, so a
- * kernel selected at load with unknown dims works for whatever shapes the runtime resolves. These
- * kernels also run while resolving shapes (Shape -> Gather -> Concat -> Reshape on int64 data).
+ * are resolved at select into the kernel's params and shapes are read from the runtime values, so
+ * a kernel selected at load with unknown dims works for whatever shapes the runtime resolves.
+ * These kernels also run while resolving shapes (Shape -> Gather -> Concat -> Reshape on int64
+ * data).
  */
 #include <limits.h>
 #include <string.h>
@@ -203,9 +204,10 @@ static frt_status concat_infer(frt_op_ctx *c) {
 }
 
 static frt_status concat_kernel(const frt_step *s, frt_exec *x) {
+    const frt_concat_params *p = s->k.params;
     frt_value *y = &x->values[s->out[0]];
     size_t es = frt_dtype_size((frt_dtype)y->dtype);
-    int axis = frt_norm_axis(frt_attr_int(s->ir, "axis", 0), y->rank);
+    int axis = frt_norm_axis(p->axis, y->rank);
     if (axis < 0) return frt_step_fail(s, FRT_ERR_INTERNAL, "bad axis");
     int64_t outer = prod_range(y->dims, 0, axis);
     size_t inner = (size_t)prod_range(y->dims, axis + 1, y->rank) * es;
@@ -229,8 +231,13 @@ static frt_status concat_kernel(const frt_step *s, frt_exec *x) {
 static frt_status concat_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = check_fixed_size(c, c->out[0]->dtype);
     if (st) return st;
+    frt_concat_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->axis = frt_attr_int(c->node, "axis", 0); /* infer checked that it is there */
     k->name = "concat";
     k->fn = concat_kernel;
+    k->params = p;
+    k->flags = FRT_K_CONCAT;
     return FRT_OK;
 }
 
@@ -311,7 +318,23 @@ void frt_transpose2d_portable(void *dst, const void *src, int64_t A, int64_t B, 
 
 typedef struct transpose_params {
     bool avx2;
+    int perm_rank;            /* rank of the perm attribute; -1 when absent (dims reversed) */
+    int perm[FRT_MAX_RANK];   /* the validated perm attribute */
 } transpose_params;
+
+/* The permutation for input rank `rank` from the params. */
+static frt_status transpose_perm_of(const frt_step *s, const transpose_params *p, int rank,
+                                    int *perm) {
+    if (p->perm_rank < 0) {
+        for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+        return FRT_OK;
+    }
+    if (p->perm_rank != rank)
+        return frt_step_fail(s, FRT_ERR_INTERNAL, "perm has %d entries, input rank %d",
+                             p->perm_rank, rank);
+    memcpy(perm, p->perm, (size_t)rank * sizeof *perm);
+    return FRT_OK;
+}
 
 /* Output dims of a transpose as (size, input stride) pairs with size-1 dims dropped and output-
  * adjacent dims that are also input-adjacent merged. Returns the count. */
@@ -344,11 +367,8 @@ static frt_status transpose_kernel(const frt_step *s, frt_exec *x) {
     const transpose_params *p = s->k.params;
     size_t es = frt_dtype_size((frt_dtype)y->dtype);
     if (y->numel == 0) return FRT_OK;
-    frt_value *in[1], *out[1];
-    frt_op_ctx c;
-    step_ctx(s, x, in, out, &c);
-    int perm[FRT_MAX_RANK], r;
-    frt_status st = transpose_perm(&c, xv->rank, &r, perm);
+    int perm[FRT_MAX_RANK], r = xv->rank;
+    frt_status st = transpose_perm_of(s, p, r, perm);
     if (st) return st;
     int64_t sz[FRT_MAX_RANK], str[FRT_MAX_RANK];
     int nd = transpose_canon(xv, perm, r, sz, str);
@@ -414,6 +434,11 @@ static frt_status transpose_select(frt_op_ctx *c, frt_kernel *k) {
     transpose_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->avx2 = false;
+    size_t n_perm;
+    p->perm_rank = -1;
+    if (frt_attr_ints(c->node, "perm", &n_perm)) { /* validated (and rank checked) here */
+        if ((st = transpose_perm(c, c->in[0]->rank, &p->perm_rank, p->perm))) return st;
+    }
 #if FRT_HAVE_X86
     p->avx2 = frt_dtype_size((frt_dtype)c->in[0]->dtype) == 4 && frt_cpu_tier() >= FRT_ISA_AVX2;
 #endif
@@ -467,11 +492,16 @@ static frt_status gather_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
+typedef struct gather_params {
+    int64_t axis; /* the attribute as given */
+} gather_params;
+
 static frt_status gather_kernel(const frt_step *s, frt_exec *x) {
+    const gather_params *p = s->k.params;
     const frt_value *xv = &x->values[s->in[0]], *ix = &x->values[s->in[1]];
     frt_value *y = &x->values[s->out[0]];
     size_t es = frt_dtype_size((frt_dtype)xv->dtype);
-    int axis = frt_norm_axis(frt_attr_int(s->ir, "axis", 0), xv->rank);
+    int axis = frt_norm_axis(p->axis, xv->rank);
     if (axis < 0) return frt_step_fail(s, FRT_ERR_INTERNAL, "bad axis");
     int64_t n = xv->dims[axis], ni = ix->numel;
     for (int64_t j = 0; j < ni; j++) {
@@ -522,8 +552,12 @@ static frt_status gather_kernel(const frt_step *s, frt_exec *x) {
 static frt_status gather_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = check_fixed_size(c, c->in[0]->dtype);
     if (st) return st;
+    gather_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->axis = frt_attr_int(c->node, "axis", 0);
     k->name = "gather";
     k->fn = gather_kernel;
+    k->params = p;
     return FRT_OK;
 }
 
@@ -567,23 +601,41 @@ static frt_status il_input(const frt_op_ctx *c, int i, const char *what, int_lis
     return FRT_OK;
 }
 
-static frt_status slice_plan_make(const frt_op_ctx *c, const frt_value *x, slice_plan *p) {
+/* Opset < 10 takes starts, ends and axes as attributes: read at infer and select (for the
+ * kernel's params). The arrays are the model's attribute data. */
+typedef struct slice_attrs {
+    bool legacy; /* opset < 10 */
+    const int64_t *starts, *ends, *axes;
+    size_t ns, ne, na;
+} slice_attrs;
+
+static frt_status slice_attrs_read(const frt_op_ctx *c, slice_attrs *sa) {
+    memset(sa, 0, sizeof *sa);
+    sa->legacy = c->opset < 10;
+    if (!sa->legacy) return FRT_OK;
+    sa->starts = frt_attr_ints(c->node, "starts", &sa->ns);
+    sa->ends = frt_attr_ints(c->node, "ends", &sa->ne);
+    sa->axes = frt_attr_ints(c->node, "axes", &sa->na);
+    if (!sa->starts || !sa->ends)
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "attributes 'starts' and 'ends' are required");
+    return FRT_OK;
+}
+
+static frt_status slice_plan_make(const frt_op_ctx *c, const slice_attrs *sa, const frt_value *x,
+                                  slice_plan *p) {
     frt_status st;
     int_list starts, ends, axes, steps;
     bool have_axes, have_steps;
-    if (c->opset < 10) {
+    if (sa->legacy) {
         if ((st = frt_op_check_arity(c, 1, 1, 1, 1))) return st;
-        size_t ns, ne, na = 0;
         memset(&starts, 0, sizeof starts);
         ends = axes = steps = starts;
-        starts.a = frt_attr_ints(c->node, "starts", &ns);
-        ends.a = frt_attr_ints(c->node, "ends", &ne);
-        axes.a = frt_attr_ints(c->node, "axes", &na);
-        if (!starts.a || !ends.a)
-            return frt_op_fail(c, FRT_ERR_MALFORMED, "attributes 'starts' and 'ends' are required");
-        starts.n = (int64_t)ns;
-        ends.n = (int64_t)ne;
-        axes.n = (int64_t)na;
+        starts.a = sa->starts;
+        ends.a = sa->ends;
+        axes.a = sa->axes;
+        starts.n = (int64_t)sa->ns;
+        ends.n = (int64_t)sa->ne;
+        axes.n = (int64_t)sa->na;
         starts.known = ends.known = axes.known = steps.known = true;
         have_axes = axes.a != NULL;
         have_steps = false;
@@ -667,8 +719,9 @@ static frt_status slice_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_input(c, 0, 0);
     if (st) return st;
     const frt_value *x = c->in[0];
+    slice_attrs sa;
     slice_plan p;
-    if ((st = slice_plan_make(c, x, &p))) return st;
+    if ((st = slice_attrs_read(c, &sa)) || (st = slice_plan_make(c, &sa, x, &p))) return st;
     frt_op_set_shape(c->out[0], x->dtype, x->rank, p.odim);
     return FRT_OK;
 }
@@ -681,7 +734,7 @@ static frt_status slice_kernel(const frt_step *s, frt_exec *x) {
     const frt_value *xv = in[0];
     frt_value *y = out[0];
     slice_plan p;
-    frt_status st = slice_plan_make(&c, xv, &p);
+    frt_status st = slice_plan_make(&c, s->k.params, xv, &p);
     if (st) return st;
     for (int d = 0; d < p.rank; d++)
         if (p.odim[d] != y->dims[d])
@@ -721,8 +774,12 @@ static frt_status slice_kernel(const frt_step *s, frt_exec *x) {
 static frt_status slice_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = check_fixed_size(c, c->in[0]->dtype);
     if (st) return st;
+    slice_attrs *p = frt_arena_alloc(c->arena, sizeof *p, 8);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    if ((st = slice_attrs_read(c, p))) return st;
     k->name = "slice";
     k->fn = slice_kernel;
+    k->params = p;
     return FRT_OK;
 }
 
@@ -730,13 +787,26 @@ static frt_status slice_select(frt_op_ctx *c, frt_kernel *k) {
 /* Shape                                                                                           */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* Range [start, end) of dims reported (opset 15 attributes; clamped to [0, rank]). */
-static void shape_range(const frt_op_ctx *c, int rank, int64_t *lo, int64_t *hi) {
-    int64_t s = 0, e = rank;
-    if (c->opset >= 15) {
-        s = frt_attr_int(c->node, "start", 0);
-        e = frt_attr_int(c->node, "end", rank);
-    }
+/* The opset 15 start and end attributes. */
+typedef struct shape_params {
+    int64_t start, end;
+    bool has_end;     /* else the rank */
+} shape_params;
+
+static void shape_params_read(const frt_op_ctx *c, shape_params *p) {
+    p->start = 0;
+    p->end = 0;
+    p->has_end = false;
+    if (c->opset < 15) return;
+    p->start = frt_attr_int(c->node, "start", 0);
+    const frt_onnx_attr *a = frt_attr_find(c->node, "end");
+    p->has_end = a && a->type == FRT_ATTR_INT;
+    if (p->has_end) p->end = a->i;
+}
+
+/* Range [start, end) of dims reported (clamped to [0, rank]). */
+static void shape_range(const shape_params *p, int rank, int64_t *lo, int64_t *hi) {
+    int64_t s = p->start, e = p->has_end ? p->end : rank;
     if (s < 0) s += rank;
     if (e < 0) e += rank;
     s = s < 0 ? 0 : s > rank ? rank : s;
@@ -751,7 +821,9 @@ static frt_status shape_infer(frt_op_ctx *c) {
     int64_t n = -1;
     if (c->in[0]->rank >= 0) {
         int64_t lo, hi;
-        shape_range(c, c->in[0]->rank, &lo, &hi);
+        shape_params sp;
+        shape_params_read(c, &sp);
+        shape_range(&sp, c->in[0]->rank, &lo, &hi);
         n = hi - lo;
     }
     frt_op_set_shape(c->out[0], FRT_INT64, 1, &n);
@@ -763,7 +835,7 @@ static frt_status shape_kernel(const frt_step *s, frt_exec *x) {
     frt_op_ctx c;
     step_ctx(s, x, in, out, &c);
     int64_t lo, hi;
-    shape_range(&c, in[0]->rank, &lo, &hi);
+    shape_range(s->k.params, in[0]->rank, &lo, &hi);
     if (out[0]->dtype != FRT_INT64 || out[0]->rank != 1 || out[0]->dims[0] != hi - lo)
         return frt_step_fail(s, FRT_ERR_INTERNAL, "output not shaped as [%lld] int64",
                              (long long)(hi - lo));
@@ -773,8 +845,12 @@ static frt_status shape_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status shape_select(frt_op_ctx *c, frt_kernel *k) {
+    shape_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    shape_params_read(c, p);
     k->name = "shape";
     k->fn = shape_kernel;
+    k->params = p;
     k->flags = FRT_K_SHAPE_ONLY;
     return FRT_OK;
 }
@@ -918,12 +994,10 @@ static frt_status constant_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-const frt_op_def frt_ops_tensor[] = {
-    {"Concat", concat_infer, concat_select},
-    {"Transpose", transpose_infer, transpose_select},
-    {"Gather", gather_infer, gather_select},
-    {"Slice", slice_infer, slice_select},
-    {"Shape", shape_infer, shape_select},
-    {"Constant", constant_infer, constant_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(tensor, Concat, concat_infer, concat_select);
+FRT_OP_IMPL(tensor, Transpose, transpose_infer, transpose_select);
+FRT_OP_IMPL(tensor, Gather, gather_infer, gather_select);
+FRT_OP_IMPL(tensor, Slice, slice_infer, slice_select);
+FRT_OP_IMPL(tensor, Shape, shape_infer, shape_select);
+FRT_OP_IMPL(tensor, Constant, constant_infer, constant_select);

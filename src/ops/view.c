@@ -377,12 +377,10 @@ static frt_status dropout_select(frt_op_ctx *c, frt_kernel *k) {
     return view_kernel(k, "dropout");
 }
 
-const frt_op_def frt_ops_view[] = {
-    {"Reshape", reshape_infer, reshape_select},
-    {"Flatten", flatten_infer, flatten_select},
-    {"Squeeze", squeeze_infer, squeeze_select},
-    {"Unsqueeze", unsqueeze_infer, unsqueeze_select},
-    {"Identity", identity_infer, identity_select},
-    {"Dropout", dropout_infer, dropout_select},
-    {0},
-};
+/* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(view, Reshape, reshape_infer, reshape_select);
+FRT_OP_IMPL(view, Flatten, flatten_infer, flatten_select);
+FRT_OP_IMPL(view, Squeeze, squeeze_infer, squeeze_select);
+FRT_OP_IMPL(view, Unsqueeze, unsqueeze_infer, unsqueeze_select);
+FRT_OP_IMPL(view, Identity, identity_infer, identity_select);
+FRT_OP_IMPL(view, Dropout, dropout_infer, dropout_select);

@@ -1,8 +1,8 @@
 /* Constant folding and dead-code elimination.
  *
- * A node whose inputs are all constants (or that reads only shapes that are fully known, like
- * Shape) is evaluated once at load with its own kernel; its outputs become constants in the model
- * arena and the node is removed. */
+ * A node whose inputs are all constants (or whose op reads only shapes, FRT_OP_SHAPE_ONLY, when
+ * they are fully known) is evaluated once at load with its builtin kernel; its outputs become
+ * constants in the model arena and the node is removed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +10,15 @@
 
 #define MAXIO 64
 
-int frt_pass_fold_node(frt_graph *g, int32_t ni, frt_arena *arena, frt_status *st) {
+/* Runs the selected kernel k of node ni over vals (inputs, then outputs) into arena memory. */
+static frt_status fold_run(frt_graph *g, int32_t ni, const frt_kernel *k, frt_value *vals,
+                          frt_value **in, const int32_t *in_ids, const int32_t *out_ids,
+                          frt_arena *arena);
+
+int frt_pass_fold_node(frt_graph *g, int32_t ni, const frt_op_def *def, frt_arena *arena,
+                       frt_status *st) {
     frt_node *n = &g->nodes[ni];
     if (n->n_in > MAXIO || n->n_out > MAXIO) return 0;
-    const frt_op_def *def = frt_op_find(n->domain, n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         if (n->out[i] < 0) continue;
         const frt_value *v = &g->values[n->out[i]].v;
@@ -39,6 +44,26 @@ int frt_pass_fold_node(frt_graph *g, int32_t ni, frt_arena *arena, frt_status *s
     frt_kernel k = {0};
     *st = def->select(&c, &k);
     if (*st) return -1;
+    *st = fold_run(g, ni, &k, vals, in, in_ids, out_ids, arena);
+    if (k.destroy) k.destroy((void *)k.params); /* the kernel is not kept */
+    if (*st) return -1;
+    for (int i = 0; i < n->n_out; i++) {
+        if (n->out[i] < 0) continue;
+        frt_ir_value *v = &g->values[n->out[i]];
+        v->v = vals[n->n_in + i];
+        v->kind = FRT_VALUE_CONST;
+        v->producer = -1;
+        v->in_place = false;
+    }
+    n->dead = true;
+    return 1;
+}
+
+static frt_status fold_run(frt_graph *g, int32_t ni, const frt_kernel *kp, frt_value *vals,
+                          frt_value **in, const int32_t *in_ids, const int32_t *out_ids,
+                          frt_arena *arena) {
+    frt_node *n = &g->nodes[ni];
+    frt_kernel k = *kp;
     for (int i = 0; i < n->n_out; i++) {
         frt_value *o = &vals[n->n_in + i];
         size_t nb = frt_value_nbytes(o);
@@ -48,9 +73,8 @@ int frt_pass_fold_node(frt_graph *g, int32_t ni, frt_arena *arena, frt_status *s
         }
         o->data = frt_arena_alloc(arena, nb ? nb : 1, 64);
         if (!o->data) {
-            *st = frt_error(FRT_ERR_NO_MEMORY, "node '%s' (%s): cannot fold a %zu-byte constant",
-                            n->name, n->op_type, nb);
-            return -1;
+            return frt_error(FRT_ERR_NO_MEMORY, "node '%s' (%s): cannot fold a %zu-byte constant",
+                             n->name, n->op_type, nb);
         }
     }
     if (!(k.flags & FRT_K_VIEW)) {
@@ -67,24 +91,13 @@ int frt_pass_fold_node(frt_graph *g, int32_t ni, frt_arena *arena, frt_status *s
             size_t sb = k.scratch(&s, vals);
             scratch = frt_arena_alloc(arena, sb ? sb : 1, 64);
             if (!scratch) {
-                *st = frt_error(FRT_ERR_NO_MEMORY, "node '%s': no scratch for folding", n->name);
-                return -1;
+                return frt_error(FRT_ERR_NO_MEMORY, "node '%s': no scratch for folding", n->name);
             }
         }
         frt_exec x = {vals, scratch, NULL};
-        *st = k.fn(&s, &x);
-        if (*st) return -1;
+        return k.fn(&s, &x);
     }
-    for (int i = 0; i < n->n_out; i++) {
-        if (n->out[i] < 0) continue;
-        frt_ir_value *v = &g->values[n->out[i]];
-        v->v = vals[n->n_in + i];
-        v->kind = FRT_VALUE_CONST;
-        v->producer = -1;
-        v->in_place = false;
-    }
-    n->dead = true;
-    return 1;
+    return FRT_OK;
 }
 
 void frt_graph_count_uses(frt_graph *g) {

@@ -217,6 +217,7 @@ frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **
 
 void frt_model_free(frt_model *m) {
     if (!m) return;
+    frt_program_release(&m->prog); /* kernel params may refer to the model's memory */
     frt_onnx_model_free(m->onnx);
     frt_graph_free_temps(&m->g);
     frt_arena_free(&m->arena);

@@ -141,6 +141,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
         outputs[i] = vals[op->n_in + i];
     }
 done:
+    if (k.destroy) k.destroy((void *)k.params);
     frt_arena_free(&arena);
     return st;
 }
