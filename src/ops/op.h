@@ -53,9 +53,9 @@ typedef struct frt_kernel {
     frt_kernel_fn fn;
     const void *params;          /* immutable after select; may be NULL */
     frt_scratch_fn scratch;      /* may be NULL: no scratch */
-    /* May be NULL. Called exactly once with params when the model is freed (or when loading
-     * fails after this kernel was selected, or after a folded node ran), for params that own more
-     * than model-arena memory. */
+    /* May be NULL. For params that own more than model-arena memory: called exactly once with
+     * params when the model is freed, or earlier when the kernel is not kept (loading fails after
+     * its select, compile rejects it, or it evaluated a folded node). */
     void (*destroy)(void *params);
     uint32_t flags;
     /* Bit i set: the kernel made its own copy of constant input i at select (packed weights) and
