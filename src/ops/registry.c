@@ -45,8 +45,8 @@
 
 /* The table. A trailing sentinel keeps the array non-empty when a selection lists nothing. */
 #define FRT_OP(dom, op, since, max, fam, sym, flags)                                               \
-    FRT_IF_ON(op, {FRT_DOM_##dom, #op, since, max, (flags), #fam,                        \
-                   frt_op_##fam##_##sym##_infer, frt_op_##fam##_##sym##_select},)
+    FRT_IF_ON(op, {FRT_DOM_##dom, #op, since, max, (flags), #fam, frt_op_##fam##_##sym##_infer,   \
+                   frt_op_##fam##_##sym##_select},)
 static const frt_op_def g_defs[] = {
 #include "ops.def"
     {NULL, NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -61,7 +61,7 @@ const frt_op_table *frt_op_registry(void) { return &g_table; }
 
 size_t frt_op_def_count(void) { return N_DEFS; }
 
-const frt_op_def *frt_op_def_at(size_t i) { return i < N_DEFS ? &frt_op_registry()->defs[i] : NULL; }
+const frt_op_def *frt_op_def_at(size_t i) { return i < N_DEFS ? &g_defs[i] : NULL; }
 
 /* "" for the default domain under either of its names. */
 static const char *canon_domain(const char *d) {
