@@ -133,7 +133,10 @@ bench)
     tail -n 1 "$TMP/out" | grep -q 'planner=none' || fail "bench --planner none"
     # default iteration counts (fast model: 1000/100)
     expect 0 "bench defaults" -- "$FLATRT" bench "$MODEL"
-    tail -n 1 "$TMP/out" | grep -q ' warmup=100 iters=1000 ' || fail "bench defaults: $(tail -n 1 "$TMP/out")"
+    # 1000/100, or 50/5 when one run takes more than 10 ms (a loaded machine can make the digits
+    # model that slow under sanitizers): either documented pair, nothing else
+    tail -n 1 "$TMP/out" | grep -Eq ' warmup=(100 iters=1000|5 iters=50) ' ||
+        fail "bench defaults: $(tail -n 1 "$TMP/out")"
     ;;
 errors)
     expect 1 "missing model" -- "$FLATRT" info "$TMP/nonexistent.onnx"
