@@ -1,11 +1,6 @@
-/* libFuzzer target for the ONNX decoder (not part of the CMake build). Build and run from the
- * repository root with the commands in the line comments below. */
-// F="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE"
-// S="src/onnx/*.c src/util/arena.c src/util/error.c src/ir/value.c"
-// clang $F -DFRT_HAVE_X86=1 -DFRT_USE_BLAS=0 -Iinclude -Isrc tests/fuzz/fuzz_onnx_decode.c $S -o /tmp/fuzz_onnx_decode
-// mkdir -p /tmp/onnx_corpus     # put a few small .onnx files in it as seeds
-// /tmp/fuzz_onnx_decode -max_len=65536 -rss_limit_mb=2048 /tmp/onnx_corpus
-/*
+/* libFuzzer target for the ONNX decoder (src/onnx/). Built by -DFRT_FUZZ=ON with clang and run by
+ * scripts/fuzz.sh; seeds in tests/fuzz/corpus/onnx_decode/.
+ *
  * Each input is decoded twice: as given (libFuzzer's buffer) and shifted by one byte, so that
  * raw_data payloads take both the in-place and the copy path. A successful decode is walked
  * completely (every string, array and tensor byte is read) so ASan sees any bad pointer, and
