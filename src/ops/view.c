@@ -209,7 +209,8 @@ static frt_status flatten_infer(frt_op_ctx *c) {
         int64_t *p = &d[i >= axis];
         if (*p < 0) continue;
         if (x->dims[i] < 0) *p = -1;
-        else *p *= x->dims[i];
+        else if (__builtin_mul_overflow(*p, x->dims[i], p))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "flattened dim overflows int64");
     }
     frt_op_set_shape(c->out[0], x->dtype, 2, d);
     return FRT_OK;

@@ -308,6 +308,9 @@ def build_malformed(out_dir):
     save("huge_dim", helper.make_graph([
         helper.make_node("Relu", ["x"], ["y"], name="r1")], "g",
         [_vi("x", f, [1 << 40, 1 << 40])], y), "")
+    save("flatten_overflow", helper.make_graph([  # found by fuzz_pipeline: int64 overflow
+        helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=0)], "g",
+        [_vi("x", f, [1 << 40, 1 << 40])], y), "overflows")
     save("bad_shape_broadcast", helper.make_graph([
         helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g", x, y,
         initializer=[numpy_helper.from_array(np.zeros((4,), np.float32), "w")]), "broadcast")
