@@ -26,6 +26,8 @@
 #include "sgemm.h"
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
+/* Largest kernel_shape, stride, dilation or pad accepted, so output-size arithmetic cannot overflow. */
+#define MAX_CONV_ATTR ((int64_t)1 << 31)
 
 static int portable_only;
 void frt_conv_set_portable_only(int on) { portable_only = on; }
@@ -85,9 +87,9 @@ static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
                            nsp);
     for (int i = 0; i < nsp; i++) {
         a->kshape[i] = v ? v[i] : -1;
-        if (v && v[i] < 1)
-            return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape[%d] = %lld must be >= 1", i,
-                               (long long)v[i]);
+        if (v && (v[i] < 1 || v[i] > MAX_CONV_ATTR))
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape[%d] = %lld must be in [1, 2^31]",
+                               i, (long long)v[i]);
     }
 
     static const char *const names[2] = {"strides", "dilations"};
@@ -99,9 +101,9 @@ static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
                                cnt, nsp);
         for (int i = 0; i < nsp; i++) {
             dst[k][i] = v ? v[i] : 1;
-            if (dst[k][i] < 1)
-                return frt_op_fail(c, FRT_ERR_MALFORMED, "%s[%d] = %lld must be >= 1", names[k],
-                                   i, (long long)dst[k][i]);
+            if (dst[k][i] < 1 || dst[k][i] > MAX_CONV_ATTR)
+                return frt_op_fail(c, FRT_ERR_MALFORMED, "%s[%d] = %lld must be in [1, 2^31]",
+                                   names[k], i, (long long)dst[k][i]);
         }
     }
 
@@ -115,23 +117,28 @@ static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
         if (a->pads[i] < 0)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "negative pads[%d] = %lld", i,
                                (long long)a->pads[i]);
+        if (a->pads[i] > MAX_CONV_ATTR)
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "pads[%d] = %lld is larger than 2^31", i,
+                               (long long)a->pads[i]);
     }
     return FRT_OK;
 }
 
 int64_t frt_conv_out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int auto_pad, int64_t pb,
                          int64_t pe, int64_t *pad_begin) {
-    int64_t dk = (k - 1) * d + 1;
+    int64_t dk = (k - 1) * d + 1; /* k, d <= MAX_CONV_ATTR: no overflow */
+    *pad_begin = 0;
     if (auto_pad == FRT_CONV_PAD_SAME_UPPER || auto_pad == FRT_CONV_PAD_SAME_LOWER) {
-        int64_t out = (in + s - 1) / s;
-        int64_t total = (out - 1) * s + dk - in;
+        int64_t out = in / s + (in % s != 0);
+        int64_t total = ((out - 1) * s - in) + dk; /* (out - 1) * s < in */
         if (total < 0) total = 0;
         *pad_begin = auto_pad == FRT_CONV_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         return out;
     }
     if (auto_pad == FRT_CONV_PAD_VALID) pb = pe = 0;
     *pad_begin = pb;
-    int64_t num = in + pb + pe - dk;
+    int64_t num;
+    if (__builtin_add_overflow(in - dk, pb + pe, &num)) return -1;
     return num < 0 ? 0 : num / s + 1;
 }
 
@@ -204,7 +211,8 @@ static frt_status conv_infer(frt_op_ctx *c) {
     int64_t C = x->rank >= 0 ? x->dims[1] : -1;
     int64_t M = w->rank >= 0 ? w->dims[0] : -1;
     int64_t Cg = w->rank >= 0 ? w->dims[1] : -1;
-    if (C >= 0 && Cg >= 0 && C != Cg * a.group)
+    int64_t cw;
+    if (C >= 0 && Cg >= 0 && (__builtin_mul_overflow(Cg, a.group, &cw) || C != cw))
         return frt_op_fail(c, FRT_ERR_SHAPE,
                            "X has %lld channels but W expects %lld (%lld per group x group %lld)",
                            (long long)C, (long long)(Cg * a.group), (long long)Cg,
@@ -241,7 +249,10 @@ static frt_status conv_infer(frt_op_ctx *c) {
         int64_t pb;
         int64_t o = frt_conv_out_dim(in, k, a.strides[i], a.dil[i], a.auto_pad, a.pads[i],
                                      a.pads[nsp + i], &pb);
-        if (o <= 0)
+        if (o < 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "spatial dim %d: input %lld plus padding "
+                               "overflows int64", i, (long long)in);
+        if (o == 0)
             return frt_op_fail(c, FRT_ERR_SHAPE,
                                "spatial dim %d: input %lld is smaller than the dilated kernel "
                                "%lld plus padding", i, (long long)in,

@@ -60,9 +60,10 @@ typedef struct frt_conv_geom {
     int64_t pt, pl;       /* top / left padding actually applied */
 } frt_conv_geom;
 
-/* Output size and leading pad of one spatial axis. in, k, s, d > 0 (k is the undilated size).
- * For NOTSET, pb/pe are the explicit pads. Returns the output size (may be <= 0: no output,
- * callers report that as a shape error) and sets *pad_begin. */
+/* Output size and leading pad of one spatial axis. in >= 0; k, s, d in [1, 2^31] (k is the
+ * undilated size); for NOTSET, pb/pe are the explicit pads, in [0, 2^31]. Returns the output size
+ * (0: the kernel does not fit, -1: in plus pads overflows int64; callers report both as shape
+ * errors) and sets *pad_begin. */
 int64_t frt_conv_out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int auto_pad, int64_t pb,
                          int64_t pe, int64_t *pad_begin);
 

@@ -311,6 +311,11 @@ def build_malformed(out_dir):
     save("flatten_overflow", helper.make_graph([  # found by fuzz_pipeline: int64 overflow
         helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=0)], "g",
         [_vi("x", f, [1 << 40, 1 << 40])], y), "overflows")
+    save("conv_dim_overflow", helper.make_graph([  # found by fuzz_pipeline: int64 overflow
+        helper.make_node("Conv", ["xc", "w"], ["y"], name="conv", pads=[0, 0, 0, 9])], "g",
+        [_vi("xc", f, [1, 1, 1, (1 << 63) - 1])], y,
+        initializer=[numpy_helper.from_array(np.zeros((1, 1, 1, 1), np.float32), "w")]),
+        "overflows")
     save("bad_shape_broadcast", helper.make_graph([
         helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g", x, y,
         initializer=[numpy_helper.from_array(np.zeros((4,), np.float32), "w")]), "broadcast")
