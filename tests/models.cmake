@@ -38,6 +38,17 @@ frt_e2e_test(all_ops_dyn_batch0_threads2_greedy ${FRT_MODELS_DIR}/all_ops_dyn --
              --threads 2 --planner greedy)
 frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
 
+# A few models again with the kernels of lower ISA tiers (FRT_ISA caps the tier, src/ops/cpu.h),
+# so the AVX2 and portable paths are checked end to end on an AVX-512 host too.
+foreach(tier avx2 portable)
+  foreach(m deep_wide mobilenet_v2 resnet18)
+    add_test(NAME e2e.${m}.${tier} COMMAND check_model ${FRT_MODELS_DIR}/${m})
+    set_tests_properties(e2e.${m}.${tier} PROPERTIES FIXTURES_REQUIRED frt_models
+                         LABELS "e2e;isa_${tier}" TIMEOUT 600
+                         ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_ISA=${tier}")
+  endforeach()
+endforeach()
+
 # The bundled example: predicted digits must equal the labels shipped with it.
 set(FRT_DIGITS_DIR ${CMAKE_SOURCE_DIR}/examples/digits)
 add_test(NAME e2e.digits

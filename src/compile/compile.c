@@ -19,6 +19,7 @@ static void node_ctx(frt_graph *g, frt_node *n, frt_value **in, frt_value **out,
     c->in = in;
     c->out = out;
     c->arena = NULL;
+    c->isa = FRT_ISA_PORTABLE;
 }
 
 /* Looks up the definition of every node once (defs[i] for node i). When some have none, one
@@ -321,6 +322,7 @@ static frt_status select_all(frt_graph *g, const frt_op_def **defs, const provid
         frt_op_ctx c;
         node_ctx(g, n, in, out, &c);
         c.arena = arena;
+        c.isa = frt_cpu_tier();
         frt_kernel k;
         st = select_node(pv, def, &c, &k);
         if (st) return st;

@@ -4,12 +4,14 @@
  * attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one element each, same dtype
  * as the input), read at select when constant, else at every run. An absent bound is no bound
  * (+-inf for floats). If min > max every element becomes max (as numpy.clip). NaN stays NaN.
- * Sigmoid, Tanh: float32; AVX2 versions accurate to ~2e-7 relative (see x86/activation_avx2.c).
+ * Sigmoid, Tanh: float32; SIMD versions accurate to ~2e-7 relative (x86/activation_avx*.c).
  * Softmax: float32, max-subtracted (stable).
  *   opset < 13: input flattened to 2-D [prod(d[0..axis)), prod(d[axis..])] and softmax taken over
  *               each row; axis default 1, range [-r, r].
  *   opset >= 13: softmax along one axis (default -1) of [outer, A, inner]: contiguous rows when
  *               inner == 1, else a strided kernel that works on blocks of lanes across A.
+ * Float32 kernel names end in the tier of their loops ("" portable, _avx2, _avx512), picked at
+ * select from the frt_act_variant table by the context's ISA tier.
  * Every float kernel may run in place (FRT_K_INPLACE) and splits tensors of >= 32K elements into
  * 16K-element tasks over the thread pool.
  */
@@ -83,6 +85,25 @@ static void expsub_acc_f32_c(const float *x, const float *m, float *y, float *s,
 
 static void vmul_f32_c(float *y, const float *r, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] *= r[i];
+}
+
+/* Float32 loop variants, best tier first. */
+static const frt_act_variant act_variants[] = {
+#if FRT_HAVE_X86
+#define X86_ACT(T, ISA)                                                                          \
+    {ISA,                 "_" #T,           frt_relu_f32_##T, frt_sigmoid_f32_##T,               \
+     frt_tanh_f32_##T,    frt_clip_f32_##T, frt_softmax_rows_f32_##T, frt_vmax_f32_##T,          \
+     frt_expsub_acc_f32_##T, frt_vmul_f32_##T}
+    X86_ACT(avx512, FRT_ISA_AVX512),
+    X86_ACT(avx2, FRT_ISA_AVX2),
+#undef X86_ACT
+#endif
+    {FRT_ISA_PORTABLE, "", relu_f32_c, sigmoid_f32_c, tanh_f32_c, clip_f32_c, softmax_rows_f32_c,
+     vmax_f32_c, expsub_acc_f32_c, vmul_f32_c},
+};
+
+const frt_act_variant *frt_act_variant_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(act_variants, cap);
 }
 
 /* ---- unary kernels ------------------------------------------------------------------------- */
@@ -217,17 +238,14 @@ static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
     k->params = p;
     k->flags = FRT_K_INPLACE;
     switch (c->in[0]->dtype) {
-    case FRT_FLOAT32:
-        p->f = relu_f32_c;
-        k->name = "relu_f32";
+    case FRT_FLOAT32: {
+        static const char *const names[] = {"relu_f32", "relu_f32_avx2", "relu_f32_avx512"};
+        const frt_act_variant *v = frt_act_variant_get(c->isa);
+        p->f = v->relu;
+        k->name = names[v->isa];
         k->fn = k_unary_f32;
-#if FRT_HAVE_X86
-        if (frt_ew_use_avx2()) {
-            p->f = frt_relu_f32_avx2;
-            k->name = "relu_f32_avx2";
-        }
-#endif
         return FRT_OK;
+    }
     case FRT_INT64:
         p->ilo = 0;
         p->ihi = INT64_MAX;
@@ -251,14 +269,12 @@ static frt_status sigmoid_tanh_select(frt_op_ctx *c, frt_kernel *k, bool is_tanh
                            frt_dtype_name(c->in[0]->dtype));
     un_params *p = new_params(c);
     if (!p) return FRT_ERR_NO_MEMORY;
-    p->f = is_tanh ? tanh_f32_c : sigmoid_f32_c;
-    k->name = is_tanh ? "tanh_f32" : "sigmoid_f32";
-#if FRT_HAVE_X86
-    if (frt_ew_use_avx2()) {
-        p->f = is_tanh ? frt_tanh_f32_avx2 : frt_sigmoid_f32_avx2;
-        k->name = is_tanh ? "tanh_f32_avx2" : "sigmoid_f32_avx2";
-    }
-#endif
+    static const char *const names[2][3] = {
+        {"sigmoid_f32", "sigmoid_f32_avx2", "sigmoid_f32_avx512"},
+        {"tanh_f32", "tanh_f32_avx2", "tanh_f32_avx512"}};
+    const frt_act_variant *v = frt_act_variant_get(c->isa);
+    p->f = is_tanh ? v->tanh : v->sigmoid;
+    k->name = names[is_tanh][v->isa];
     k->fn = k_unary_f32;
     k->params = p;
     k->flags = FRT_K_INPLACE;
@@ -328,29 +344,22 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
     k->params = p;
     k->flags = FRT_K_INPLACE;
     switch (dt) {
-    case FRT_FLOAT32:
-        p->clip = clip_f32_c;
+    case FRT_FLOAT32: {
+        static const char *const names[2][3] = {
+            {"clip_f32", "clip_f32_avx2", "clip_f32_avx512"},
+            {"clip_f32_relu", "clip_f32_relu_avx2", "clip_f32_relu_avx512"}};
+        const frt_act_variant *v = frt_act_variant_get(c->isa);
+        p->clip = v->clip;
         k->fn = k_clip_f32;
-        k->name = "clip_f32";
-#if FRT_HAVE_X86
-        if (frt_ew_use_avx2()) {
-            p->clip = frt_clip_f32_avx2;
-            k->name = "clip_f32_avx2";
-        }
-#endif
+        k->name = names[0][v->isa];
         /* Clip(0, +inf) with constant bounds is Relu (Relu's select has the same NaN rules) */
         if (!p->lo_run && !p->hi_run && p->lo == 0.0f && !signbit(p->lo) && p->hi == INFINITY) {
-            p->f = relu_f32_c;
-            k->name = "clip_f32_relu";
-#if FRT_HAVE_X86
-            if (frt_ew_use_avx2()) {
-                p->f = frt_relu_f32_avx2;
-                k->name = "clip_f32_relu_avx2";
-            }
-#endif
+            p->f = v->relu;
+            k->name = names[1][v->isa];
             k->fn = k_unary_f32;
         }
         return FRT_OK;
+    }
     case FRT_INT64:
         k->fn = k_clip_i64;
         k->name = "clip_i64";
@@ -480,20 +489,11 @@ static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->legacy = c->opset < 13;
     p->axis = frt_attr_int(c->node, "axis", p->legacy ? 1 : -1);
-    p->rows = softmax_rows_f32_c;
-    p->vmax = vmax_f32_c;
-    p->expsub_acc = expsub_acc_f32_c;
-    p->vmul = vmul_f32_c;
-    bool avx2 = false;
-#if FRT_HAVE_X86
-    if (frt_ew_use_avx2()) {
-        avx2 = true;
-        p->rows = frt_softmax_rows_f32_avx2;
-        p->vmax = frt_vmax_f32_avx2;
-        p->expsub_acc = frt_expsub_acc_f32_avx2;
-        p->vmul = frt_vmul_f32_avx2;
-    }
-#endif
+    const frt_act_variant *v = frt_act_variant_get(c->isa);
+    p->rows = v->softmax_rows;
+    p->vmax = v->vmax;
+    p->expsub_acc = v->expsub_acc;
+    p->vmul = v->vmul;
     /* rows when the reduced block is known to be contiguous: legacy, or the last axis */
     bool rows = p->legacy || p->axis == -1 || (a->rank >= 0 && p->axis == a->rank - 1);
     if (!rows && a->rank >= 0) { /* trailing dims known to be 1 */
@@ -502,11 +502,11 @@ static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
         for (int i = (int)ax + 1; i < a->rank; i++)
             if (a->dims[i] != 1) rows = false;
     }
-    if (rows)
-        k->name = p->legacy ? (avx2 ? "softmax_f32_2d_avx2" : "softmax_f32_2d")
-                            : (avx2 ? "softmax_f32_rows_avx2" : "softmax_f32_rows");
-    else
-        k->name = avx2 ? "softmax_f32_strided_avx2" : "softmax_f32_strided";
+    static const char *const names[3][3] = {
+        {"softmax_f32_2d", "softmax_f32_2d_avx2", "softmax_f32_2d_avx512"},
+        {"softmax_f32_rows", "softmax_f32_rows_avx2", "softmax_f32_rows_avx512"},
+        {"softmax_f32_strided", "softmax_f32_strided_avx2", "softmax_f32_strided_avx512"}};
+    k->name = names[!rows ? 2 : p->legacy ? 0 : 1][v->isa];
     k->fn = k_softmax; /* one function: inner == 1 takes the row path at run time */
     k->params = p;
     k->flags = FRT_K_INPLACE;

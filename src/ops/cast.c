@@ -7,8 +7,9 @@
  *                    300.0 -> uint8 gives 44 and -1.0 -> uint8 gives 255 (as numpy on x86).
  *   int -> int       two's-complement wrap-around (numpy astype).
  *   -> bool          x != 0 (NaN -> true); bool -> number: 0 or 1 (any nonzero byte reads as 1).
- *   -> float16       round to nearest even, overflow to inf, NaN stays NaN (F16C when available,
- *                    else a bit-exact portable conversion). float64 -> float16 rounds via float32.
+ *   -> float16       round to nearest even, overflow to inf, NaN stays NaN. float16 <-> float32
+ *                    use the frt_f16_variant of the select tier (F16C / AVX-512 / portable, all
+ *                    bit-identical; names end in the tier). float64 -> float16 rounds via float32.
  *   int64 -> float32 rounds once (directly, not via float64).
  * Same dtype: a view (no copy). Kernels may run in place when both element sizes are equal: element
  * access goes through memcpy so the differently typed pointers may alias.
@@ -153,21 +154,39 @@ static int type_index(int32_t dt) {
     return -1;
 }
 
+/* half <-> float variants, best tier first; bit-identical to each other. */
+static void f16_to_f32_c(const uint16_t *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = half_to_float(x[i]);
+}
+static void f32_to_f16_c(const float *x, uint16_t *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = float_to_half(x[i]);
+}
+static const frt_f16_variant f16_variants[] = {
 #if FRT_HAVE_X86
-static void cast_f16_f32_f16c(const void *src, void *dst, size_t n) {
-    frt_f16_to_f32_f16c(src, dst, n);
-}
-static void cast_f32_f16_f16c(const void *src, void *dst, size_t n) {
-    frt_f32_to_f16_f16c(src, dst, n);
-}
+    {FRT_ISA_AVX512, "_avx512", frt_f16_to_f32_avx512, frt_f32_to_f16_avx512},
+    {FRT_ISA_AVX2, "_avx2", frt_f16_to_f32_avx2, frt_f32_to_f16_avx2},
 #endif
+    {FRT_ISA_PORTABLE, "", f16_to_f32_c, f32_to_f16_c},
+};
+
+const frt_f16_variant *frt_f16_variant_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(f16_variants, cap);
+}
 
 /* ---- kernel -------------------------------------------------------------------------------- */
 
 typedef struct cast_params {
-    cast_fn fn;
+    cast_fn fn;    /* used unless one of the half <-> float loops below is set */
+    void (*f16_to_f32)(const uint16_t *x, float *y, size_t n);
+    void (*f32_to_f16)(const float *x, uint16_t *y, size_t n);
     size_t isz, osz;
 } cast_params;
+
+static void cast_run(const cast_params *p, const void *src, void *dst, size_t n) {
+    if (p->f16_to_f32) p->f16_to_f32(src, dst, n);
+    else if (p->f32_to_f16) p->f32_to_f16(src, dst, n);
+    else p->fn(src, dst, n);
+}
 
 typedef struct cast_job {
     const cast_params *p;
@@ -177,7 +196,7 @@ typedef struct cast_job {
 
 static void cast_range(void *ctx, size_t lo, size_t hi) {
     const cast_job *j = ctx;
-    j->p->fn(j->src + lo * j->p->isz, j->dst + lo * j->p->osz, hi - lo);
+    cast_run(j->p, j->src + lo * j->p->isz, j->dst + lo * j->p->osz, hi - lo);
 }
 
 static frt_status k_cast(const frt_step *s, frt_exec *x) {
@@ -186,7 +205,7 @@ static frt_status k_cast(const frt_step *s, frt_exec *x) {
     frt_value *out = &x->values[s->out[0]];
     size_t n = (size_t)out->numel;
     if (!x->tp || n < 2 * FRT_EW_CHUNK) {
-        if (n) p->fn(in->data, out->data, n);
+        if (n) cast_run(p, in->data, out->data, n);
         return FRT_OK;
     }
     cast_job j = {p, in->data, out->data};
@@ -236,20 +255,22 @@ static frt_status cast_select(frt_op_ctx *c, frt_kernel *k) {
     cast_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->fn = cast_table[si][di];
+    p->f16_to_f32 = NULL;
+    p->f32_to_f16 = NULL;
     p->isz = frt_dtype_size(type_dtypes[si]);
     p->osz = frt_dtype_size(type_dtypes[di]);
     k->name = cast_names[si][di];
-#if FRT_HAVE_X86
-    if (frt_ew_use_f16c()) {
-        if (type_dtypes[si] == FRT_FLOAT16 && to == FRT_FLOAT32) {
-            p->fn = cast_f16_f32_f16c;
-            k->name = "cast_f16_to_f32_f16c";
-        } else if (type_dtypes[si] == FRT_FLOAT32 && to == FRT_FLOAT16) {
-            p->fn = cast_f32_f16_f16c;
-            k->name = "cast_f32_to_f16_f16c";
-        }
+    static const char *const f16_names[2][3] = {
+        {"cast_f16_to_f32", "cast_f16_to_f32_avx2", "cast_f16_to_f32_avx512"},
+        {"cast_f32_to_f16", "cast_f32_to_f16_avx2", "cast_f32_to_f16_avx512"}};
+    const frt_f16_variant *v = frt_f16_variant_get(c->isa);
+    if (type_dtypes[si] == FRT_FLOAT16 && to == FRT_FLOAT32) {
+        p->f16_to_f32 = v->to_f32;
+        k->name = f16_names[0][v->isa];
+    } else if (type_dtypes[si] == FRT_FLOAT32 && to == FRT_FLOAT16) {
+        p->f32_to_f16 = v->from_f32;
+        k->name = f16_names[1][v->isa];
     }
-#endif
     k->fn = k_cast;
     k->params = p;
     k->flags = p->isz == p->osz ? FRT_K_INPLACE : 0;

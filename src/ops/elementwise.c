@@ -15,9 +15,10 @@
  *                           [N,C,H,W] op [C,1,1] or [1,C,1,1] or [N,C,1,1]: out = [outer,mid,inner]
  *   <op>_<dt>_row           the same with the block last: [...,K] op [K]
  *   <op>_<dt>_bcast_nd      general broadcasting; strides are computed per run from the dims
- * (suffix _avx2 when the float32 loops are the AVX2 ones). Every specialized kernel re-checks its
- * precondition against the run-time dims (a few compares: shapes unknown at load may turn out
- * different) and otherwise falls back to a run-time dispatch over the same patterns.
+ * (float32 names end in the loops' tier: "" portable, _avx2, _avx512; see frt_ew_variant).
+ * Every specialized kernel re-checks its precondition against the run-time dims (a few compares:
+ * shapes unknown at load may turn out different) and otherwise falls back to a run-time dispatch
+ * over the same patterns.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -25,24 +26,6 @@
 #include "cpu.h"
 #include "op.h"
 #include "x86/simd_elementwise.h"
-
-int frt_ew_force_portable = 0;
-
-int frt_ew_use_avx2(void) {
-#if FRT_HAVE_X86
-    return !frt_ew_force_portable && frt_cpu_tier() >= FRT_ISA_AVX2;
-#else
-    return 0;
-#endif
-}
-
-int frt_ew_use_f16c(void) {
-#if FRT_HAVE_X86
-    return !frt_ew_force_portable && frt_cpu_tier() >= FRT_ISA_AVX2; /* the tier includes F16C */
-#else
-    return 0;
-#endif
-}
 
 /* ---- portable loops ------------------------------------------------------------------------ */
 
@@ -138,14 +121,16 @@ static const frt_bin_loops loops_i64[4] = {LOOPS(add_i64), LOOPS(sub_i64), LOOPS
 static const frt_bin_loops loops_i32[4] = {LOOPS(add_i32), LOOPS(sub_i32), LOOPS(mul_i32),
                                            LOOPS(div_i32)};
 
-/* Fused activation, portable: same NaN behaviour as the AVX2 max/min order. */
-static void clip_f32_c(const float *x, float *y, size_t n, float lo, float hi) {
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        v = lo > v ? lo : v;
-        y[i] = hi < v ? hi : v;
-    }
-}
+/* Float32 loop variants, best tier first. Integer loops are portable only. */
+static const frt_ew_variant ew_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX512, "_avx512", frt_ew_f32_avx512},
+    {FRT_ISA_AVX2, "_avx2", frt_ew_f32_avx2},
+#endif
+    {FRT_ISA_PORTABLE, "", loops_f32},
+};
+
+const frt_ew_variant *frt_ew_variant_get(frt_isa cap) { return FRT_PICK_VARIANT(ew_variants, cap); }
 
 /* ---- params and shared run-time pieces ---------------------------------------------------- */
 
@@ -463,13 +448,13 @@ static frt_status ew_infer(frt_op_ctx *c) {
 
 enum { PAT_SAME, PAT_SCALAR_CONST, PAT_SCALAR, PAT_CHAN, PAT_ROW, PAT_ND };
 /* Kernel names, static so they outlive any arena: [op][dtype][pattern][activation][isa]. */
-#define N_ISA(o, d, p, a) {o "_" d "_" p a, o "_" d "_" p a "_avx2"}
+#define N_ISA(o, d, p, a) {o "_" d "_" p a, o "_" d "_" p a "_avx2", o "_" d "_" p a "_avx512"}
 #define N_ACT(o, d, p) {N_ISA(o, d, p, ""), N_ISA(o, d, p, "_relu"), N_ISA(o, d, p, "_clip")}
 #define N_PAT(o, d)                                                                              \
     {N_ACT(o, d, "same"), N_ACT(o, d, "scalar_const"), N_ACT(o, d, "scalar"),                    \
      N_ACT(o, d, "chan"), N_ACT(o, d, "row"),          N_ACT(o, d, "bcast_nd")}
 #define N_DT(o) {N_PAT(o, "f32"), N_PAT(o, "i64"), N_PAT(o, "i32")}
-static const char *const ew_names[4][3][6][3][2] = {N_DT("add"), N_DT("sub"), N_DT("mul"),
+static const char *const ew_names[4][3][6][3][3] = {N_DT("add"), N_DT("sub"), N_DT("mul"),
                                                      N_DT("div")};
 static const frt_kernel_fn pat_fns[] = {k_same, k_scalar_const, k_scalar, k_block, k_block, k_nd};
 
@@ -519,18 +504,15 @@ static frt_status ew_select(frt_op_ctx *c, frt_kernel *k, int op) {
     if (b->dtype != dt) return frt_op_fail(c, FRT_ERR_SHAPE, "inputs have different dtypes");
     ew_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    int isa = 0; /* 1: AVX2 loops */
+    frt_isa isa = FRT_ISA_PORTABLE; /* tier of the loops, for the kernel name */
     switch (dt) {
-    case FRT_FLOAT32:
-        p->L = loops_f32[op];
+    case FRT_FLOAT32: {
+        const frt_ew_variant *v = frt_ew_variant_get(c->isa);
+        p->L = v->f32[op];
         p->esize = 4;
-#if FRT_HAVE_X86
-        if (frt_ew_use_avx2()) {
-            frt_ew_f32_loops_avx2(op, &p->L);
-            isa = 1;
-        }
-#endif
+        isa = v->isa;
         break;
+    }
     case FRT_INT64:
         p->L = loops_i64[op];
         p->esize = 8;
@@ -547,10 +529,7 @@ static frt_status ew_select(frt_op_ctx *c, frt_kernel *k, int op) {
         if (dt != FRT_FLOAT32)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "fused activation on a %s output",
                                frt_dtype_name(dt));
-        p->act = clip_f32_c;
-#if FRT_HAVE_X86
-        if (frt_ew_use_avx2()) p->act = frt_clip_f32_avx2;
-#endif
+        p->act = frt_act_variant_get(c->isa)->clip;
         p->lo = act->kind == FRT_ACT_RELU ? 0.0f : act->lo;
         p->hi = act->kind == FRT_ACT_RELU ? __builtin_inff() : act->hi;
     }

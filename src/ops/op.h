@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "ops/cpu.h"
 #include "util/error.h"
 
 struct frt_threadpool;
@@ -79,6 +80,8 @@ typedef struct frt_op_ctx {
     frt_value **in;              /* n_in entries; NULL for an omitted optional input */
     frt_value **out;
     frt_arena *arena;            /* select only (NULL in infer) */
+    frt_isa isa;                 /* select only: best ISA tier the kernel may use. Compile passes
+                                    frt_cpu_tier(); tests pass lower tiers to compare variants. */
 } frt_op_ctx;
 
 /* ---- operator definitions ---- */

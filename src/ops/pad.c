@@ -551,7 +551,7 @@ static frt_status step_spec(const frt_step *s, frt_exec *x, pad_spec *sp, unsign
         if (s->n_in > 4 || s->n_out != 1) return frt_step_fail(s, FRT_ERR_INTERNAL, "bad arity");
         for (int i = 0; i < s->n_in; i++) in[i] = s->in[i] < 0 ? NULL : &x->values[s->in[i]];
         out[0] = &x->values[s->out[0]];
-        frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL};
+        frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL, FRT_ISA_PORTABLE};
         frt_status st = pad_spec_make(&c, p->pads_attr, xv->rank, sp);
         if (st) return st;
         if (!sp->known)
@@ -560,7 +560,7 @@ static frt_status step_spec(const frt_step *s, frt_exec *x, pad_spec *sp, unsign
     if (sp->rank != xv->rank || y->rank != xv->rank)
         return frt_step_fail(s, FRT_ERR_INTERNAL, "pads for rank %d, data rank %d, output rank %d",
                              sp->rank, xv->rank, y->rank);
-    frt_op_ctx c = {s->ir, s->ir->opset, 0, 0, NULL, NULL, NULL};
+    frt_op_ctx c = {s->ir, s->ir->opset, 0, 0, NULL, NULL, NULL, FRT_ISA_PORTABLE};
     for (int d = 0; d < sp->rank; d++) { /* infer validated these at reshape; recheck */
         int64_t o;
         frt_status st = pad_axis(&c, d, xv->dims[d], sp->b[d], sp->e[d], p->mode, &o);

@@ -13,15 +13,19 @@
 #include "cpu.h"
 #include "op.h"
 
-#if FRT_HAVE_X86
-/* src/ops/x86/transpose_avx2.c: dst[a*dld + b] = src[b*sld + a] for 4-byte elements. */
-void frt_transpose2d_u32_avx2(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
-                              int64_t dld, int64_t sld);
-#endif
 /* Portable 2-D transpose (exported for tests): dst[a*dld + b] = src[b*sld + a], a < A, b < B,
  * strides in elements of esize bytes. */
 void frt_transpose2d_portable(void *dst, const void *src, int64_t A, int64_t B, int64_t dld,
                               int64_t sld, size_t esize);
+/* The same for 4-byte elements, one function per ISA tier. */
+typedef void (*frt_transpose2d_u32_fn)(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
+                                       int64_t dld, int64_t sld);
+#if FRT_HAVE_X86
+void frt_transpose2d_u32_avx2(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
+                              int64_t dld, int64_t sld); /* src/ops/x86/transpose_avx2.c */
+#endif
+/* The best of them whose tier is <= cap (exported for tests). */
+frt_transpose2d_u32_fn frt_transpose2d_u32_get(frt_isa cap);
 
 #if defined(__GNUC__)
 typedef uint8_t __attribute__((may_alias)) u8a;
@@ -316,8 +320,31 @@ void frt_transpose2d_portable(void *dst, const void *src, int64_t A, int64_t B, 
 #undef T2D_LOOP
 }
 
+static void transpose2d_u32_c(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
+                              int64_t dld, int64_t sld) {
+    frt_transpose2d_portable(dst, src, A, B, dld, sld, 4);
+}
+
+/* 4-byte 2-D transpose variants, best tier first. There is no AVX-512 entry (the AVX-512 tier
+ * takes the AVX2 one): the 8x8 blocks are bound by loads and stores rather than shuffles. */
+typedef struct transpose_variant {
+    frt_isa isa;
+    frt_transpose2d_u32_fn t32;
+    const char *name, *name_2d; /* kernel names: any path / known 2-D path */
+} transpose_variant;
+static const transpose_variant transpose_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX2, frt_transpose2d_u32_avx2, "transpose_avx2", "transpose_2d_avx2"},
+#endif
+    {FRT_ISA_PORTABLE, transpose2d_u32_c, "transpose", "transpose_2d"},
+};
+
+frt_transpose2d_u32_fn frt_transpose2d_u32_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(transpose_variants, cap)->t32;
+}
+
 typedef struct transpose_params {
-    bool avx2;
+    frt_transpose2d_u32_fn t32; /* 4-byte elements */
     int perm_rank;            /* rank of the perm attribute; -1 when absent (dims reversed) */
     int perm[FRT_MAX_RANK];   /* the validated perm attribute */
 } transpose_params;
@@ -410,12 +437,8 @@ static frt_status transpose_kernel(const frt_step *s, frt_exec *x) {
     const char *sp = src;
     char *dp = dst;
     for (int64_t t = 0; t < total; t++) {
-#if FRT_HAVE_X86
-        if (p && p->avx2 && es == 4)
-            frt_transpose2d_u32_avx2((uint32_t *)dp, (const uint32_t *)sp, A, B, dld, sld);
-        else
-#endif
-            frt_transpose2d_portable(dp, sp, A, B, dld, sld, es);
+        if (p && es == 4) p->t32((uint32_t *)dp, (const uint32_t *)sp, A, B, dld, sld);
+        else frt_transpose2d_portable(dp, sp, A, B, dld, sld, es);
         for (int k = no - 1; k >= 0; k--) {
             sp += ois[k];
             dp += oos[k];
@@ -433,18 +456,17 @@ static frt_status transpose_select(frt_op_ctx *c, frt_kernel *k) {
     if (st) return st;
     transpose_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    p->avx2 = false;
     size_t n_perm;
     p->perm_rank = -1;
     if (frt_attr_ints(c->node, "perm", &n_perm)) { /* validated (and rank checked) here */
         if ((st = transpose_perm(c, c->in[0]->rank, &p->perm_rank, p->perm))) return st;
     }
-#if FRT_HAVE_X86
-    p->avx2 = frt_dtype_size((frt_dtype)c->in[0]->dtype) == 4 && frt_cpu_tier() >= FRT_ISA_AVX2;
-#endif
+    frt_isa isa = frt_dtype_size((frt_dtype)c->in[0]->dtype) == 4 ? c->isa : FRT_ISA_PORTABLE;
+    const transpose_variant *v = FRT_PICK_VARIANT(transpose_variants, isa);
+    p->t32 = v->t32;
     k->params = p;
     k->fn = transpose_kernel;
-    k->name = p->avx2 ? "transpose_avx2" : "transpose";
+    k->name = v->name;
     /* With known load-time shapes, name the path the kernel will take (shown in profiles). */
     const frt_value *x = c->in[0];
     int perm[FRT_MAX_RANK], r;
@@ -453,7 +475,7 @@ static frt_status transpose_select(frt_op_ctx *c, frt_kernel *k) {
         int nd = transpose_canon(x, perm, r, sz, str);
         if (nd == 0 || (nd == 1 && str[0] == 1)) k->name = "transpose_copy";
         else if (str[nd - 1] == 1) k->name = "transpose_blocks";
-        else k->name = p->avx2 ? "transpose_2d_avx2" : "transpose_2d";
+        else k->name = v->name_2d;
     }
     return FRT_OK;
 }

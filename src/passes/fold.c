@@ -40,7 +40,7 @@ int frt_pass_fold_node(frt_graph *g, int32_t ni, const frt_op_def *def, frt_aren
         if (n->out[i] >= 0) *o = g->values[n->out[i]].v;
         out[i] = o;
     }
-    frt_op_ctx c = {n, n->opset, n->n_in, n->n_out, in, out, arena};
+    frt_op_ctx c = {n, n->opset, n->n_in, n->n_out, in, out, arena, frt_cpu_tier()};
     frt_kernel k = {0};
     *st = def->select(&c, &k);
     if (*st) return -1;

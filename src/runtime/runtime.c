@@ -159,7 +159,7 @@ static frt_status resolve_once(frt_runtime *rt, bool *full) {
             if (s->out[j] < 0) memset(&dummy, 0, sizeof dummy);
             out[j] = s->out[j] < 0 ? &dummy : &rt->v[s->out[j]];
         }
-        frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL};
+        frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL, FRT_ISA_PORTABLE};
         frt_status st = p->defs[si]->infer(&c);
         if (st) return st;
         for (int j = 0; j < s->n_out; j++) {

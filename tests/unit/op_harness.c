@@ -80,13 +80,15 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
         memset(&load_vals[op->n_in + i], 0, sizeof(frt_value));
         out_p[i] = &load_vals[op->n_in + i];
     }
-    frt_op_ctx c = {&node, node.opset, op->n_in, op->n_out, in_p, out_p, NULL};
+    frt_op_ctx c = {&node, node.opset, op->n_in, op->n_out, in_p, out_p, NULL, FRT_ISA_PORTABLE};
     frt_status st = def->infer(&c);
     if (st) return st;
 
     frt_arena arena;
     frt_arena_init(&arena);
     c.arena = &arena;
+    c.isa = frt_cpu_tier();
+    if (op->isa > 0 && (frt_isa)(op->isa - 1) < c.isa) c.isa = (frt_isa)(op->isa - 1);
     frt_kernel k = {0};
     st = def->select(&c, &k);
     if (st) goto done;

@@ -24,7 +24,11 @@ typedef struct frt_test_op {
     frt_act act;                   /* fused activation to request */
     int n_out;
     int n_threads;                 /* 0/1 serial */
+    int isa;                       /* ISA tier select may use: 0 = frt_cpu_tier() (the host's,
+                                      capped by FRT_ISA); FRT_TEST_ISA(t) = min(t, that) */
 } frt_test_op;
+
+#define FRT_TEST_ISA(tier) ((int)(tier) + 1)
 
 frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char **kernel_name);
 

@@ -1,5 +1,5 @@
 /* Relu Clip Sigmoid Tanh Softmax through infer -> select -> kernel, against naive references:
- * odd sizes, NaN/inf, AVX2 vs portable, threads, unknown dims at select, Clip in both opset forms
+ * odd sizes, NaN/inf, the host tier's SIMD loops vs portable, threads, unknown dims at select, Clip in both opset forms
  * (attributes; constant / run-time / absent bound inputs), Softmax in both opset semantics and
  * every axis, and error paths. Sigmoid/Tanh accuracy is measured over a dense sweep. */
 #include <float.h>
@@ -31,10 +31,8 @@ static frt_status run_op(const char *op, cfg c, frt_value *in, int n_in, frt_val
     t.unknown_dims = c.unknown;
     t.n_threads = c.threads;
     t.n_out = 1;
-    frt_ew_force_portable = c.portable;
-    frt_status st = frt_test_run_op(&t, out, kn);
-    frt_ew_force_portable = 0;
-    return st;
+    if (c.portable) t.isa = FRT_TEST_ISA(FRT_ISA_PORTABLE);
+    return frt_test_run_op(&t, out, kn);
 }
 
 /* Runs a 1-input float op on x[n] (shape [n]) and returns malloc'ed output or NULL. */
@@ -474,15 +472,14 @@ static void test_inplace(void) {
                              .n_attrs = c.n_attrs};
             frt_value vals[1] = {in}, outv = {0};
             frt_value *ip[1] = {&vals[0]}, *op[1] = {&outv};
-            frt_op_ctx ctx = {&node, c.opset, 1, 1, ip, op, NULL};
+            frt_op_ctx ctx = {&node, c.opset, 1, 1, ip, op, NULL, FRT_ISA_PORTABLE};
             CHECK_OK(def->infer(&ctx));
             frt_arena ar;
             frt_arena_init(&ar);
             ctx.arena = &ar;
             frt_kernel k = {0};
-            frt_ew_force_portable = portable;
+            ctx.isa = portable ? FRT_ISA_PORTABLE : frt_cpu_tier();
             CHECK_OK(def->select(&ctx, &k));
-            frt_ew_force_portable = 0;
             CHECK(k.flags & FRT_K_INPLACE);
             frt_step s = {.k = k, .in = ids_in, .out = ids_out, .n_in = 1, .n_out = 1, .ir = &node};
             frt_exec ex = {vals, NULL, NULL};

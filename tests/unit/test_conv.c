@@ -218,13 +218,8 @@ static void run_case(const conv_case *t, unsigned seed, int sum) {
     poison_free(z, ny);
 }
 
-static int have_avx2(void) {
-#if FRT_HAVE_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
-}
+/* The tier this process selects kernels for (the host's, capped by FRT_ISA). */
+static int have_avx2(void) { return FRT_HAVE_X86 && frt_cpu_tier() >= FRT_ISA_AVX2; }
 
 static void test_paths(void) {
     const char *gemm = have_avx2() ? "gemm_avx2" : "sgemm";

@@ -499,7 +499,7 @@ static frt_status infer_only(int64_t opset, const frt_onnx_attr *attrs, size_t n
     node.n_attrs = na;
     node.opset = opset;
     memset(out, 0, sizeof *out);
-    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL};
+    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL, FRT_ISA_PORTABLE};
     return def->infer(&c);
 }
 

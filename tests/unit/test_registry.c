@@ -201,7 +201,7 @@ static frt_status run_stripped(const char *op, int64_t opset, const frt_onnx_att
     node.attrs = attrs;
     node.n_attrs = na;
     node.opset = opset;
-    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL};
+    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL, FRT_ISA_PORTABLE};
     frt_status st = def->infer(&c);
     if (st) return st;
     frt_arena arena;

@@ -7,10 +7,10 @@
 
 void frt_transpose2d_portable(void *dst, const void *src, int64_t A, int64_t B, int64_t dld,
                               int64_t sld, size_t esize);
-#if FRT_HAVE_X86
-void frt_transpose2d_u32_avx2(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
-                              int64_t dld, int64_t sld);
-#endif
+/* src/ops/tensor.c: the 4-byte 2-D transpose of the best tier <= cap */
+typedef void (*frt_transpose2d_u32_fn)(uint32_t *dst, const uint32_t *src, int64_t A, int64_t B,
+                                       int64_t dld, int64_t sld);
+frt_transpose2d_u32_fn frt_transpose2d_u32_get(frt_isa cap);
 
 /* ---- helpers ---- */
 
@@ -53,7 +53,7 @@ static frt_status infer_only(const char *op, int64_t opset, const frt_onnx_attr 
     node.n_attrs = na;
     node.opset = opset;
     memset(out, 0, sizeof *out);
-    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL};
+    frt_op_ctx c = {&node, opset, n_in, 1, in_p, out_p, NULL, FRT_ISA_PORTABLE};
     return def->infer(&c);
 }
 
@@ -295,13 +295,10 @@ static void test_transpose(void) {
                 for (int64_t b = 0; b < B; b++)
                     if (d1p[a * dld + b] != src[b * sld + a]) ok = 0;
             CHECK_MSG(ok, "portable %lldx%lld", (long long)A, (long long)B);
-#if FRT_HAVE_X86
-            if (__builtin_cpu_supports("avx2")) {
-                frt_transpose2d_u32_avx2(d2p, src, A, B, dld, sld);
-                CHECK_MSG(memcmp(d1p, d2p, (size_t)(A * dld) * 4) == 0, "avx2 %lldx%lld",
-                          (long long)A, (long long)B);
-            }
-#endif
+            /* the variant of the tier this process runs (FRT_ISA; portable tier: the same) */
+            frt_transpose2d_u32_get(frt_cpu_tier())(d2p, src, A, B, dld, sld);
+            CHECK_MSG(memcmp(d1p, d2p, (size_t)(A * dld) * 4) == 0, "%s %lldx%lld",
+                      frt_isa_name(frt_cpu_tier()), (long long)A, (long long)B);
             free(src);
             free(d1p);
             free(d2p);
@@ -748,7 +745,7 @@ static void test_shape(void) {
         frt_value *ip = &in, *op = &out;
         frt_arena arena;
         frt_arena_init(&arena);
-        frt_op_ctx c = {&node, 13, 1, 1, &ip, &op, &arena};
+        frt_op_ctx c = {&node, 13, 1, 1, &ip, &op, &arena, frt_cpu_tier()};
         frt_kernel k = {0};
         CHECK_OK(def->select(&c, &k));
         CHECK(k.flags == FRT_K_SHAPE_ONLY && k.fn);

@@ -8,7 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/cpu.h"
+
 static int t_failures, t_checks;
+
+/* Exit code of a unit test that did not run; tests/CMakeLists.txt registers it as ctest's
+ * SKIP_RETURN_CODE. */
+#define T_SKIP_CODE 77
+
+/* Every unit test binary runs once per ISA tier (ctest sets FRT_ISA=portable|avx2|avx512, see
+ * tests/CMakeLists.txt). A tier this build or host cannot run would silently run a lower tier's
+ * kernels and pass for the wrong reason, so the binary reports a skip instead, before main. */
+__attribute__((constructor)) static void t_isa_gate(void) {
+    const char *want = getenv("FRT_ISA");
+    if (!want || !want[0]) return;
+    frt_isa host = FRT_HAVE_X86 ? frt_cpu_get()->host : FRT_ISA_PORTABLE;
+    frt_isa req = strcmp(want, "avx512") == 0 ? FRT_ISA_AVX512
+                  : strcmp(want, "avx2") == 0 ? FRT_ISA_AVX2
+                                              : FRT_ISA_PORTABLE;
+    if (req > host) {
+        printf("SKIP: FRT_ISA=%s but this %s supports only '%s'\n", want,
+               FRT_HAVE_X86 ? "host" : "build (no x86 SIMD kernels)", frt_isa_name(host));
+        fflush(stdout);
+        exit(T_SKIP_CODE);
+    }
+}
 
 #define CHECK(cond)                                                                          \
     do {                                                                                     \

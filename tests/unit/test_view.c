@@ -63,7 +63,7 @@ static frt_status infer_only(const char *op, int64_t opset, const frt_onnx_attr 
     if (!def) return FRT_ERR_INTERNAL;
     tnode t;
     tnode_init(&t, op, opset, attrs, na, ins, n_in, out, 1, 1);
-    frt_op_ctx c = {&t.node, opset, n_in, 1, t.in_p, t.out_p, NULL};
+    frt_op_ctx c = {&t.node, opset, n_in, 1, t.in_p, t.out_p, NULL, FRT_ISA_PORTABLE};
     return def->infer(&c);
 }
 
@@ -79,7 +79,7 @@ static frt_status select_only(const char *op, int64_t opset, const frt_onnx_attr
     frt_value dummy[2];
     for (int i = 0; i < n_out; i++)
         if (!t.out_p[i]) t.out_p[i] = &dummy[i];
-    frt_op_ctx c = {&t.node, opset, n_in, n_out, t.in_p, t.out_p, NULL};
+    frt_op_ctx c = {&t.node, opset, n_in, n_out, t.in_p, t.out_p, NULL, FRT_ISA_PORTABLE};
     frt_status st = def->infer(&c);
     if (st) return st;
     for (int i = 0; i < n_out; i++)
@@ -485,7 +485,7 @@ static void test_identity_dropout(void) {
         tnode t;
         frt_value outs[2];
         tnode_init(&t, "Dropout", 13, NULL, 0, ins, 1, outs, 2, 3);
-        frt_op_ctx c = {&t.node, 13, 1, 2, t.in_p, t.out_p, NULL};
+        frt_op_ctx c = {&t.node, 13, 1, 2, t.in_p, t.out_p, NULL, FRT_ISA_PORTABLE};
         CHECK_OK(def->infer(&c));
         CHECK(shape_is(&outs[0], 3, x) && shape_is(&outs[1], 3, x) && outs[1].dtype == FRT_BOOL);
     }

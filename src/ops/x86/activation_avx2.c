@@ -1,5 +1,5 @@
 /* AVX2/FMA float32 activations: Relu, Clip, Sigmoid, Tanh, Softmax (rows and strided helpers).
- * Compiled with -mavx2 -mfma; called only when the CPU has them (see simd_elementwise.h).
+ * Compiled with -mavx2 -mfma; reached through the variant table in simd_elementwise.h.
  *
  * exp: range reduction x = n*ln2 + r, |r| <= ln2/2 (Cody-Waite split of ln2), a degree-6
  * polynomial fitted for relative error (max ~1e-8 on the interval), and 2^n applied as two

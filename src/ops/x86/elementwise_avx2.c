@@ -1,5 +1,5 @@
 /* AVX2 float32 loops for Add/Sub/Mul/Div, and F16C half <-> float conversion for Cast.
- * Compiled with -mavx2 -mfma -mf16c; called only when the CPU has them (see simd_elementwise.h).
+ * Compiled with -mavx2 -mfma -mf16c; reached through the variant tables in simd_elementwise.h.
  * Results are bit-identical to the portable loops: each lane does the same IEEE operation. */
 #include <immintrin.h>
 
@@ -78,18 +78,16 @@ AVX_LOOPS(sub_avx2, _mm256_sub_ps, S_SUB)
 AVX_LOOPS(mul_avx2, _mm256_mul_ps, S_MUL)
 AVX_LOOPS(div_avx2, _mm256_div_ps, S_DIV)
 
-void frt_ew_f32_loops_avx2(int op, frt_bin_loops *l) {
-    switch (op) {
-    case FRT_EW_ADD: *l = (frt_bin_loops){add_avx2_vv, add_avx2_vs, add_avx2_sv}; break;
-    case FRT_EW_SUB: *l = (frt_bin_loops){sub_avx2_vv, sub_avx2_vs, sub_avx2_sv}; break;
-    case FRT_EW_MUL: *l = (frt_bin_loops){mul_avx2_vv, mul_avx2_vs, mul_avx2_sv}; break;
-    default: *l = (frt_bin_loops){div_avx2_vv, div_avx2_vs, div_avx2_sv}; break;
-    }
-}
+const frt_bin_loops frt_ew_f32_avx2[4] = {
+    [FRT_EW_ADD] = {add_avx2_vv, add_avx2_vs, add_avx2_sv},
+    [FRT_EW_SUB] = {sub_avx2_vv, sub_avx2_vs, sub_avx2_sv},
+    [FRT_EW_MUL] = {mul_avx2_vv, mul_avx2_vs, mul_avx2_sv},
+    [FRT_EW_DIV] = {div_avx2_vv, div_avx2_vs, div_avx2_sv},
+};
 
 /* ---- F16C conversions (round to nearest even, like the portable ones in cast.c) ----------- */
 
-void frt_f16_to_f32_f16c(const uint16_t *x, float *y, size_t n) {
+void frt_f16_to_f32_avx2(const uint16_t *x, float *y, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
@@ -102,7 +100,7 @@ void frt_f16_to_f32_f16c(const uint16_t *x, float *y, size_t n) {
     }
 }
 
-void frt_f32_to_f16_f16c(const float *x, uint16_t *y, size_t n) {
+void frt_f32_to_f16_avx2(const float *x, uint16_t *y, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(y + i),

@@ -1,9 +1,10 @@
 /* Private interface between the elementwise, activation and cast operators (src/ops/elementwise.c,
- * activation.c, cast.c) and their AVX2/FMA/F16C variants (src/ops/x86/elementwise_avx2.c,
- * activation_avx2.c), plus a small chunked parallel-for they all use.
+ * activation.c, cast.c) and their AVX2/FMA/F16C and AVX-512 variants
+ * (src/ops/x86/{elementwise,activation}_{avx2,avx512}.c), plus a small chunked parallel-for
+ * they all use.
  *
- * The x86 functions exist only when FRT_HAVE_X86 is 1; callers pick them in select after
- * frt_ew_use_avx2() / frt_ew_use_f16c() say the CPU has the instructions.
+ * The x86 functions exist only when FRT_HAVE_X86 is 1; they are reached only through the variant
+ * tables below, whose entries select picks by ISA tier.
  *
  * Aliasing: every loop below reads element i before writing element i and never touches other
  * indices after writing, so an output may alias an input of the same element size (in place).
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/cpu.h"
 #include "runtime/threadpool.h"
 
 /* Binary loop over n elements of one dtype. a and b point at n elements, or at one element for
@@ -31,12 +33,48 @@ typedef void (*frt_clip_fn)(const float *x, float *y, size_t n, float lo, float 
 /* y[i] = f(x[i]) for a unary float function. y may equal x. */
 typedef void (*frt_unary_fn)(const float *x, float *y, size_t n);
 
-/* Test hook: when nonzero, select never picks SIMD variants (for portable-vs-SIMD tests).
- * Read only at select; set it only while no model is being loaded on another thread. */
-extern int frt_ew_force_portable;
-/* CPU has AVX2+FMA (resp. F16C) and the variants are built and not disabled by the hook. */
-int frt_ew_use_avx2(void);
-int frt_ew_use_f16c(void);
+/* Softmax of `rows` contiguous rows of len elements each (len >= 1). y may equal x. */
+typedef void (*frt_softmax_rows_fn)(const float *x, float *y, size_t rows, size_t len);
+
+/* ---- kernel variants: one table per family, best tier first (see ops/cpu.h) ---------------
+ * Each getter returns the best variant whose tier is <= cap (FRT_PICK_VARIANT). Select passes
+ * the op context's tier (ctx->isa); tests pass FRT_ISA_PORTABLE to get the reference loops and
+ * frt_cpu_tier() to get the loops this host runs, and compare the two. `suffix` is appended to
+ * kernel names ("" portable, "_avx2", "_avx512") so profiles show the tier. */
+
+/* Float32 Add/Sub/Mul/Div loops, indexed by FRT_EW_ADD.. (elementwise.c). Bit-identical across
+ * tiers: each lane does the same IEEE operation. */
+typedef struct frt_ew_variant {
+    frt_isa isa;
+    const char *suffix;
+    const frt_bin_loops *f32; /* [4] */
+} frt_ew_variant;
+const frt_ew_variant *frt_ew_variant_get(frt_isa cap);
+
+/* Float32 activation loops (activation.c; elementwise.c uses clip for fused activations).
+ * Relu, Clip, vmax, vmul are exact; exp-based loops are within ~2e-7 relative of the portable
+ * (libm) ones. The strided softmax helpers over n lanes: m[j] = max(m[j], x[j]);
+ * y[j] = exp(x[j] - m[j]) and s[j] += y[j]; y[j] *= r[j]. */
+typedef struct frt_act_variant {
+    frt_isa isa;
+    const char *suffix;
+    frt_unary_fn relu, sigmoid, tanh;
+    frt_clip_fn clip;
+    frt_softmax_rows_fn softmax_rows;
+    void (*vmax)(float *m, const float *x, size_t n);
+    void (*expsub_acc)(const float *x, const float *m, float *y, float *s, size_t n);
+    void (*vmul)(float *y, const float *r, size_t n);
+} frt_act_variant;
+const frt_act_variant *frt_act_variant_get(frt_isa cap);
+
+/* IEEE half <-> float conversion (cast.c), round to nearest even, bit-identical across tiers. */
+typedef struct frt_f16_variant {
+    frt_isa isa;
+    const char *suffix;
+    void (*to_f32)(const uint16_t *x, float *y, size_t n);
+    void (*from_f32)(const float *x, uint16_t *y, size_t n);
+} frt_f16_variant;
+const frt_f16_variant *frt_f16_variant_get(frt_isa cap);
 
 /* Elements per parallel task; tensors below 2 chunks always run inline on the calling thread. */
 #define FRT_EW_CHUNK ((size_t)16384)
@@ -72,23 +110,26 @@ static inline void frt_ew_parallel(frt_threadpool *tp, size_t n, size_t unit_ele
 }
 
 #if FRT_HAVE_X86
-/* elementwise_avx2.c */
-void frt_ew_f32_loops_avx2(int op, frt_bin_loops *l);
-void frt_f16_to_f32_f16c(const uint16_t *x, float *y, size_t n);
-void frt_f32_to_f16_f16c(const float *x, uint16_t *y, size_t n);
+/* elementwise_avx2.c, elementwise_avx512.c: float32 loops indexed by FRT_EW_ADD.. */
+extern const frt_bin_loops frt_ew_f32_avx2[4], frt_ew_f32_avx512[4];
+void frt_f16_to_f32_avx2(const uint16_t *x, float *y, size_t n);
+void frt_f32_to_f16_avx2(const float *x, uint16_t *y, size_t n);
+void frt_f16_to_f32_avx512(const uint16_t *x, float *y, size_t n);
+void frt_f32_to_f16_avx512(const float *x, uint16_t *y, size_t n);
 
-/* activation_avx2.c */
-void frt_clip_f32_avx2(const float *x, float *y, size_t n, float lo, float hi);
-void frt_relu_f32_avx2(const float *x, float *y, size_t n);
-void frt_sigmoid_f32_avx2(const float *x, float *y, size_t n);
-void frt_tanh_f32_avx2(const float *x, float *y, size_t n);
-/* Softmax of `rows` contiguous rows of len elements each (len >= 1). y may equal x. */
-void frt_softmax_rows_f32_avx2(const float *x, float *y, size_t rows, size_t len);
-/* Strided softmax helpers over n lanes (see activation.c): m[j] = max(m[j], x[j]);
- * y[j] = exp(x[j] - m[j]) and s[j] += y[j]; y[j] *= r[j]. */
-void frt_vmax_f32_avx2(float *m, const float *x, size_t n);
-void frt_expsub_acc_f32_avx2(const float *x, const float *m, float *y, float *s, size_t n);
-void frt_vmul_f32_avx2(float *y, const float *r, size_t n);
+/* activation_avx2.c, activation_avx512.c: the frt_act_variant members of each tier. */
+#define FRT_ACT_DECLARE(T)                                                                      \
+    void frt_clip_f32_##T(const float *x, float *y, size_t n, float lo, float hi);             \
+    void frt_relu_f32_##T(const float *x, float *y, size_t n);                                 \
+    void frt_sigmoid_f32_##T(const float *x, float *y, size_t n);                              \
+    void frt_tanh_f32_##T(const float *x, float *y, size_t n);                                 \
+    void frt_softmax_rows_f32_##T(const float *x, float *y, size_t rows, size_t len);          \
+    void frt_vmax_f32_##T(float *m, const float *x, size_t n);                                 \
+    void frt_expsub_acc_f32_##T(const float *x, const float *m, float *y, float *s, size_t n); \
+    void frt_vmul_f32_##T(float *y, const float *r, size_t n);
+FRT_ACT_DECLARE(avx2)
+FRT_ACT_DECLARE(avx512)
+#undef FRT_ACT_DECLARE
 #endif
 
 #endif
