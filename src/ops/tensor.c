@@ -325,8 +325,8 @@ static void transpose2d_u32_c(uint32_t *dst, const uint32_t *src, int64_t A, int
     frt_transpose2d_portable(dst, src, A, B, dld, sld, 4);
 }
 
-/* 4-byte 2-D transpose variants, best tier first. There is no AVX-512 entry (the AVX-512 tier
- * takes the AVX2 one): the 8x8 blocks are bound by loads and stores rather than shuffles. */
+/* 4-byte 2-D transpose variants, best tier first. No AVX-512 entry (not shown to pay yet): the
+ * AVX-512 tier takes the AVX2 one. */
 typedef struct transpose_variant {
     frt_isa isa;
     frt_transpose2d_u32_fn t32;
