@@ -3,16 +3,17 @@
  *
  * Algorithms, chosen at select:
  *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
- *     (conv_depthwise.c; AVX2 fast paths for 3x3 stride 1/2 in x86/conv_depthwise_avx2.c).
+ *     (conv_depthwise.c; the tier's 3x3 stride 1/2 fast paths from frt_conv_dw_pick).
  *   everything else: per (batch, group) a GEMM Y_g[Mg, OH*OW] = W_g[Mg, Kg] * col_g[Kg, OH*OW],
  *     Kg = Cg*kh*kw, with col tiled over output positions so it stays in cache:
- *       AVX2:     weights packed at select into MR-row panels; the input tile is packed straight
- *                 from X (implicit im2col) into NR-wide panels; bias and activation are applied
- *                 in the micro-kernel before its tile is stored (x86/conv_avx2.c).
+ *       SIMD tiers: the variant of frt_conv_gemm_pick(tier) (conv_gemm.c): weights packed at
+ *                 select for the variant's register tile; the input tile is packed straight from
+ *                 X (implicit im2col); bias and activation are applied in the micro-kernel
+ *                 before its tile is stored (x86/conv_avx2.c, x86/conv_avx512.c).
  *       portable: im2col of a tile (skipped for 1x1 stride 1 unpadded convs, where X is the GEMM
  *                 operand itself) + frt_sgemm, then bias and activation on the tile.
  * A non-constant W (read from the values at run time) goes to the portable GEMM kernel or the
- * depthwise kernels; the AVX2 GEMM needs the weights packed at select.
+ * depthwise kernels; the packed GEMM needs the weights packed at select.
  * Threads (x->tp): depthwise splits (image, channel) planes, the GEMMs split position blocks or
  * output channel panels.
  */
@@ -28,16 +29,6 @@
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
 /* Largest kernel_shape, stride, dilation or pad accepted, so output-size arithmetic cannot overflow. */
 #define MAX_CONV_ATTR ((int64_t)1 << 31)
-
-static int portable_only;
-void frt_conv_set_portable_only(int on) { portable_only = on; }
-
-#if FRT_HAVE_X86
-static int have_avx2(void) {
-    if (portable_only) return 0;
-    return frt_cpu_tier() >= FRT_ISA_AVX2;
-}
-#endif
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Attributes and shapes                                                                          */
@@ -529,32 +520,23 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 
-#if FRT_HAVE_X86
-    int simd = have_avx2();
-#endif
+    frt_isa cap = frt_cpu_tier();
     if (p->Cg == 1 && p->group > 1) {
-#if FRT_HAVE_X86
-        if (simd) {
-            k->name = "conv_depthwise_avx2";
-            k->fn = frt_conv_depthwise_avx2;
-            return FRT_OK;
-        }
-#endif
-        k->name = "conv_depthwise";
-        k->fn = frt_conv_depthwise_ref;
+        p->dwvar = frt_conv_dw_pick(cap);
+        k->name = p->dwvar ? p->dwvar->name : "conv_depthwise";
+        k->fn = frt_conv_depthwise_run;
         return FRT_OK;
     }
-#if FRT_HAVE_X86
-    if (simd && p->w) {
-        if ((st = frt_conv_pack_weights_avx2(p, p->w, c->arena)))
+    const frt_conv_gemm_variant *var = p->w ? frt_conv_gemm_pick(cap) : NULL;
+    if (var) {
+        if ((st = frt_conv_gemm_pack(p, var, p->w, c->arena)))
             return frt_op_fail(c, st, "out of memory packing weights");
         k->const_copied = 1u << 1; /* W lives on packed only (p->w is not read by this path) */
-        k->name = p->kh * p->kw == 1 ? "conv_1x1_gemm_avx2" : "conv_im2col_gemm_avx2";
-        k->fn = frt_conv_gemm_avx2;
-        k->scratch = frt_conv_gemm_avx2_scratch;
+        k->name = p->kh * p->kw == 1 ? var->name_1x1 : var->name_im2col;
+        k->fn = frt_conv_gemm_run;
+        k->scratch = frt_conv_gemm_scratch;
         return FRT_OK;
     }
-#endif
     k->name = p->w ? "conv_im2col_sgemm" : "conv_im2col_sgemm_dynamic_w";
     k->fn = conv_gemm_ref;
     k->scratch = conv_ref_scratch;

@@ -1,5 +1,7 @@
-/* Conv: private interface shared by conv.c (op definition, portable kernels), conv_depthwise.c
- * and the AVX2 variants in x86/conv_*_avx2.c.
+/* Conv: private interface shared by conv.c (op definition, portable kernels), conv_gemm.c (the
+ * packed-weight GEMM driver), conv_depthwise.c (depthwise drivers) and the SIMD inner loops in
+ * x86/conv_*_{avx2,avx512}.c. The x86 files hold only inner loops and packing; they call nothing
+ * in the portable files (drivers call them through the variant tables below).
  *
  * FusedConv (an internal op a fusion pass makes from Conv -> Add [-> Relu/Clip]) is Conv with a
  * 4th input Z of the output's shape: Y = act(conv(X, W) + B + Z).
@@ -13,6 +15,7 @@
 #ifndef FRT_OPS_CONV_H
 #define FRT_OPS_CONV_H
 
+#include "cpu.h"
 #include "op.h"
 
 enum {
@@ -26,10 +29,6 @@ enum {
  * sleeping workers costs tens of microseconds on the project machine (measured ~35-50 us per
  * region), more than splitting such a conv saves. */
 #define FRT_CONV_PAR_MIN_FLOPS 5e5
-
-/* Micro-tile of the AVX2 GEMM path: MR output channels x NR output positions. */
-#define FRT_CONV_MR 6
-#define FRT_CONV_NR 16
 
 /* Kernel parameters, in the model arena; immutable after select. */
 typedef struct frt_conv_params {
@@ -46,11 +45,13 @@ typedef struct frt_conv_params {
     int32_t act;        /* nonzero: clamp outputs to [lo, hi] (fused Relu / Clip) */
     float lo, hi;
     const float *w;     /* constant W [M, Cg, kh, kw], or NULL: W is read at run time */
-    /* AVX2 GEMM path */
-    const float *wpack; /* [group][K block][mpanels][kc][MR], rows past Mg zero (the last K
-                           block has Kg % kc rows) */
-    int64_t mpanels;    /* ceil(Mg / MR) */
-    int64_t kc, nc;     /* K and N blocking (nc a multiple of NR) */
+    const struct frt_dw_variant *dwvar; /* depthwise fast path, or NULL */
+    /* packed-weight GEMM path (conv_gemm.c), NULL var otherwise */
+    const struct frt_conv_gemm_variant *var;
+    const float *wpack; /* [group][K block][mpanels][kc][mr], rows past Mg zero (the last K
+                           block has Kg % kc rows), + FRT_CONV_WPACK_SLACK floats */
+    int64_t mpanels;    /* ceil(Mg / mr) */
+    int64_t kc, nc;     /* K and N blocking (nc a multiple of nr) */
 } frt_conv_params;
 
 /* Geometry of one run, from the actual input dims. */
@@ -82,25 +83,98 @@ void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
 const float *frt_conv_sum(const frt_step *s, const frt_exec *x);
 void frt_conv_sum_act(const frt_conv_params *p, float *y, const float *z, int64_t n);
 
-/* Depthwise (Cg == 1, group == C > 1), portable, any kernel/stride/dilation/pad/multiplier. */
-frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x);
-/* One output channel plane of a depthwise conv: y[OH*OW] from x[H*W] with kernel w[kh*kw],
- * bias b, rows [oh0, oh1). Shared by the portable kernel and the AVX2 kernel's fallbacks. */
+/* One output channel plane of a depthwise conv (Cg == 1, group == C > 1), any kernel / stride /
+ * dilation / pad / multiplier: y[OH*OW] from x[H*W] with kernel w[kh*kw], bias b, rows
+ * [oh0, oh1). */
 void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
                            const float *restrict x, const float *restrict w, float b,
                            float *restrict y, int64_t oh0, int64_t oh1);
 
+/* ---- packed-weight GEMM path (conv_gemm.c drives, a variant's inner loops compute) ----
+ * Per (batch n, group gr): Y_g[Mg, P] = W_g[Mg, Kg] * col_g[Kg, P], P = OH*OW positions,
+ * k = (ci*kh + ky)*kw + kx. W_g is packed at select into mr-row panels, the col block [kc x nc]
+ * is packed per block from X into nr-wide panels [npan][kcur][nr] (zeros past ncur). */
+#define FRT_CONV_WPACK_SLACK 16 /* floats after the packed weights that inner loops may read */
+enum { FRT_CONV_UK_FIRST = 1, FRT_CONV_UK_LAST = 2 };
+
+/* One position block x K block of a run: what the inner loops read. */
+typedef struct frt_conv_gemm_ctx {
+    const frt_conv_params *p;
+    frt_conv_geom g;          /* flattened (H = 1, W = H*W) for pointwise convs */
+    const float *xg;          /* X channels of the current (n, group) */
+    float *yg;                /* Y rows of the current (n, group), row stride npos */
+    const float *zg;          /* FusedConv sum input rows, same layout as yg, or NULL */
+    const float *wg;          /* packed weights of the group */
+    const float *bias;        /* bias of the group (Mg floats) or NULL */
+    float *blk;               /* packed col block */
+    int64_t npos;
+    int64_t n0, ncur, npan;   /* position block: [n0, n0 + ncur), npan = ceil(ncur / nr) */
+    int64_t k0, kcur;         /* K block */
+    int jouter;               /* col panels outer loop (the K block's weights fit in L1) */
+    int flags;                /* FRT_CONV_UK_FIRST (bias, no C read) | FRT_CONV_UK_LAST (z, act) */
+} frt_conv_gemm_ctx;
+
+/* Input columns an inner loop may address through 32-bit lanes; wider inputs are refused. */
+#define FRT_CONV_COL_LIMIT ((int64_t)1 << 28)
+
+typedef struct frt_conv_gemm_variant {
+    frt_isa isa;
+    const char *name_1x1, *name_im2col; /* kernel names (1x1 kernels / every other kernel) */
+    int64_t mr, nr;                     /* register tile: mr output channels x nr positions */
+    /* Packs K block [k0, k0 + kcur) x positions [n0, n0 + ncur) of t into t->blk. */
+    void (*pack_block)(const frt_conv_gemm_ctx *t);
+    /* Y tiles of weight panels [mp0, mp1) x every col panel of the packed block: Y = (FIRST ?
+     * bias : Y) + W * col; when LAST, + z, then clamp to [lo, hi] when p->act. */
+    void (*compute)(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1);
+} frt_conv_gemm_variant;
+
+/* The GEMM path for cap, or NULL (portable: im2col + frt_sgemm in conv.c). */
+const frt_conv_gemm_variant *frt_conv_gemm_pick(frt_isa cap);
+/* Packs W [M, Cg*kh*kw] for var into p (wpack in arena; sets var, kc, nc, mpanels). */
+frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *var,
+                              const float *w, frt_arena *arena);
+frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x);
+size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values);
+
 #if FRT_HAVE_X86
-/* AVX2+FMA variants (x86/conv_*_avx2.c). Only call when the CPU has AVX2 and FMA. */
-/* Packs W [M, Cg*kh*kw] into p->wpack (allocated in arena); sets mpanels. */
-frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena);
-frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x);
-size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values);
-frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x);
+void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t);   /* nr = 16 */
+void frt_conv_compute_avx2(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 6 x 16 */
+void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 16 x 16 */
 #endif
 
-/* Test hook: when nonzero, select picks only portable kernels (no AVX2). Not thread-safe; set
- * it before loading. 0 by default. */
-void frt_conv_set_portable_only(int on);
+/* ---- depthwise fast paths: 3x3, dilation 1, stride s = 1 or 2 in both axes ----
+ * A variant fills a plan for one run's geometry (in FRT_DW_PLAN_BYTES of 64-aligned storage),
+ * then computes single planes or blocks of 8 channels (multiplier 1). The driver
+ * (conv_depthwise.c) adds the FusedConv sum and handles every other shape. */
+#define FRT_DW_PLAN_BYTES 8192
+typedef struct frt_dw_variant {
+    frt_isa isa;
+    const char *name;
+    /* Fills plan for stride s; returns the output rows per band of block8, or 0 when blocks of
+     * 8 channels do not pay for this geometry (then only plane is used). */
+    int64_t (*plan)(void *plan, const frt_conv_geom *g, int s);
+    /* One output plane y[OH*OW] of channel weights w[9], bias b (p->act applied). */
+    void (*plane)(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                  const float *x, const float *w, float b, float *y, int s);
+    /* Channels c..c+7: planes x8 + c*H*W, weights w8 + c*9, bias b8 (or NULL), outputs
+     * y8 + c*OH*OW; band from plan. */
+    void (*block8)(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                   const float *x8, const float *w8, const float *b8, float *y8, int s,
+                   int64_t band);
+} frt_dw_variant;
+
+/* The depthwise fast path for cap, or NULL (portable planes only). */
+const frt_dw_variant *frt_conv_dw_pick(frt_isa cap);
+/* Depthwise run with p->dwvar's fast paths where they apply, portable planes elsewhere. */
+frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x);
+
+#if FRT_HAVE_X86
+int64_t frt_dw3x3_plan_avx2(void *plan, const frt_conv_geom *g, int s);
+void frt_dw3x3_plane_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                          const float *x, const float *w, float b, float *y, int s);
+void frt_dw3x3_block8_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                           const float *x8, const float *w8, const float *b8, float *y8, int s,
+                           int64_t band);
+#endif
 
 #endif

@@ -1,7 +1,11 @@
-/* Depthwise convolution, portable: W [M, 1, kh, kw], group == C, output channel m reads input
- * channel m / (M / C) (channel multiplier M / C). Any kernel size, stride, dilation and padding.
- * Work is split over (batch, output channel) planes. */
+/* Depthwise convolution: W [M, 1, kh, kw], group == C, output channel m reads input channel
+ * m / (M / C) (channel multiplier M / C). Any kernel size, stride, dilation and padding through
+ * the portable plane kernel; 3x3 dilation-1 stride 1/2 through the tier's fast paths
+ * (frt_conv_dw_pick: single planes, or blocks of 8 channels for narrow planes).
+ * Work is split over units (blocks of 8 channels, then single planes) of every image. */
 #include "conv.h"
+
+#include <stdint.h>
 
 #include "runtime/threadpool.h"
 
@@ -34,40 +38,105 @@ void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
     }
 }
 
+/* Best first; the portable tier has no fast path. */
+static const frt_dw_variant dw_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX2, "conv_depthwise_avx2", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
+     frt_dw3x3_block8_avx2},
+#endif
+    {FRT_ISA_PORTABLE, "conv_depthwise", NULL, NULL, NULL},
+};
+
+const frt_dw_variant *frt_conv_dw_pick(frt_isa cap) {
+    const frt_dw_variant *v = FRT_PICK_VARIANT(dw_variants, cap);
+    return v->plane ? v : NULL;
+}
+
 typedef struct dw_task {
     const frt_conv_params *p;  /* activation off when there is a sum input */
     const frt_conv_params *pa; /* the node's parameters (activation after the sum) */
     const frt_conv_geom *g;
+    const frt_dw_variant *var;
+    const void *plan;
     const float *x, *w, *bias, *z;
     float *y;
+    int fast;      /* 0: portable planes; 1 or 2: 3x3 stride of the fast path */
+    int64_t nblk;  /* blocks of 8 channels per image (block8), 0 when not used */
+    int64_t units; /* work units per image: nblk blocks, then the remaining single planes */
+    int64_t chunk; /* units per task */
+    int64_t band;  /* output rows per band of block8 */
 } dw_task;
 
-static void dw_plane_task(void *ctx, size_t i) {
-    const dw_task *t = ctx;
+static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
     const frt_conv_params *p = t->p;
     const frt_conv_geom *g = t->g;
-    int64_t n = (int64_t)i / p->M, m = (int64_t)i % p->M;
-    int64_t c = m / p->Mg; /* input channel */
-    int64_t OHW = g->OH * g->OW;
-    frt_conv_dw_plane_ref(p, g, t->x + (n * g->C + c) * g->H * g->W, t->w + m * p->kh * p->kw,
-                          t->bias ? t->bias[m] : 0.0f, t->y + (int64_t)i * OHW, 0, g->OH);
-    if (t->z) frt_conv_sum_act(t->pa, t->y + (int64_t)i * OHW, t->z + (int64_t)i * OHW, OHW);
+    int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
+    if (u < t->nblk) {
+        int64_t c0 = 8 * u;
+        t->var->block8(t->plan, p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
+                       t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast,
+                       t->band);
+        if (t->z)
+            frt_conv_sum_act(t->pa, t->y + (n * p->M + c0) * OHW, t->z + (n * p->M + c0) * OHW,
+                             8 * OHW);
+        return;
+    }
+    int64_t m = 8 * t->nblk + (u - t->nblk);
+    const float *xp = t->x + (n * g->C + m / p->Mg) * HW;
+    const float *wp = t->w + m * p->kh * p->kw;
+    float b = t->bias ? t->bias[m] : 0.0f;
+    float *yp = t->y + (n * p->M + m) * OHW;
+    if (t->fast) t->var->plane(t->plan, p, g, xp, wp, b, yp, t->fast);
+    else frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
+    if (t->z) frt_conv_sum_act(t->pa, yp, t->z + (n * p->M + m) * OHW, OHW);
 }
 
-frt_status frt_conv_depthwise_ref(const frt_step *s, frt_exec *x) {
+static void dw_task_fn(void *ctx, size_t i) {
+    const dw_task *t = ctx;
+    int64_t total = t->g->N * t->units;
+    int64_t i0 = (int64_t)i * t->chunk, i1 = i0 + t->chunk < total ? i0 + t->chunk : total;
+    for (int64_t k = i0; k < i1; k++) dw_unit(t, k / t->units, k % t->units);
+}
+
+frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x) {
     const frt_conv_params *p = s->k.params;
     const frt_value *X = &x->values[s->in[0]];
     frt_conv_geom g;
     frt_conv_geometry(p, X, &g);
-    const float *w;
-    frt_status st = frt_conv_weights(s, x, &w);
-    if (st) return st;
+    _Alignas(64) unsigned char plan[FRT_DW_PLAN_BYTES];
+    dw_task t;
     frt_conv_params q = *p; /* with a sum input the activation comes after the sum */
-    const float *z = frt_conv_sum(s, x);
-    if (z) q.act = 0;
-    dw_task t = {&q, p, &g, X->data, w,
-                 s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL,
-                 z, x->values[s->out[0]].data};
-    frt_parallel_for(x->tp, (size_t)(g.N * p->M), dw_plane_task, &t);
+    t.z = frt_conv_sum(s, x);
+    if (t.z) q.act = 0;
+    t.p = &q;
+    t.pa = p;
+    t.g = &g;
+    t.var = p->dwvar;
+    t.plan = plan;
+    t.x = X->data;
+    frt_status st = frt_conv_weights(s, x, &t.w);
+    if (st) return st;
+    t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
+    t.y = x->values[s->out[0]].data;
+    t.fast = 0;
+    t.nblk = 0;
+    t.band = 0;
+    /* column indices go through 32-bit lanes in the fast paths' masked loads */
+    if (t.var && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
+        (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)
+        t.fast = (int)p->sw;
+    if (t.fast) {
+        t.band = t.var->plan(plan, &g, t.fast);
+        if (p->Mg == 1 && t.band > 0) t.nblk = p->M / 8;
+    }
+    t.units = t.nblk + (p->M - 8 * t.nblk);
+    int64_t total = g.N * t.units;
+    int nth = frt_threadpool_size(x->tp);
+    if ((double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw) < FRT_CONV_PAR_MIN_FLOPS)
+        nth = 1;
+    t.chunk = nth > 1 ? (total + 4 * nth - 1) / (4 * nth) : total;
+    if (t.chunk < 1) t.chunk = 1;
+    frt_parallel_for(nth > 1 ? x->tp : NULL, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn,
+                     &t);
     return FRT_OK;
 }

@@ -26,9 +26,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "op.h"
 #include "runtime/threadpool.h"
-#include "sgemm.h"
 
 #if FRT_HAVE_X86
 /* src/ops/x86/pool_avx2.c: dst[i] = max(dst[i], src[i]) / dst[i] += src[i] / sum of src. */
@@ -42,6 +42,23 @@ int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out
                            int64_t s, int64_t K, int64_t d);
 #endif
 
+/* Row loops of one ISA tier (NULL members: the portable C loops). */
+typedef struct pool_variant {
+    frt_isa isa;
+    void (*vmax)(float *dst, const float *src, int64_t n);
+    void (*vadd)(float *dst, const float *src, int64_t n);
+    float (*sum)(const float *src, int64_t n);
+    int64_t (*hrow)(int is_max, const float *row, int64_t len, float *out, int64_t n, int64_t s,
+                    int64_t K, int64_t d);
+} pool_variant;
+
+static const pool_variant pool_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX2, frt_pool_vmax_avx2, frt_pool_vadd_avx2, frt_pool_sum_avx2, frt_pool_hrow_avx2},
+#endif
+    {FRT_ISA_PORTABLE, NULL, NULL, NULL, NULL},
+};
+
 enum { POOL_MAX = 0, POOL_AVG = 1 };
 enum { PAD_NOTSET = 0, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 
@@ -53,7 +70,7 @@ typedef struct pool_params {
     int auto_pad;
     int ceil_mode;
     int include_pad;
-    int simd;
+    const pool_variant *var; /* row loops of the tier */
     /* normalized to 3 spatial dims (index 0 = D, 1 = H, 2 = W) */
     int64_t k[3], s[3], d[3], pb[3], pe[3];
 } pool_params;
@@ -99,15 +116,13 @@ static float sum_c(const float *src, int64_t n) {
     return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
 }
 
-static inline void row_op(int simd, int kind, float *dst, const float *src, int64_t n) {
-#if FRT_HAVE_X86
-    if (simd) {
-        if (kind == POOL_MAX) frt_pool_vmax_avx2(dst, src, n);
-        else frt_pool_vadd_avx2(dst, src, n);
+static inline void row_op(const pool_variant *v, int kind, float *dst, const float *src,
+                          int64_t n) {
+    if (v->vmax) {
+        if (kind == POOL_MAX) v->vmax(dst, src, n);
+        else v->vadd(dst, src, n);
         return;
     }
-#endif
-    (void)simd;
     if (kind == POOL_MAX) vmax_c(dst, src, n);
     else vadd_c(dst, src, n);
 }
@@ -327,11 +342,9 @@ static void hpass(const pool_params *p, const dim_tab *tw, const float *row, flo
     if (lo >= hi) return;
     /* interior: full windows */
     int64_t j = lo;
-#if FRT_HAVE_X86
-    if (p->simd && (s == 1 || s == 2))
-        j = lo + frt_pool_hrow_avx2(kind == POOL_MAX, row + tw->start[lo],
-                                    tw->in - tw->start[lo], o + lo, hi - lo, s, K, dw);
-#endif
+    if (p->var->hrow && (s == 1 || s == 2))
+        j = lo + p->var->hrow(kind == POOL_MAX, row + tw->start[lo], tw->in - tw->start[lo],
+                              o + lo, hi - lo, s, K, dw);
     for (; j < hi; j++) {
         const float *rr = row + tw->start[j];
         float acc = rr[0];
@@ -368,7 +381,7 @@ static void pool_plane(const pool_run *r, const float *in, float *out, float *tm
                     for (int64_t kh = th->k0[oh]; kh < th->k1[oh]; kh++) {
                         const float *src = in + (id * IH + th->start[oh] + kh * th->d) * IW;
                         if (first) memcpy(tmp, src, (size_t)IW * sizeof(float));
-                        else row_op(p->simd, kind, tmp, src, IW);
+                        else row_op(p->var, kind, tmp, src, IW);
                         first = 0;
                     }
                 }
@@ -399,7 +412,7 @@ static void pool_plane(const pool_run *r, const float *in, float *out, float *tm
                                 }
                                 part[q] = acc;
                             }
-                            row_op(0, kind, o + ow, part, n);
+                            row_op(p->var, kind, o + ow, part, n);
                         }
                     }
                 }
@@ -473,13 +486,13 @@ static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     frt_status st = parse_pool(c, kind, (int)nk, p);
     if (st) return st;
-    p->simd = frt_sgemm_have_avx2();
+    p->var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
     static const char *const names[2][3][2] = {
         {{"maxpool1d_f32", "maxpool1d_f32_avx2"}, {"maxpool2d_f32", "maxpool2d_f32_avx2"},
          {"maxpool3d_f32", "maxpool3d_f32_avx2"}},
         {{"avgpool1d_f32", "avgpool1d_f32_avx2"}, {"avgpool2d_f32", "avgpool2d_f32_avx2"},
          {"avgpool3d_f32", "avgpool3d_f32_avx2"}}};
-    k->name = names[kind][p->nsp - 1][p->simd != 0];
+    k->name = names[kind][p->nsp - 1][p->var->isa == FRT_ISA_AVX2];
     k->fn = pool_kernel;
     k->params = p;
     k->scratch = pool_scratch;
@@ -517,7 +530,7 @@ typedef struct gap_run {
     const float *X;
     float *Y;
     int64_t S, planes;
-    int simd;
+    const pool_variant *var; /* row loops of the tier */
 } gap_run;
 
 static void gap_task(void *ctx, int64_t p0, int64_t p1) {
@@ -526,20 +539,17 @@ static void gap_task(void *ctx, int64_t p0, int64_t p1) {
     for (int64_t pl = p0; pl < p1; pl++) {
         const float *src = r->X + pl * r->S;
         float s;
-#if FRT_HAVE_X86
-        if (r->simd) s = frt_pool_sum_avx2(src, r->S);
-        else
-#endif
-            s = sum_c(src, r->S);
+        if (r->var->sum) s = r->var->sum(src, r->S);
+        else s = sum_c(src, r->S);
         r->Y[pl] = s * inv;
     }
 }
 
 static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
-    const int *simd = s->k.params;
+    const pool_variant *var = s->k.params;
     const frt_value *xv = &x->values[s->in[0]];
     const frt_value *yv = &x->values[s->out[0]];
-    gap_run r = {xv->data, yv->data, 1, 0, *simd};
+    gap_run r = {xv->data, yv->data, 1, 0, var};
     if (xv->rank < 2) return frt_step_fail(s, FRT_ERR_SHAPE, "input rank changed after inference");
     for (int i = 2; i < xv->rank; i++) r.S *= xv->dims[i];
     r.planes = xv->dims[0] * xv->dims[1];
@@ -554,12 +564,10 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
-    int *simd = frt_arena_alloc(c->arena, sizeof *simd, 8);
-    if (!simd) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    *simd = frt_sgemm_have_avx2();
-    k->name = *simd ? "global_avgpool_f32_avx2" : "global_avgpool_f32";
+    const pool_variant *var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
+    k->name = var->isa == FRT_ISA_AVX2 ? "global_avgpool_f32_avx2" : "global_avgpool_f32";
     k->fn = gap_kernel;
-    k->params = simd;
+    k->params = var; /* static table entry: immutable */
     return FRT_OK;
 }
 

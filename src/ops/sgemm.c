@@ -5,7 +5,10 @@
  *   jc over N in NC columns -> pc over K in KC -> pack op(B)[kc, nc] into NR-column panels
  *     -> ic over M in MC rows -> pack op(A)[mc, kc] into MR-row panels
  *       -> jr over NR panels -> ir over MR panels -> MR x NR register micro-kernel.
- * Packed panel formats (also the prepacked formats of frt_sgemm_pack_a/b in portable builds):
+ * MR x NR is the register tile of the tier's variant (frt_sgemm_pick): 6 x 16 portable and AVX2,
+ * 12 x 32 AVX-512 (x86/sgemm_avx512.c).
+ * Packed panel formats (also the prepacked formats of frt_sgemm_pack_a/b when the tier's variant
+ * runs its own kernels rather than the BLAS):
  *   A: for each K block k0 (size kc = min(KC, K-k0)) at offset k0*Mpad, the MR-row panels in order;
  *      panel p holds kc * MR floats, [k][r], rows past M zero. Mpad = ceil(M/MR)*MR.
  *   B: the same with NR-column panels, [k][c], columns past N zero, K block at offset k0*Npad.
@@ -25,36 +28,38 @@
 #include <limits.h>
 #endif
 
-#define MR FRT_SGEMM_MR
-#define NR FRT_SGEMM_NR
+#define MR_MAX FRT_SGEMM_MR_MAX
+#define NR_MAX FRT_SGEMM_NR_MAX
 #define KC 256
-#define MC 144 /* multiple of MR */
-#define NC 1024 /* multiple of NR */
+#define MC 144  /* rounded down to a multiple of the variant's mr */
+#define NC 1024 /* multiple of every variant's nr */
 
 /* ------------------------------------------------------------------------------------------ */
 /* CPU features, BLAS init                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-static int g_avx2 = -1;
-static int g_avx2_off;
-
-void frt_sgemm_set_avx2(int enabled) { __atomic_store_n(&g_avx2_off, !enabled, __ATOMIC_RELAXED); }
-
-int frt_sgemm_have_avx2(void) {
+/* Variants of the portable kernel, best first. blas: the AVX2 and portable tiers call the BLAS
+ * when built with one (OpenBLAS detects this core as Haswell: half of an AVX-512 core's peak), the
+ * AVX-512 tier runs its own kernels. */
+static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
-    if (__atomic_load_n(&g_avx2_off, __ATOMIC_RELAXED)) return 0;
-    int v = __atomic_load_n(&g_avx2, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = frt_cpu_tier() >= FRT_ISA_AVX2;
-        __atomic_store_n(&g_avx2, v, __ATOMIC_RELAXED);
-    }
-    return v;
-#else
-    (void)g_avx2;
-    (void)g_avx2_off;
-    return 0;
+    {FRT_ISA_AVX512, "avx512", 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
+     frt_sgemv_n_avx512, frt_sgemv_t_avx512},
+    {FRT_ISA_AVX2, "avx2", 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
+     frt_sgemv_t_avx2},
 #endif
+    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL},
+};
+
+const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap) {
+    return FRT_PICK_VARIANT(sgemm_variants, cap);
 }
+
+/* The variant of this process's tier (constant once chosen). */
+static const frt_sgemm_variant *cur(void) { return frt_sgemm_pick(frt_cpu_tier()); }
+
+/* 1 when the tier's variant hands plain products to the BLAS. */
+static int use_blas(const frt_sgemm_variant *v) { return FRT_USE_BLAS && v->blas; }
 
 int frt_sgemm_have_blas(void) { return FRT_USE_BLAS ? 1 : 0; }
 
@@ -141,23 +146,25 @@ static void sgemv_c(int transA, int64_t M, int64_t N, float alpha, const float *
     }
 }
 
-void frt_sgemv_portable(int simd, int transA, int64_t M, int64_t N, float alpha, const float *A,
-                        int64_t lda, const float *x, float beta, float *y) {
+static void sgemv_var(const frt_sgemm_variant *v, int transA, int64_t M, int64_t N, float alpha,
+                      const float *A, int64_t lda, const float *x, float beta, float *y) {
     int64_t ny = transA ? N : M, nx = transA ? M : N;
     if (ny <= 0) return;
     if (nx <= 0) {
         scale_y(ny, beta, y, 1);
         return;
     }
-#if FRT_HAVE_X86
-    if (simd && frt_sgemm_have_avx2()) {
-        if (transA) frt_sgemv_t_avx2(M, N, alpha, A, lda, x, beta, y);
-        else frt_sgemv_n_avx2(M, N, alpha, A, lda, x, beta, y);
+    if (v->gemv_n) {
+        if (transA) v->gemv_t(M, N, alpha, A, lda, x, beta, y);
+        else v->gemv_n(M, N, alpha, A, lda, x, beta, y);
         return;
     }
-#endif
-    (void)simd;
     sgemv_c(transA, M, N, alpha, A, lda, x, beta, y);
+}
+
+void frt_sgemv_tier(frt_isa cap, int transA, int64_t M, int64_t N, float alpha, const float *A,
+                    int64_t lda, const float *x, float beta, float *y) {
+    sgemv_var(frt_sgemm_pick(cap), transA, M, N, alpha, A, lda, x, beta, y);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -168,6 +175,7 @@ void frt_sgemv_portable(int simd, int transA, int64_t M, int64_t N, float alpha,
  * (Ap != NULL: Apad = padded row count of the whole packed matrix, a_off = first row, a multiple
  * of MR). Likewise for B with columns. */
 typedef struct gemm_ops {
+    const frt_sgemm_variant *v; /* register tile and inner loops */
     int transA, transB;
     const float *A;
     int64_t lda;
@@ -180,17 +188,17 @@ typedef struct gemm_ops {
 } gemm_ops;
 
 /* Packs op(A)[i0:i0+mc, k0:k0+kc] into MR-row panels at dst (panel r at dst + r*kc). */
-static void pack_a(int transA, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t k0,
-                   int64_t kc, float *dst) {
+static void pack_a(int64_t MR, int transA, const float *A, int64_t lda, int64_t i0, int64_t mc,
+                   int64_t k0, int64_t kc, float *dst) {
     for (int64_t ir = 0; ir < mc; ir += MR) {
         int64_t mr = min64(MR, mc - ir);
         float *d = dst + ir * kc;
         if (!transA) {
-            const float *rows[MR];
+            const float *rows[MR_MAX];
             for (int64_t r = 0; r < MR; r++) rows[r] = A + (i0 + ir + (r < mr ? r : 0)) * lda + k0;
             if (mr == MR) {
                 for (int64_t k = 0; k < kc; k++, d += MR)
-                    for (int r = 0; r < MR; r++) d[r] = rows[r][k];
+                    for (int64_t r = 0; r < MR; r++) d[r] = rows[r][k];
             } else {
                 for (int64_t k = 0; k < kc; k++, d += MR)
                     for (int64_t r = 0; r < MR; r++) d[r] = r < mr ? rows[r][k] : 0.0f;
@@ -207,8 +215,8 @@ static void pack_a(int transA, const float *A, int64_t lda, int64_t i0, int64_t 
 }
 
 /* Packs op(B)[k0:k0+kc, j0:j0+nc] into NR-column panels at dst (panel c at dst + c*kc). */
-static void pack_b(int transB, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-                   int64_t nc, float *dst) {
+static void pack_b(int64_t NR, int transB, const float *B, int64_t ldb, int64_t k0, int64_t kc,
+                   int64_t j0, int64_t nc, float *dst) {
     int64_t nfull = nc / NR * NR;
     if (!transB) {
         /* row by row: sequential reads, each row scattered over the panels */
@@ -229,11 +237,11 @@ static void pack_b(int transB, const float *B, int64_t ldb, int64_t k0, int64_t 
     for (int64_t jr = 0; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
         float *d = dst + jr * kc;
-        const float *rows[NR];
+        const float *rows[NR_MAX];
         for (int64_t c = 0; c < NR; c++) rows[c] = B + (j0 + jr + (c < nr ? c : 0)) * ldb + k0;
         if (nr == NR) {
             for (int64_t k = 0; k < kc; k++, d += NR)
-                for (int c = 0; c < NR; c++) d[c] = rows[c][k];
+                for (int64_t c = 0; c < NR; c++) d[c] = rows[c][k];
         } else {
             for (int64_t k = 0; k < kc; k++, d += NR)
                 for (int64_t c = 0; c < NR; c++) d[c] = c < nr ? rows[c][k] : 0.0f;
@@ -241,36 +249,34 @@ static void pack_b(int transB, const float *B, int64_t ldb, int64_t k0, int64_t 
     }
 }
 
-/* Portable register kernel: tile[MR][NR] = Ap * Bp. */
+/* Portable register kernel (the portable variant's 6 x 16 tile): tile[6][16] = Ap * Bp. */
+#define MR_C 6
+#define NR_C 16
 static void ukr_c(int64_t kc, const float *a, const float *b, float *tile) {
-    float acc[MR][NR];
+    float acc[MR_C][NR_C];
     memset(acc, 0, sizeof acc);
     for (int64_t k = 0; k < kc; k++) {
-        for (int r = 0; r < MR; r++) {
+        for (int r = 0; r < MR_C; r++) {
             float ar = a[r];
-            for (int c = 0; c < NR; c++) acc[r][c] += ar * b[c];
+            for (int c = 0; c < NR_C; c++) acc[r][c] += ar * b[c];
         }
-        a += MR;
-        b += NR;
+        a += MR_C;
+        b += NR_C;
     }
     memcpy(tile, acc, sizeof acc);
 }
 
 /* C[mr, nr] = alpha * Ap-panel * Bp-panel + beta * C. */
-static void micro(int simd, int64_t kc, const float *a, const float *b, float *C, int64_t ldc,
-                  int64_t mr, int64_t nr, float alpha, float beta) {
-#if FRT_HAVE_X86
-    if (simd && mr == MR && nr == NR) {
-        frt_sgemm_ukr_avx2(kc, a, b, C, ldc, alpha, beta);
+static void micro(const frt_sgemm_variant *v, int64_t kc, const float *a, const float *b,
+                  float *C, int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
+    const int64_t NR = v->nr;
+    if (v->ukr && mr == v->mr && nr == NR) {
+        v->ukr(kc, a, b, C, ldc, alpha, beta);
         return;
     }
-#endif
-    float tile[MR * NR];
-#if FRT_HAVE_X86
-    if (simd) frt_sgemm_ukr_avx2(kc, a, b, tile, NR, 1.0f, 0.0f);
-    else
-#endif
-        ukr_c(kc, a, b, tile);
+    _Alignas(64) float tile[MR_MAX * NR_MAX];
+    if (v->ukr) v->ukr(kc, a, b, tile, NR, 1.0f, 0.0f);
+    else ukr_c(kc, a, b, tile);
     for (int64_t r = 0; r < mr; r++) {
         float *c = C + r * ldc;
         const float *t = tile + r * NR;
@@ -282,29 +288,26 @@ static void micro(int simd, int64_t kc, const float *a, const float *b, float *C
 }
 
 /* One row of C against packed B panels: c[nc] = alpha * a[kc] (stride inca) * Bblk + beta * c. */
-static void row_panels(int simd, int64_t kc, const float *a, int64_t inca, const float *bblk,
-                       float *c, int64_t nc, float alpha, float beta) {
+static void row_panels(const frt_sgemm_variant *v, int64_t kc, const float *a, int64_t inca,
+                       const float *bblk, float *c, int64_t nc, float alpha, float beta) {
+    const int64_t NR = v->nr;
     for (int64_t jr = 0; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
         const float *b = bblk + jr * kc;
-        float acc[NR];
-#if FRT_HAVE_X86
-        if (simd) {
+        _Alignas(64) float acc[NR_MAX];
+        if (v->row) {
             if (nr == NR) {
-                frt_sgemm_row_avx2(kc, a, inca, b, c + jr, alpha, beta);
+                v->row(kc, a, inca, b, c + jr, alpha, beta);
                 continue;
             }
-            frt_sgemm_row_avx2(kc, a, inca, b, acc, 1.0f, 0.0f);
-        } else
-#endif
-        {
-            for (int j = 0; j < NR; j++) acc[j] = 0.0f;
+            v->row(kc, a, inca, b, acc, 1.0f, 0.0f);
+        } else {
+            for (int64_t j = 0; j < NR; j++) acc[j] = 0.0f;
             for (int64_t k = 0; k < kc; k++) {
                 float ak = a[k * inca];
-                for (int j = 0; j < NR; j++) acc[j] += ak * b[k * NR + j];
+                for (int64_t j = 0; j < NR; j++) acc[j] += ak * b[k * NR + j];
             }
         }
-        (void)simd;
         for (int64_t j = 0; j < nr; j++)
             c[jr + j] = beta == 0.0f ? alpha * acc[j] : alpha * acc[j] + beta * c[jr + j];
     }
@@ -332,11 +335,13 @@ static float *thread_buf(void) {
 /* Element (i, k) of op(A) and (k, j) of op(B), plain or prepacked (K = full depth). */
 static float elem_a(const gemm_ops *o, int64_t K, int64_t i, int64_t k) {
     if (!o->Ap) return o->transA ? o->A[k * o->lda + i] : o->A[i * o->lda + k];
+    const int64_t MR = o->v->mr;
     int64_t k0 = k / KC * KC, kc = min64(KC, K - k0), r = o->a_off + i;
     return o->Ap[k0 * o->Apad + (r / MR) * MR * kc + (k - k0) * MR + r % MR];
 }
 static float elem_b(const gemm_ops *o, int64_t K, int64_t k, int64_t j) {
     if (!o->Bp) return o->transB ? o->B[j * o->ldb + k] : o->B[k * o->ldb + j];
+    const int64_t NR = o->v->nr;
     int64_t k0 = k / KC * KC, kc = min64(KC, K - k0), c = o->b_off + j;
     return o->Bp[k0 * o->Bpad + (c / NR) * NR * kc + (k - k0) * NR + c % NR];
 }
@@ -356,8 +361,10 @@ static void gemm_naive(const gemm_ops *o, int64_t M, int64_t N, int64_t K, float
 }
 
 /* The blocked driver. Requires M, N, K > 0. */
-static void gemm_blocked(int simd, const gemm_ops *o, int64_t M, int64_t N, int64_t K, float alpha,
+static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, float alpha,
                          float beta, float *C, int64_t ldc) {
+    const frt_sgemm_variant *v = o->v;
+    const int64_t MR = v->mr, NR = v->nr, mcmax = MC / MR * MR;
     float *bufA = NULL, *bufB = NULL;
     if (!o->Ap || !o->Bp) {
         float *buf = thread_buf();
@@ -377,29 +384,29 @@ static void gemm_blocked(int simd, const gemm_ops *o, int64_t M, int64_t N, int6
             if (o->Bp) {
                 bblk = o->Bp + k0 * o->Bpad + (o->b_off + j0) * kc;
             } else {
-                pack_b(o->transB, o->B, o->ldb, k0, kc, j0, nc, bufB);
+                pack_b(NR, o->transB, o->B, o->ldb, k0, kc, j0, nc, bufB);
                 bblk = bufB;
             }
             if (M == 1 && !o->Ap) {
                 /* a single row: stream it against the B panels without packing A */
                 const float *a = o->transA ? o->A + k0 * o->lda : o->A + k0;
-                row_panels(simd, kc, a, o->transA ? o->lda : 1, bblk, C + j0, nc, alpha, bk);
+                row_panels(v, kc, a, o->transA ? o->lda : 1, bblk, C + j0, nc, alpha, bk);
                 continue;
             }
-            for (int64_t i0 = 0; i0 < M; i0 += MC) {
-                int64_t mc = min64(MC, M - i0);
+            for (int64_t i0 = 0; i0 < M; i0 += mcmax) {
+                int64_t mc = min64(mcmax, M - i0);
                 const float *ablk;
                 if (o->Ap) {
                     ablk = o->Ap + k0 * o->Apad + (o->a_off + i0) * kc;
                 } else {
-                    pack_a(o->transA, o->A, o->lda, i0, mc, k0, kc, bufA);
+                    pack_a(MR, o->transA, o->A, o->lda, i0, mc, k0, kc, bufA);
                     ablk = bufA;
                 }
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = min64(NR, nc - jr);
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = min64(MR, mc - ir);
-                        micro(simd, kc, ablk + ir * kc, bblk + jr * kc,
+                        micro(v, kc, ablk + ir * kc, bblk + jr * kc,
                               C + (i0 + ir) * ldc + j0 + jr, ldc, mr, nr, alpha, bk);
                     }
                 }
@@ -409,7 +416,7 @@ static void gemm_blocked(int simd, const gemm_ops *o, int64_t M, int64_t N, int6
 }
 
 /* Portable GEMM entry with gemv shortcuts for contiguous vector cases. */
-static void sgemm_port(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
+static void sgemm_port(const frt_sgemm_variant *v, int transA, int transB, int64_t M, int64_t N, int64_t K,
                        float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                        float beta, float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
@@ -419,25 +426,24 @@ static void sgemm_port(int simd, int transA, int transB, int64_t M, int64_t N, i
     }
     if (M == 1 && !transA) {
         /* C[1,N] = alpha * a[K] op(B) */
-        if (transB) frt_sgemv_portable(simd, 0, N, K, alpha, B, ldb, A, beta, C);
-        else frt_sgemv_portable(simd, 1, K, N, alpha, B, ldb, A, beta, C);
+        if (transB) sgemv_var(v, 0, N, K, alpha, B, ldb, A, beta, C);
+        else sgemv_var(v, 1, K, N, alpha, B, ldb, A, beta, C);
         return;
     }
     if (N == 1 && ldc == 1 && (transB || ldb == 1)) {
         /* C[M] = alpha * op(A) b[K] */
-        if (transA) frt_sgemv_portable(simd, 1, K, M, alpha, A, lda, B, beta, C);
-        else frt_sgemv_portable(simd, 0, M, K, alpha, A, lda, B, beta, C);
+        if (transA) sgemv_var(v, 1, K, M, alpha, A, lda, B, beta, C);
+        else sgemv_var(v, 0, M, K, alpha, A, lda, B, beta, C);
         return;
     }
-    gemm_ops o = {transA, transB, A, lda, B, ldb, NULL, 0, 0, NULL, 0, 0};
-    gemm_blocked(simd, &o, M, N, K, alpha, beta, C, ldc);
+    gemm_ops o = {v, transA, transB, A, lda, B, ldb, NULL, 0, 0, NULL, 0, 0};
+    gemm_blocked(&o, M, N, K, alpha, beta, C, ldc);
 }
 
-void frt_sgemm_portable(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
-                        float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
-                        float beta, float *C, int64_t ldc) {
-    sgemm_port(simd && frt_sgemm_have_avx2(), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta,
-               C, ldc);
+void frt_sgemm_tier(frt_isa cap, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc) {
+    sgemm_port(frt_sgemm_pick(cap), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -491,15 +497,15 @@ void frt_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float al
         scale_c(M, N, beta, C, ldc);
         return;
     }
+    const frt_sgemm_variant *v = cur();
 #if FRT_USE_BLAS
-    if (fits_int(M) && fits_int(N) && fits_int(K) && fits_int(lda) && fits_int(ldb) &&
-        fits_int(ldc)) {
+    if (use_blas(v) && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(lda) &&
+        fits_int(ldb) && fits_int(ldc)) {
         sgemm_blas(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
 #endif
-    sgemm_port(frt_sgemm_have_avx2(), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C,
-               ldc);
+    sgemm_port(v, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
@@ -510,8 +516,9 @@ void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, in
         scale_y(ny, beta, y, 1);
         return;
     }
+    const frt_sgemm_variant *v = cur();
 #if FRT_USE_BLAS
-    if (fits_int(M) && fits_int(N) && fits_int(lda)) {
+    if (use_blas(v) && fits_int(M) && fits_int(N) && fits_int(lda)) {
         frt_blas_init();
         if (beta == 0.0f) memset(y, 0, (size_t)ny * sizeof(float));
         cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, (int)M, (int)N, alpha, A,
@@ -519,7 +526,7 @@ void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, in
         return;
     }
 #endif
-    frt_sgemv_portable(1, transA, M, N, alpha, A, lda, x, beta, y);
+    sgemv_var(v, transA, M, N, alpha, A, lda, x, beta, y);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -530,51 +537,51 @@ static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 size_t frt_sgemm_pack_a_size(int64_t M, int64_t K) {
     if (M <= 0 || K <= 0) return 0;
-#if FRT_USE_BLAS
-    return (size_t)M * (size_t)K;
-#else
-    return (size_t)round_up(M, MR) * (size_t)K;
-#endif
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) return (size_t)M * (size_t)K;
+    return (size_t)round_up(M, v->mr) * (size_t)K;
 }
 
 size_t frt_sgemm_pack_b_size(int64_t K, int64_t N) {
     if (N <= 0 || K <= 0) return 0;
-#if FRT_USE_BLAS
-    return (size_t)K * (size_t)N;
-#else
-    return (size_t)round_up(N, NR) * (size_t)K;
-#endif
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) return (size_t)K * (size_t)N;
+    return (size_t)round_up(N, v->nr) * (size_t)K;
 }
 
 void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap) {
     if (M <= 0 || K <= 0) return;
-#if FRT_USE_BLAS
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t k = 0; k < K; k++) Ap[i * K + k] = transA ? A[k * lda + i] : A[i * lda + k];
-#else
-    int64_t Mpad = round_up(M, MR);
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t k = 0; k < K; k++)
+                Ap[i * K + k] = transA ? A[k * lda + i] : A[i * lda + k];
+        return;
+    }
+    int64_t Mpad = round_up(M, v->mr);
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = min64(KC, K - k0);
-        pack_a(transA, A, lda, 0, M, k0, kc, Ap + k0 * Mpad);
+        pack_a(v->mr, transA, A, lda, 0, M, k0, kc, Ap + k0 * Mpad);
     }
-#endif
 }
 
 void frt_sgemm_pack_b(int transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *Bp) {
     if (N <= 0 || K <= 0) return;
-#if FRT_USE_BLAS
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++) Bp[k * N + j] = transB ? B[j * ldb + k] : B[k * ldb + j];
-#else
-    int64_t Npad = round_up(N, NR);
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) {
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                Bp[k * N + j] = transB ? B[j * ldb + k] : B[k * ldb + j];
+        return;
+    }
+    int64_t Npad = round_up(N, v->nr);
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = min64(KC, K - k0);
-        pack_b(transB, B, ldb, k0, kc, 0, N, Bp + k0 * Npad);
+        pack_b(v->nr, transB, B, ldb, k0, kc, 0, N, Bp + k0 * Npad);
     }
-#endif
 }
 
-/* Rows [i0, i0+m) of a packed-A product; i0 a multiple of MR (portable) . */
+/* Rows [i0, i0+m) of a packed-A product; i0 a multiple of the variant's mr (own kernels). */
 static void pa_rows(int64_t Mtot, int64_t i0, int64_t m, int64_t N, int64_t K, float alpha,
                     const float *Ap, int transB, const float *B, int64_t ldb, float beta,
                     float *C, int64_t ldc) {
@@ -583,16 +590,16 @@ static void pa_rows(int64_t Mtot, int64_t i0, int64_t m, int64_t N, int64_t K, f
         scale_c(m, N, beta, C + i0 * ldc, ldc);
         return;
     }
-#if FRT_USE_BLAS
-    (void)Mtot;
-    frt_sgemm(0, transB, m, N, K, alpha, Ap + i0 * K, K, B, ldb, beta, C + i0 * ldc, ldc);
-#else
-    gemm_ops o = {0, transB, NULL, 0, B, ldb, Ap, round_up(Mtot, MR), i0, NULL, 0, 0};
-    gemm_blocked(frt_sgemm_have_avx2(), &o, m, N, K, alpha, beta, C + i0 * ldc, ldc);
-#endif
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) {
+        frt_sgemm(0, transB, m, N, K, alpha, Ap + i0 * K, K, B, ldb, beta, C + i0 * ldc, ldc);
+        return;
+    }
+    gemm_ops o = {v, 0, transB, NULL, 0, B, ldb, Ap, round_up(Mtot, v->mr), i0, NULL, 0, 0};
+    gemm_blocked(&o, m, N, K, alpha, beta, C + i0 * ldc, ldc);
 }
 
-/* Columns [j0, j0+n) of a packed-B product; j0 a multiple of NR (portable). */
+/* Columns [j0, j0+n) of a packed-B product; j0 a multiple of the variant's nr (own kernels). */
 static void pb_cols(int transA, int64_t M, int64_t Ntot, int64_t j0, int64_t n, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *Bp, float beta,
                     float *C, int64_t ldc) {
@@ -601,12 +608,13 @@ static void pb_cols(int transA, int64_t M, int64_t Ntot, int64_t j0, int64_t n, 
         scale_c(M, n, beta, C + j0, ldc);
         return;
     }
-#if FRT_USE_BLAS
-    frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
-#else
-    gemm_ops o = {transA, 0, A, lda, NULL, 0, NULL, 0, 0, Bp, round_up(Ntot, NR), j0};
-    gemm_blocked(frt_sgemm_have_avx2(), &o, M, n, K, alpha, beta, C + j0, ldc);
-#endif
+    const frt_sgemm_variant *v = cur();
+    if (use_blas(v)) {
+        frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
+        return;
+    }
+    gemm_ops o = {v, transA, 0, A, lda, NULL, 0, NULL, 0, 0, Bp, round_up(Ntot, v->nr), j0};
+    gemm_blocked(&o, M, n, K, alpha, beta, C + j0, ldc);
 }
 
 void frt_sgemm_pa(int64_t M, int64_t N, int64_t K, float alpha, const float *Ap, int transB,
@@ -724,7 +732,7 @@ void frt_sgemm_mt(frt_threadpool *tp, int transA, int transB, int64_t M, int64_t
                   float beta, float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
     mt_job j = {0, 0, 0, 0, transA, transB, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, NULL};
-    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MR, 64);
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), cur()->mr, 64);
 }
 
 void frt_sgemm_pa_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float alpha,
@@ -732,7 +740,8 @@ void frt_sgemm_pa_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float 
                      int64_t ldc) {
     if (M <= 0 || N <= 0) return;
     mt_job j = {1, 0, 0, 0, 0, transB, M, N, K, alpha, beta, Ap, 0, B, ldb, C, ldc, NULL};
-    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MC, 64);
+    int64_t mr = cur()->mr;
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MC / mr * mr, 64);
 }
 
 void frt_sgemm_pb_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, int64_t K,
@@ -740,7 +749,7 @@ void frt_sgemm_pb_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, int64
                      int64_t ldc) {
     if (M <= 0 || N <= 0) return;
     mt_job j = {2, 0, 0, 0, transA, 0, M, N, K, alpha, beta, A, lda, Bp, 0, C, ldc, NULL};
-    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MR, 64);
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), cur()->mr, 64);
 }
 
 void frt_sgemv_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,

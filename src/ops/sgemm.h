@@ -15,9 +15,10 @@
  *     thread exit; if that allocation fails it falls back to an unblocked loop.
  *   - C must not overlap A or B.
  *
- * Implementation: with FRT_USE_BLAS, OpenBLAS cblas_sgemm (cblas_sgemv when M == 1 or N == 1,
- * since OpenBLAS does not switch by itself); otherwise a portable cache-blocked kernel whose
- * register micro-kernel is AVX2/FMA (src/ops/x86/sgemm_avx2.c) when the CPU supports it.
+ * Implementation: a cache-blocked kernel whose register tile and inner loops are the variant of
+ * the ISA tier (frt_sgemm_pick(frt_cpu_tier()): x86/sgemm_avx512.c, x86/sgemm_avx2.c or portable
+ * C). With FRT_USE_BLAS, the AVX2 and portable tiers call OpenBLAS instead (cblas_sgemv when M == 1
+ * or N == 1, since OpenBLAS does not switch by itself); the AVX-512 tier keeps its own kernels.
  *
  * Call frt_blas_init() once before using the BLAS (the model loader does; it is idempotent and
  * thread-safe, and a no-op without FRT_USE_BLAS).
@@ -27,6 +28,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cpu.h"
 
 struct frt_threadpool;
 
@@ -85,40 +88,61 @@ void frt_sgemm_pb_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N
 void frt_sgemv_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,
                   const float *A, int64_t lda, const float *x, float beta, float *y);
 
-/* ---- for tests and benchmarks ---- */
-/* 1 if the AVX2/FMA micro-kernel was built and the CPU supports it (and not disabled below).
- * Pool and GlobalAveragePool also select their AVX2 variants by this. */
-int frt_sgemm_have_avx2(void);
-/* Tests only: enabled = 0 makes frt_sgemm_have_avx2() return 0 from now on (kernels selected
- * afterwards use the portable C code); 1 restores CPU detection. */
-void frt_sgemm_set_avx2(int enabled);
-/* The portable blocked kernel, regardless of FRT_USE_BLAS; simd != 0 uses the AVX2 micro-kernel
- * when frt_sgemm_have_avx2(), simd == 0 forces the portable C micro-kernel. */
-void frt_sgemm_portable(int simd, int transA, int transB, int64_t M, int64_t N, int64_t K,
-                        float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
-                        float beta, float *C, int64_t ldc);
+/* ---- ISA variants (for tests and benchmarks; the entries above use the tier's variant) ---- */
+/* A variant of the blocked kernel: register tile mr x nr and its inner loops (NULL: portable C).
+ * The prepacked formats above follow the variant of frt_cpu_tier(). */
+#define FRT_SGEMM_MR_MAX 16
+#define FRT_SGEMM_NR_MAX 32
+typedef struct frt_sgemm_variant {
+    frt_isa isa;
+    const char *name;
+    int blas;       /* plain products go to the BLAS when built with one */
+    int64_t mr, nr; /* <= FRT_SGEMM_MR_MAX, FRT_SGEMM_NR_MAX; nr divides 64 */
+    /* C[mr, nr] = alpha * Ap(mr x kc panel, [k][mr]) * Bp(kc x nr panel, [k][nr]) + beta * C;
+     * beta == 0: C not read. */
+    void (*ukr)(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc, float alpha,
+                float beta);
+    /* c[nr] = alpha * sum_k a[k*inca] * Bp[k][nr] + beta * c (beta == 0: c not read). */
+    void (*row)(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c, float alpha,
+                float beta);
+    /* y[M] = alpha * A[M,N] x + beta * y  and  y[N] = alpha * A[M,N]^T x + beta * y. */
+    void (*gemv_n)(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                   const float *x, float beta, float *y);
+    void (*gemv_t)(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                   const float *x, float beta, float *y);
+} frt_sgemm_variant;
+
+/* The best variant whose tier is <= cap. */
+const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap);
+/* The blocked kernel of frt_sgemm_pick(cap), never the BLAS (same contract as frt_sgemm). */
+void frt_sgemm_tier(frt_isa cap, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc);
+/* The GEMV of frt_sgemm_pick(cap), never the BLAS (same contract as frt_sgemv). */
+void frt_sgemv_tier(frt_isa cap, int transA, int64_t M, int64_t N, float alpha, const float *A,
+                    int64_t lda, const float *x, float beta, float *y);
 /* 1 when built with FRT_USE_BLAS. */
 int frt_sgemm_have_blas(void);
-/* Portable sgemv regardless of FRT_USE_BLAS (simd as for frt_sgemm_portable). */
-void frt_sgemv_portable(int simd, int transA, int64_t M, int64_t N, float alpha, const float *A,
-                        int64_t lda, const float *x, float beta, float *y);
 
-/* ---- internal: register blocking of the portable kernel and its AVX2 pieces ---- */
-#define FRT_SGEMM_MR 6
-#define FRT_SGEMM_NR 16
 #if FRT_HAVE_X86
-/* C[6,16] = alpha * Ap(6 x kc panel, [k][6]) * Bp(kc x 16 panel, [k][16]) + beta * C;
- * beta == 0: C not read. */
+/* AVX2/FMA inner loops (x86/sgemm_avx2.c): 6 x 16 tile. */
 void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
                         float alpha, float beta);
-/* c[16] = alpha * sum_k a[k*inca] * Bp[k][16] + beta * c (beta == 0: c not read). */
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                         float alpha, float beta);
-/* y[M] = alpha * A[M,N] x + beta * y  and  y[N] = alpha * A[M,N]^T x + beta * y. */
 void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y);
 void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y);
+/* AVX-512 inner loops (x86/sgemm_avx512.c): 12 x 32 tile. */
+void frt_sgemm_ukr_avx512(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                          float alpha, float beta);
+void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
+                          float alpha, float beta);
+void frt_sgemv_n_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                        const float *x, float beta, float *y);
+void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                        const float *x, float beta, float *y);
 #endif
 
 #endif

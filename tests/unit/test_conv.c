@@ -1,8 +1,9 @@
 /* Conv: every kernel path against a naive 7-loop reference, plus error paths.
  *
- * Each case runs through the op harness several ways: default selection (AVX2 kernels when the
- * CPU has them), portable-only selection, dynamic-shape selection (unknown_dims), a non-constant W
- * (the dynamic-weight kernel) and two threads. */
+ * Each case runs through the op harness several ways: default selection (the kernels of the ISA
+ * tier, frt_cpu_tier(): run the binary under FRT_ISA=portable|avx2|avx512 to cover each tier),
+ * dynamic-shape selection (unknown_dims), a non-constant W (the dynamic-weight kernel), a
+ * non-constant B and two threads. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,19 +106,9 @@ static void poison_free(void *p, size_t n) {
     free(p);
 }
 
-enum {
-    RUN_DEFAULT,
-    RUN_PORTABLE,
-    RUN_UNKNOWN,
-    RUN_DYNW,
-    RUN_DYNB,
-    RUN_THREADS,
-    RUN_PORTABLE_THREADS,
-    N_RUNS
-};
-static const char *const run_names[N_RUNS] = {"default",   "portable",           "unknown_dims",
-                                              "dynamic_w", "dynamic_b",          "2 threads",
-                                              "portable 2 threads"};
+enum { RUN_DEFAULT, RUN_UNKNOWN, RUN_DYNW, RUN_DYNB, RUN_THREADS, N_RUNS };
+static const char *const run_names[N_RUNS] = {"default", "unknown_dims", "dynamic_w", "dynamic_b",
+                                              "2 threads"};
 
 /* sum: run as FusedConv with a sum input Z (Y = act(conv + B + Z)). */
 static void run_case(const conv_case *t, unsigned seed, int sum) {
@@ -188,12 +179,10 @@ static void run_case(const conv_case *t, unsigned seed, int sum) {
         op.act.lo = t->act == FRT_ACT_RELU ? 0.0f : t->lo;
         op.act.hi = t->act == FRT_ACT_RELU ? INFINITY : t->hi;
         op.n_out = 1;
-        op.n_threads = r == RUN_THREADS || r == RUN_PORTABLE_THREADS ? 2 : 1;
-        frt_conv_set_portable_only(r == RUN_PORTABLE || r == RUN_PORTABLE_THREADS);
+        op.n_threads = r == RUN_THREADS ? 2 : 1;
         frt_value out;
         const char *kname = NULL;
         frt_status st = frt_test_run_op(&op, &out, &kname);
-        frt_conv_set_portable_only(0);
         CHECK_MSG(st == FRT_OK, "%s [%s]: %s", t->name, run_names[r], frt_last_error());
         if (st != FRT_OK) continue;
         CHECK_MSG(out.rank == rank && out.dims[0] == t->N && out.dims[1] == t->M &&
@@ -206,8 +195,8 @@ static void run_case(const conv_case *t, unsigned seed, int sum) {
         if (r == RUN_DEFAULT && t->expect)
             CHECK_MSG(kname && strstr(kname, t->expect), "%s: kernel %s, expected *%s*", t->name,
                       kname ? kname : "(none)", t->expect);
-        if (r == RUN_PORTABLE)
-            CHECK_MSG(kname && !strstr(kname, "avx2"), "%s: portable run chose %s", t->name,
+        if (frt_cpu_tier() == FRT_ISA_PORTABLE)
+            CHECK_MSG(kname && !strstr(kname, "avx"), "%s: portable tier chose %s", t->name,
                       kname ? kname : "(none)");
         poison_free(out.data, (size_t)out.numel);
     }
@@ -218,12 +207,14 @@ static void run_case(const conv_case *t, unsigned seed, int sum) {
     poison_free(z, ny);
 }
 
-/* The tier this process selects kernels for (the host's, capped by FRT_ISA). */
-static int have_avx2(void) { return FRT_HAVE_X86 && frt_cpu_tier() >= FRT_ISA_AVX2; }
-
 static void test_paths(void) {
-    const char *gemm = have_avx2() ? "gemm_avx2" : "sgemm";
-    const char *dw = have_avx2() ? "depthwise_avx2" : "depthwise";
+    /* expected kernels of the tier (frt_cpu_tier() honours FRT_ISA) */
+    frt_isa tier = frt_cpu_tier();
+    const char *gemm = tier >= FRT_ISA_AVX512 ? "gemm_avx512"
+                       : tier >= FRT_ISA_AVX2 ? "gemm_avx2"
+                                              : "im2col_sgemm";
+    const char *dw = tier >= FRT_ISA_AVX2 ? "depthwise_avx2" : "conv_depthwise";
+    printf("tier %s\n", frt_isa_name(tier));
     /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
      * kshape_attr, expect */
     const conv_case cases[] = {

@@ -3,6 +3,7 @@
 
 #include "op_harness.h"
 #include "ops/sgemm.h"
+#include "ops/cpu.h"
 #include "test_util.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -360,16 +361,13 @@ static void test_matmul_errors(void) {
 }
 
 int main(void) {
-    /* twice: AVX2 kernels (when the CPU has them; BLAS builds use OpenBLAS for large products
-     * either way), then the portable C ones */
-    for (int pass = 0; pass < 2; pass++) {
-        frt_sgemm_set_avx2(pass == 0);
-        test_gemm_matrix();
-        test_gemm_kernels();
-        test_gemm_errors();
-        test_matmul();
-        test_matmul_errors();
-    }
-    frt_sgemm_set_avx2(1);
+    /* the kernels of the ISA tier (frt_cpu_tier(), capped by FRT_ISA: run the binary under
+     * FRT_ISA=portable|avx2|avx512 to cover each tier; BLAS builds use OpenBLAS below AVX-512) */
+    printf("tier %s\n", frt_isa_name(frt_cpu_tier()));
+    test_gemm_matrix();
+    test_gemm_kernels();
+    test_gemm_errors();
+    test_matmul();
+    test_matmul_errors();
     TEST_MAIN_END();
 }

@@ -5,6 +5,7 @@
 
 #include "op_harness.h"
 #include "ops/sgemm.h"
+#include "ops/cpu.h"
 #include "test_util.h"
 
 #if FRT_HAVE_X86
@@ -492,7 +493,7 @@ static void test_gap(void) {
 
 static void test_simd_rows(void) {
 #if FRT_HAVE_X86
-    if (!frt_sgemm_have_avx2()) return;
+    if (frt_cpu_tier() < FRT_ISA_AVX2) return; /* the host (or FRT_ISA) has no AVX2 tier */
     for (int64_t n = 0; n < 70; n += (n < 20 ? 1 : 7)) {
         float a[80], b[80], r[80];
         t_fill(a, 80, (unsigned)n + 1);
@@ -540,18 +541,16 @@ static void test_simd_rows(void) {
 }
 
 int main(void) {
-    /* every op test twice: AVX2 kernels (when the CPU has them), then the portable C ones */
-    for (int pass = 0; pass < 2; pass++) {
-        frt_sgemm_set_avx2(pass == 0);
-        test_pool_2d_matrix();
-        test_pool_auto_pad();
-        test_pool_1d_3d();
-        test_pool_big();
-        test_pool_onnx_examples();
-        test_pool_errors();
-        test_gap();
-    }
-    frt_sgemm_set_avx2(1);
+    /* the op tests run the kernels of the ISA tier (frt_cpu_tier(), capped by FRT_ISA: run the
+     * binary under FRT_ISA=portable|avx2|avx512 to cover each tier) */
+    printf("tier %s\n", frt_isa_name(frt_cpu_tier()));
+    test_pool_2d_matrix();
+    test_pool_auto_pad();
+    test_pool_1d_3d();
+    test_pool_big();
+    test_pool_onnx_examples();
+    test_pool_errors();
+    test_gap();
     test_simd_rows();
     TEST_MAIN_END();
 }

@@ -1,5 +1,6 @@
-/* frt_sgemm and friends: BLAS (when built), portable C and AVX2 micro-kernels, packed operands and
- * the multi-threaded splitters against a double-precision naive reference on odd sizes. */
+/* frt_sgemm and friends: BLAS (when built), the blocked kernel of every ISA tier the host has
+ * (frt_sgemm_tier / frt_sgemv_tier with an explicit cap), packed operands and the multi-threaded
+ * splitters against a double-precision naive reference on odd sizes and tails. */
 #include <stdint.h>
 
 #include "ops/sgemm.h"
@@ -20,10 +21,15 @@ static void ref_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alph
         }
 }
 
-enum { IMPL_AUTO, IMPL_PORT_C, IMPL_PORT_SIMD, IMPL_PACK_A, IMPL_PACK_B, IMPL_MT, IMPL_PA_MT,
-       IMPL_PB_MT, N_IMPL };
-static const char *impl_name[] = {"frt_sgemm", "portable-c", "portable-avx2", "pack_a", "pack_b",
-                                  "mt", "pa_mt", "pb_mt"};
+enum { IMPL_AUTO, IMPL_PORTABLE, IMPL_AVX2, IMPL_AVX512, IMPL_PACK_A, IMPL_PACK_B, IMPL_MT,
+       IMPL_PA_MT, IMPL_PB_MT, N_IMPL };
+static const char *impl_name[] = {"frt_sgemm", "tier-portable", "tier-avx2", "tier-avx512",
+                                  "pack_a", "pack_b", "mt", "pa_mt", "pb_mt"};
+/* The explicit tier of IMPL_PORTABLE..IMPL_AVX512 (a cap above the host's tier is skipped). */
+static frt_isa impl_tier(int impl) { return (frt_isa)(impl - IMPL_PORTABLE); }
+static int impl_runs(int impl) {
+    return impl < IMPL_PORTABLE || impl > IMPL_AVX512 || impl_tier(impl) <= frt_cpu_get()->host;
+}
 
 static frt_threadpool *g_tp;
 
@@ -47,11 +53,10 @@ static int run_case(int impl, int ta, int tb, int64_t M, int64_t N, int64_t K, f
     case IMPL_AUTO:
         frt_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         break;
-    case IMPL_PORT_C:
-        frt_sgemm_portable(0, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        break;
-    case IMPL_PORT_SIMD:
-        frt_sgemm_portable(1, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    case IMPL_PORTABLE:
+    case IMPL_AVX2:
+    case IMPL_AVX512:
+        frt_sgemm_tier(impl_tier(impl), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         break;
     case IMPL_PACK_A:
     case IMPL_PA_MT:
@@ -95,10 +100,11 @@ static void test_sizes(void) {
     static const int64_t sizes[][3] = {
         {1, 1, 1},   {1, 17, 5},  {7, 1, 9},     {1, 33, 300}, {5, 1, 300},   {6, 16, 8},
         {7, 17, 3},  {13, 31, 29}, {23, 9, 257}, {2, 50, 513}, {150, 37, 70}, {37, 1030, 19},
-        {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}};
+        {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}, {12, 32, 17}, {24, 64, 256},
+        {49, 97, 513}, {11, 31, 7}};
     static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}};
     for (int impl = 0; impl < N_IMPL; impl++)
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && impl_runs(impl); s++)
             for (int ta = 0; ta < 2; ta++)
                 for (int tb = 0; tb < 2; tb++)
                     for (size_t c = 0; c < 4; c++) {
@@ -122,8 +128,11 @@ static void test_k_zero(void) {
     float A[1] = {0}, B[1] = {0};
     frt_sgemm(0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 2.0f, C, 3);
     CHECK(C[0] == 2 && C[5] == 12);
-    frt_sgemm_portable(1, 0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 0.0f, C, 3);
-    CHECK(C[0] == 0 && C[5] == 0);
+    for (int t = FRT_ISA_PORTABLE; t <= (int)frt_cpu_get()->host; t++) {
+        for (int i = 0; i < 6; i++) C[i] = NAN;
+        frt_sgemm_tier((frt_isa)t, 0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 0.0f, C, 3);
+        CHECK(C[0] == 0 && C[5] == 0);
+    }
 }
 
 static void ref_gemv(int ta, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
@@ -139,24 +148,27 @@ static void ref_gemv(int ta, int64_t M, int64_t N, float alpha, const float *A, 
 
 static void test_gemv(void) {
     static const int64_t sizes[][2] = {{1, 1}, {3, 7}, {5, 8}, {9, 33}, {31, 65}, {130, 1},
-                                       {1, 130}, {257, 300}, {700, 600}};
+                                       {1, 130}, {257, 300}, {700, 600}, {17, 100}, {64, 129},
+                                       {3, 200}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int ta = 0; ta < 2; ta++)
-            for (int impl = 0; impl < 4; impl++) {
+            for (int impl = 0; impl < 5; impl++) {
+                /* 0 frt_sgemv, 1..3 frt_sgemv_tier(portable, avx2, avx512), 4 frt_sgemv_mt */
+                if (impl >= 1 && impl <= 3 && (frt_isa)(impl - 1) > frt_cpu_get()->host) continue;
                 int64_t M = sizes[s][0], N = sizes[s][1], lda = N + (int64_t)(s % 2);
                 int64_t nx = ta ? M : N, ny = ta ? N : M;
                 float *A = malloc((size_t)(M * lda) * 4), *x = malloc((size_t)nx * 4);
                 float *y = malloc((size_t)ny * 4), *r = malloc((size_t)ny * 4);
                 t_fill(A, (size_t)(M * lda), 5u + (unsigned)s);
                 t_fill(x, (size_t)nx, 7u);
-                float beta = impl == 1 ? 0.0f : 0.75f;
+                float beta = (impl + (int)s) % 2 ? 0.0f : 0.75f;
                 if (beta == 0.0f) for (int64_t i = 0; i < ny; i++) y[i] = NAN;
                 else t_fill(y, (size_t)ny, 11u);
                 memcpy(r, y, (size_t)ny * 4);
                 ref_gemv(ta, M, N, 1.25f, A, lda, x, beta, r);
                 if (impl == 0) frt_sgemv(ta, M, N, 1.25f, A, lda, x, beta, y);
-                else if (impl == 1) frt_sgemv_portable(0, ta, M, N, 1.25f, A, lda, x, beta, y);
-                else if (impl == 2) frt_sgemv_portable(1, ta, M, N, 1.25f, A, lda, x, beta, y);
+                else if (impl <= 3)
+                    frt_sgemv_tier((frt_isa)(impl - 1), ta, M, N, 1.25f, A, lda, x, beta, y);
                 else frt_sgemv_mt(g_tp, ta, M, N, 1.25f, A, lda, x, beta, y);
                 CHECK_MSG(t_close(y, r, (size_t)ny, 1e-4f, 1e-4f * (float)(nx + 1)),
                           "gemv impl %d ta=%d M=%lld N=%lld", impl, ta, (long long)M,
@@ -168,7 +180,8 @@ static void test_gemv(void) {
 int main(void) {
     frt_blas_init();
     frt_blas_init();
-    printf("blas=%d avx2=%d\n", frt_sgemm_have_blas(), frt_sgemm_have_avx2());
+    printf("blas=%d tier=%s host=%s\n", frt_sgemm_have_blas(), frt_isa_name(frt_cpu_tier()),
+           frt_isa_name(frt_cpu_get()->host));
     g_tp = frt_threadpool_create(3, NULL);
     test_sizes();
     test_mt_split();

@@ -1,81 +1,32 @@
-/* Conv as a GEMM with AVX2/FMA, weights packed at select, input packed on the fly.
+/* Inner loops of the conv packed-weight GEMM path with AVX2/FMA (driver: conv_gemm.c).
  *
- * Per (batch n, group gr):  Y_g[Mg, P] = W_g[Mg, Kg] * col_g[Kg, P],  P = OH*OW output positions,
- * Kg = Cg*kh*kw with k = (ci*kh + ky)*kw + kx (the order of W's trailing dims).
- *
- *   W_g  packed once: [K block][mpanels][kc][MR]   (MR = 6 output channels, zero rows past Mg);
- *        the panels of one K block are contiguous, so they stream from memory in order.
- *   col  packed per block of kc x nc: [nc/NR][kc][NR] (NR = 16 positions, zeros past the end),
- *        gathered straight from X (implicit im2col: stride, dilation and padding resolved here).
- *   micro-kernel: 6 x 16 tile of Y in 12 ymm accumulators, initialized with the bias on the first
- *        K block, clamped (fused Relu/Clip) on the last, stored once per K block. M tails use
- *        the same kernel with fewer rows; position tails of 1-3 use a one-column kernel, longer
- *        ones a 6 x 16 buffer.
- *
- * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W), so
- * its packing is a plain panel copy of X rows.
- *
- * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call runs on
- * the calling thread.
+ *   micro-kernel: 6 x 16 tile of Y (6 output channels x 16 positions) in 12 ymm accumulators,
+ *        initialized with the bias on the first K block, clamped (fused Relu/Clip) on the last,
+ *        stored once per K block. M tails use the same kernel with fewer rows; position tails of
+ *        1-3 use a one-column kernel, longer ones a 6 x 16 buffer.
+ *   pack_block: the col block [npan][kcur][16] straight from X (implicit im2col). The AVX-512
+ *        variant shares this packing (its tile is also 16 positions wide).
  */
 #include <immintrin.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "ops/conv.h"
-#include "runtime/threadpool.h"
 
-#define MR FRT_CONV_MR
-#define NR FRT_CONV_NR
+#define MR 6
+#define NR 16
 
-/* K block (packed col rows) and position block (a multiple of NR): the col block kc x nc floats
- * stays in L2 while every weight panel streams past it. */
-#define KC_MAX 256
-#define NC_MAX 256
-#define BLOCK_FLOATS (KC_MAX * NC_MAX)
 /* Software prefetch distance (floats) in the packed weight stream. */
 #define PF_DIST 384
 /* Input prefetch distance of the packing, in K rows (rounded up to whole channels). */
 #define PF_CHAN_ROWS 16
 /* Tails of at most this many positions use the one-column kernel. */
 #define COL_TAIL 3
-/* Input columns handled by seg_write's 32-bit lanes. */
-#define COL_LIMIT ((int64_t)1 << 28)
-/* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
-#define JOUTER_MAX (16 * 1024)
-
-frt_status frt_conv_pack_weights_avx2(frt_conv_params *p, const float *w, frt_arena *arena) {
-    int64_t mp = (p->Mg + MR - 1) / MR;
-    int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
-    p->kc = (p->Kg + nkb - 1) / nkb;
-    /* shallow K: wider position blocks (same block bytes, fewer passes over the weights) */
-    p->nc = (BLOCK_FLOATS / p->kc) & ~(int64_t)(NR - 1);
-    if (p->nc < NC_MAX) p->nc = NC_MAX;
-    if (p->nc > 8 * NC_MAX) p->nc = 8 * NC_MAX;
-    p->mpanels = mp;
-    size_t n = (size_t)(p->group * mp * p->Kg * MR) + 8; /* + slack read by ukr_col */
-    float *wp = frt_arena_array(arena, n, sizeof(float));
-    if (!wp) return FRT_ERR_NO_MEMORY;
-    /* [group][K block k0][panel][kcur][MR]: the panels of one K block are one sequential stream */
-    for (int64_t gr = 0; gr < p->group; gr++)
-        for (int64_t k0 = 0; k0 < p->Kg; k0 += p->kc) {
-            int64_t kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
-            float *blk = wp + (gr * mp * p->Kg + k0 * mp) * MR;
-            for (int64_t m = 0; m < p->Mg; m++) {
-                const float *src = w + (gr * p->Mg + m) * p->Kg + k0;
-                float *dst = blk + (m / MR) * kcur * MR + m % MR;
-                for (int64_t k = 0; k < kcur; k++) dst[k * MR] = src[k];
-            }
-        }
-    p->wpack = wp;
-    return FRT_OK;
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Micro-kernel                                                                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
-enum { UK_FIRST = 1, UK_LAST = 2 };
+enum { UK_FIRST = FRT_CONV_UK_FIRST, UK_LAST = FRT_CONV_UK_LAST };
 
 /* C[ROWS][8*NV] (row stride ldc) = (FIRST ? bias : C) + A[kc][6] * B[kc][16] (first ROWS rows of
  * the A panel, first 8*NV columns of the B panel); when LAST, plus the sum tile z (same layout as
@@ -274,7 +225,7 @@ static inline __m256 mload(const float *row, int64_t c, __m256i m) {
  * xr[c0 + i*s], i in [0, len): zero where the column leaves [0, W) and everywhere when xr is
  * NULL (the input row is padding). Full in-bounds chunks of 16 are plain loads and aligned
  * stores; partial chunks blend into the chunk under a lane mask. Columns go through 32-bit lanes:
- * the caller guarantees |c0| + len*s and W fit (see frt_conv_gemm_avx2). */
+ * the caller guarantees |c0| + len*s and W fit (FRT_CONV_COL_LIMIT, see frt_conv_gemm_run). */
 static inline void seg_write(float *bk, int64_t ps, int64_t q, int64_t len, const float *xr,
                              int64_t c0, int64_t W, int64_t s) {
     while (len > 0) {
@@ -320,24 +271,9 @@ static inline void seg_write(float *bk, int64_t ps, int64_t q, int64_t len, cons
     }
 }
 
-typedef struct gemm_ctx {
-    const frt_conv_params *p;
-    frt_conv_geom g;          /* flattened for pointwise convs */
-    const float *xg;          /* X channels of the current (n, group) */
-    float *yg;                /* Y rows of the current (n, group), row stride npos */
-    const float *zg;          /* FusedConv sum input rows, same layout as yg, or NULL */
-    const float *wg;          /* packed weights of the group */
-    const float *bias;        /* bias of the group (Mg floats) or NULL */
-    float *blk;               /* packed col block */
-    int64_t npos;
-    int64_t n0, ncur, npan;   /* position block */
-    int64_t k0, kcur;         /* K block */
-    int jouter;               /* col panels outer (see compute_range) */
-    int flags;
-} gemm_ctx;
 
 /* Packs the K block [k0, k0 + kcur) x positions [n0, n0 + ncur) into t->blk. */
-static void pack_block(const gemm_ctx *t) {
+void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t) {
     const frt_conv_params *p = t->p;
     const frt_conv_geom *g = &t->g;
     int64_t ps = t->kcur * NR, HW = g->H * g->W, khw = p->kh * p->kw;
@@ -381,7 +317,7 @@ static void pack_block(const gemm_ctx *t) {
 }
 
 /* One MR x NR tile: weight panel mp times col panel j of the packed block. */
-static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
+static inline void compute_tile(const frt_conv_gemm_ctx *t, int64_t mp, int64_t j) {
     const frt_conv_params *p = t->p;
     const float *a = t->wg + (t->k0 * p->mpanels + mp * t->kcur) * MR;
     const float *b = t->blk + j * t->kcur * NR;
@@ -411,7 +347,7 @@ static inline void compute_tile(const gemm_ctx *t, int64_t mp, int64_t j) {
 /* Weight panels [mp0, mp1) against every col panel of the packed block: weights outer (each
  * weight micro-panel stays in L1 while the col block streams from L2), or, when all the weights
  * of the K block fit in L1 (jouter), col panels outer. */
-static void compute_range(const gemm_ctx *t, int64_t mp0, int64_t mp1) {
+void frt_conv_compute_avx2(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1) {
     if (t->jouter) {
         for (int64_t j = 0; j < t->npan; j++)
             for (int64_t mp = mp0; mp < mp1; mp++) compute_tile(t, mp, j);
@@ -419,146 +355,4 @@ static void compute_range(const gemm_ctx *t, int64_t mp0, int64_t mp1) {
         for (int64_t mp = mp0; mp < mp1; mp++)
             for (int64_t j = 0; j < t->npan; j++) compute_tile(t, mp, j);
     }
-}
-
-static void geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g) {
-    frt_conv_geometry(p, x, g);
-    if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && g->pt == 0 && g->pl == 0 &&
-        g->OH == g->H && g->OW == g->W && g->H * g->W < COL_LIMIT) {
-        g->W = g->OW = g->H * g->W; /* pointwise: one long row */
-        g->H = g->OH = 1;
-    }
-}
-
-static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
-    int64_t np = (npos + NR - 1) / NR * NR;
-    return np < p->nc ? np : p->nc;
-}
-
-/* Scratch: SLOTS col blocks of kc x nc floats. With a pool, independent position blocks run in
- * parallel, each task packing into its own slot (see gemm_task). */
-#define SLOTS 4
-
-size_t frt_conv_gemm_avx2_scratch(const frt_step *s, const frt_value *values) {
-    const frt_conv_params *p = s->k.params;
-    frt_conv_geom g;
-    geometry(p, &values[s->in[0]], &g);
-    int64_t nc = block_cols(p, g.OH * g.OW);
-    return (size_t)(SLOTS * p->kc * nc) * sizeof(float);
-}
-
-/* Selects block b of the run: image n, group gr, positions [n0, n0 + ncur). */
-static void set_block(gemm_ctx *t, const float *X, float *Y, const float *bias, const float *Z,
-                      int64_t nc, int64_t b) {
-    const frt_conv_params *p = t->p;
-    int64_t nb = (t->npos + nc - 1) / nc;
-    int64_t img = b / nb, gr = img % p->group, n = img / p->group;
-    t->n0 = (b % nb) * nc;
-    t->ncur = t->npos - t->n0 < nc ? t->npos - t->n0 : nc;
-    t->npan = (t->ncur + NR - 1) / NR;
-    t->xg = X + (n * t->g.C + gr * p->Cg) * t->g.H * t->g.W;
-    t->yg = Y + (n * p->M + gr * p->Mg) * t->npos;
-    t->zg = Z ? Z + (n * p->M + gr * p->Mg) * t->npos : NULL;
-    t->wg = p->wpack + gr * p->mpanels * p->Kg * MR;
-    t->bias = bias ? bias + gr * p->Mg : NULL;
-}
-
-static void set_kblock(gemm_ctx *t, int64_t k0) {
-    const frt_conv_params *p = t->p;
-    t->k0 = k0;
-    t->kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
-    t->flags = (k0 == 0 ? UK_FIRST : 0) | (k0 + t->kcur == p->Kg ? UK_LAST : 0);
-    t->jouter = p->mpanels * MR * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
-}
-
-/* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
-static void run_block(gemm_ctx *t, int64_t mp0, int64_t mp1) {
-    for (int64_t k0 = 0; k0 < t->p->Kg; k0 += t->p->kc) {
-        set_kblock(t, k0);
-        pack_block(t);
-        compute_range(t, mp0, mp1);
-    }
-}
-
-/* Parallel runs use one region per call (waking the pool costs microseconds):
- *   many position blocks: each task owns a scratch slot and takes whole blocks from a counter;
- *   few blocks: task i takes the i-th share of the weight panels of every block and packs each
- *   block into its own slot (the packing is repeated per task; it is small next to the GEMM). */
-typedef struct par_ctx {
-    const gemm_ctx *base;
-    const float *X, *bias, *Z;
-    float *Y;
-    int64_t nc, nblocks, ntask;
-    int by_block;
-    atomic_llong next; /* next block to hand out (by_block) */
-} par_ctx;
-
-static void gemm_task(void *ctx, size_t i) {
-    par_ctx *pc = ctx;
-    gemm_ctx t = *pc->base;
-    const frt_conv_params *p = t.p;
-    t.blk = pc->base->blk + (int64_t)i * p->kc * pc->nc;
-    if (pc->by_block) {
-        for (;;) {
-            int64_t b = atomic_fetch_add_explicit(&pc->next, 1, memory_order_relaxed);
-            if (b >= pc->nblocks) break;
-            set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
-            run_block(&t, 0, p->mpanels);
-        }
-        return;
-    }
-    int64_t share = (p->mpanels + pc->ntask - 1) / pc->ntask;
-    int64_t mp0 = (int64_t)i * share, mp1 = mp0 + share < p->mpanels ? mp0 + share : p->mpanels;
-    if (mp0 >= mp1) return;
-    for (int64_t b = 0; b < pc->nblocks; b++) {
-        set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
-        run_block(&t, mp0, mp1);
-    }
-}
-
-frt_status frt_conv_gemm_avx2(const frt_step *s, frt_exec *x) {
-    const frt_conv_params *p = s->k.params;
-    const frt_value *X = &x->values[s->in[0]];
-    frt_value *Y = &x->values[s->out[0]];
-    const float *bias = s->n_in > 2 && s->in[2] >= 0 ? x->values[s->in[2]].data : NULL;
-    const float *sum = frt_conv_sum(s, x);
-    gemm_ctx t;
-    memset(&t, 0, sizeof t);
-    t.p = p;
-    geometry(p, X, &t.g);
-    t.npos = t.g.OH * t.g.OW;
-    if (t.g.W + t.g.pl + (p->kw - 1) * p->dw + NR * p->sw >= COL_LIMIT || t.g.pl >= COL_LIMIT)
-        return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
-                             (long long)t.g.W);
-    t.blk = x->scratch;
-    int64_t nc = block_cols(p, t.npos);
-    int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
-    int64_t nth = frt_threadpool_size(x->tp);
-    double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;
-    if (nth > SLOTS) nth = SLOTS;
-    if (nth > 1 && flops >= FRT_CONV_PAR_MIN_FLOPS) {
-        /* position blocks of equal width, as many as a multiple of the task count when the
-         * blocks stay at least 3 panels wide; otherwise split the weight panels */
-        int64_t imgs = t.g.N * p->group, panels = (t.npos + NR - 1) / NR;
-        int64_t nb = (t.npos + nc - 1) / nc;
-        if (imgs * nb < nth) nb = (nth + imgs - 1) / imgs;
-        while ((imgs * nb) % nth != 0 && nb < panels) nb++;
-        int64_t ncp = (panels + nb - 1) / nb * NR;
-        par_ctx pc = {&t,  X->data, bias, sum, Y->data, ncp, imgs * ((t.npos + ncp - 1) / ncp),
-                      nth, ncp >= 3 * NR, 0};
-        if (!pc.by_block) {
-            pc.nc = nc;
-            pc.nblocks = nblocks;
-            if (p->mpanels < nth) pc.ntask = p->mpanels;
-        }
-        if (pc.ntask > 1) {
-            frt_parallel_for(x->tp, (size_t)pc.ntask, gemm_task, &pc);
-            return FRT_OK;
-        }
-    }
-    for (int64_t b = 0; b < nblocks; b++) {
-        set_block(&t, X->data, Y->data, bias, sum, nc, b);
-        run_block(&t, 0, p->mpanels);
-    }
-    return FRT_OK;
 }

@@ -18,13 +18,14 @@
  * Blocked (narrow rows, OW*stride <= 28, multiplier 1): eight channels at a time are transposed
  * into a zero-padded channel-interleaved buffer, each output is 9 FMAs on full vectors, and the
  * result is transposed back (see dw3x3_block8). Leftover channels (M % 8) use the direct path.
+ *
+ * Only inner loops live here; the driver (threads, the FusedConv sum, other shapes) is
+ * conv_depthwise.c.
  */
 #include <immintrin.h>
 #include <stdint.h>
 
 #include "ops/conv.h"
-
-#include "runtime/threadpool.h"
 
 static inline __m256 evens(__m256 v0, __m256 v1) {
     __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
@@ -393,92 +394,29 @@ static void dw3x3_block8(const frt_conv_params *p, const frt_conv_geom *g, const
     }
 }
 
-typedef struct dw_task {
-    const frt_conv_params *p;  /* activation off when there is a sum input */
-    const frt_conv_params *pa; /* the node's parameters (activation after the sum) */
-    const frt_conv_geom *g;
-    const float *x, *w, *bias, *z;
-    float *y;
-    int fast;      /* 0: portable planes; 1 or 2: 3x3 stride */
-    int64_t nblk;  /* blocks of 8 channels per image (dw3x3_block8), 0 when not used */
-    int64_t units; /* work units per image: nblk blocks, then the remaining single planes */
-    int64_t chunk; /* units per task */
-    int64_t band;  /* output rows per band of dw3x3_block8 */
+/* Plan of one run (in the driver's FRT_DW_PLAN_BYTES). */
+typedef struct dw_plan {
     dw_rowplan rp;
-} dw_task;
+} dw_plan;
+_Static_assert(sizeof(dw_plan) <= FRT_DW_PLAN_BYTES, "FRT_DW_PLAN_BYTES too small");
 
-static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
-    const frt_conv_params *p = t->p;
-    const frt_conv_geom *g = t->g;
-    int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
-    if (u < t->nblk) {
-        int64_t c0 = 8 * u;
-        dw3x3_block8(p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
-                     t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, t->fast,
-                     t->band);
-        if (t->z)
-            frt_conv_sum_act(t->pa, t->y + (n * p->M + c0) * OHW, t->z + (n * p->M + c0) * OHW,
-                             8 * OHW);
-        return;
-    }
-    int64_t m = 8 * t->nblk + (u - t->nblk);
-    const float *xp = t->x + (n * g->C + m / p->Mg) * HW;
-    const float *wp = t->w + m * p->kh * p->kw;
-    float b = t->bias ? t->bias[m] : 0.0f;
-    float *yp = t->y + (n * p->M + m) * OHW;
-    if (t->fast == 1)
-        dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 1);
-    else if (t->fast == 2)
-        dw3x3_plane(p, g, &t->rp, xp, wp, b, yp, 2);
-    else
-        frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
-    if (t->z) frt_conv_sum_act(t->pa, yp, t->z + (n * p->M + m) * OHW, OHW);
+int64_t frt_dw3x3_plan_avx2(void *plan, const frt_conv_geom *g, int s) {
+    dw_plan *pl = plan;
+    dw_plan_rows(&pl->rp, g->OW, g->W, g->pl, s);
+    int64_t band = dw_block_band(g, s);
+    return band > 0 && g->OW * s <= DW_BLOCK_MAXW ? band : 0;
 }
 
-static void dw_task_fn(void *ctx, size_t i) {
-    const dw_task *t = ctx;
-    int64_t total = t->g->N * t->units;
-    int64_t i0 = (int64_t)i * t->chunk, i1 = i0 + t->chunk < total ? i0 + t->chunk : total;
-    for (int64_t k = i0; k < i1; k++) dw_unit(t, k / t->units, k % t->units);
+void frt_dw3x3_plane_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                          const float *x, const float *w, float b, float *y, int s) {
+    const dw_plan *pl = plan;
+    if (s == 1) dw3x3_plane(p, g, &pl->rp, x, w, b, y, 1);
+    else dw3x3_plane(p, g, &pl->rp, x, w, b, y, 2);
 }
 
-frt_status frt_conv_depthwise_avx2(const frt_step *s, frt_exec *x) {
-    const frt_conv_params *p = s->k.params;
-    const frt_value *X = &x->values[s->in[0]];
-    frt_conv_geom g;
-    frt_conv_geometry(p, X, &g);
-    dw_task t;
-    frt_conv_params q = *p; /* with a sum input the activation comes after the sum */
-    t.z = frt_conv_sum(s, x);
-    if (t.z) q.act = 0;
-    t.p = &q;
-    t.pa = p;
-    t.g = &g;
-    t.x = X->data;
-    frt_status st = frt_conv_weights(s, x, &t.w);
-    if (st) return st;
-    t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
-    t.y = x->values[s->out[0]].data;
-    t.fast = 0;
-    t.nblk = 0;
-    /* column indices go through 32-bit lanes in the masked loads */
-    if (p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
-        (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)
-        t.fast = (int)p->sw;
-    if (t.fast) {
-        dw_plan_rows(&t.rp, g.OW, g.W, g.pl, t.fast);
-        t.band = dw_block_band(&g, t.fast);
-        if (p->Mg == 1 && t.band > 0 && g.OW * t.fast <= DW_BLOCK_MAXW) t.nblk = p->M / 8;
-
-    }
-    t.units = t.nblk + (p->M - 8 * t.nblk);
-    int64_t total = g.N * t.units;
-    int nth = frt_threadpool_size(x->tp);
-    if ((double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw) < FRT_CONV_PAR_MIN_FLOPS)
-        nth = 1;
-    t.chunk = nth > 1 ? (total + 4 * nth - 1) / (4 * nth) : total;
-    if (t.chunk < 1) t.chunk = 1;
-    frt_parallel_for(nth > 1 ? x->tp : NULL, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn,
-                     &t);
-    return FRT_OK;
+void frt_dw3x3_block8_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
+                           const float *x8, const float *w8, const float *b8, float *y8, int s,
+                           int64_t band) {
+    (void)plan;
+    dw3x3_block8(p, g, x8, w8, b8, y8, s, band);
 }

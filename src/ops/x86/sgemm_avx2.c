@@ -1,14 +1,11 @@
-/* AVX2/FMA pieces of the portable SGEMM/SGEMV (see sgemm.h; compiled with -mavx2 -mfma and only
- * called after CPU detection). */
+/* AVX2/FMA inner loops of the blocked SGEMM/SGEMV (see sgemm.h): 6 x 16 register tile.
+ * Compiled with -mavx2 -mfma; called only through the AVX2 entry of the variant table. */
 #include "ops/sgemm.h"
 
 #if FRT_HAVE_X86
 #include <immintrin.h>
 #include <string.h>
 
-#if FRT_SGEMM_MR != 6 || FRT_SGEMM_NR != 16
-#error "sgemm_avx2.c implements a 6x16 micro-kernel"
-#endif
 
 /* Stores alpha*acc + beta*c into 8 floats at c. */
 static inline void store8(float *c, __m256 acc, __m256 va, __m256 vb, float beta) {

@@ -1,0 +1,218 @@
+/* Conv as a GEMM with weights packed at select (see conv.h): the driver. Blocking, threading and
+ * the weight packing live here; the col-block packing and the register tiles are the chosen
+ * variant's inner loops (x86/conv_avx2.c, x86/conv_avx512.c).
+ *
+ *   W_g  packed once: [K block][mpanels][kc][mr]  (zero rows past Mg); the panels of one K block
+ *        are contiguous, so they stream from memory in order.
+ *   col  packed per block of kc x nc: [nc/nr][kc][nr], gathered straight from X (implicit
+ *        im2col: stride, dilation and padding resolved by the variant's pack_block).
+ * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W).
+ *
+ * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call
+ * runs on the calling thread. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "conv.h"
+#include "runtime/threadpool.h"
+
+/* K block (packed col rows) and position block: the col block kc x nc floats stays in L2 while
+ * every weight panel streams past it. */
+#define KC_MAX 256
+#define NC_MAX 256
+#define BLOCK_FLOATS (KC_MAX * NC_MAX)
+/* Weight bytes of a K block small enough to stay in L1 next to one col panel. */
+#define JOUTER_MAX (16 * 1024)
+/* Scratch: SLOTS col blocks of kc x nc floats. With a pool, independent position blocks run in
+ * parallel, each task packing into its own slot (see gemm_task). */
+#define SLOTS 4
+
+/* Best first; the portable tier has no entry here (conv.c's im2col + frt_sgemm path). */
+static const frt_conv_gemm_variant gemm_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX512, "conv_1x1_gemm_avx512", "conv_im2col_gemm_avx512", 16, 16,
+     frt_conv_pack_block_avx2, frt_conv_compute_avx512},
+    {FRT_ISA_AVX2, "conv_1x1_gemm_avx2", "conv_im2col_gemm_avx2", 6, 16, frt_conv_pack_block_avx2,
+     frt_conv_compute_avx2},
+#endif
+    {FRT_ISA_PORTABLE, NULL, NULL, 1, 1, NULL, NULL},
+};
+
+const frt_conv_gemm_variant *frt_conv_gemm_pick(frt_isa cap) {
+    const frt_conv_gemm_variant *v = FRT_PICK_VARIANT(gemm_variants, cap);
+    return v->compute ? v : NULL;
+}
+
+frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *var,
+                              const float *w, frt_arena *arena) {
+    const int64_t MR = var->mr, NR = var->nr;
+    int64_t mp = (p->Mg + MR - 1) / MR;
+    int64_t nkb = (p->Kg + KC_MAX - 1) / KC_MAX;
+    p->kc = (p->Kg + nkb - 1) / nkb;
+    /* shallow K: wider position blocks (same block bytes, fewer passes over the weights) */
+    p->nc = (BLOCK_FLOATS / p->kc) / NR * NR;
+    if (p->nc < NC_MAX) p->nc = NC_MAX;
+    if (p->nc > 8 * NC_MAX) p->nc = 8 * NC_MAX;
+    p->mpanels = mp;
+    size_t n = (size_t)(p->group * mp * p->Kg * MR) + FRT_CONV_WPACK_SLACK;
+    float *wp = frt_arena_array(arena, n, sizeof(float));
+    if (!wp) return FRT_ERR_NO_MEMORY;
+    memset(wp, 0, n * sizeof(float));
+    /* [group][K block k0][panel][kcur][MR]: the panels of one K block are one sequential stream */
+    for (int64_t gr = 0; gr < p->group; gr++)
+        for (int64_t k0 = 0; k0 < p->Kg; k0 += p->kc) {
+            int64_t kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
+            float *blk = wp + (gr * mp * p->Kg + k0 * mp) * MR;
+            for (int64_t m = 0; m < p->Mg; m++) {
+                const float *src = w + (gr * p->Mg + m) * p->Kg + k0;
+                float *dst = blk + (m / MR) * kcur * MR + m % MR;
+                for (int64_t k = 0; k < kcur; k++) dst[k * MR] = src[k];
+            }
+        }
+    p->wpack = wp;
+    p->var = var;
+    return FRT_OK;
+}
+
+static void geometry(const frt_conv_params *p, const frt_value *x, frt_conv_geom *g) {
+    frt_conv_geometry(p, x, g);
+    if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && g->pt == 0 && g->pl == 0 &&
+        g->OH == g->H && g->OW == g->W && g->H * g->W < FRT_CONV_COL_LIMIT) {
+        g->W = g->OW = g->H * g->W; /* pointwise: one long row */
+        g->H = g->OH = 1;
+    }
+}
+
+static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
+    int64_t nr = p->var->nr;
+    int64_t np = (npos + nr - 1) / nr * nr;
+    return np < p->nc ? np : p->nc;
+}
+
+size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values) {
+    const frt_conv_params *p = s->k.params;
+    frt_conv_geom g;
+    geometry(p, &values[s->in[0]], &g);
+    int64_t nc = block_cols(p, g.OH * g.OW);
+    return (size_t)(SLOTS * p->kc * nc) * sizeof(float);
+}
+
+/* Selects block b of the run: image n, group gr, positions [n0, n0 + ncur). */
+static void set_block(frt_conv_gemm_ctx *t, const float *X, float *Y, const float *bias,
+                      const float *Z, int64_t nc, int64_t b) {
+    const frt_conv_params *p = t->p;
+    int64_t nb = (t->npos + nc - 1) / nc, nr = p->var->nr;
+    int64_t img = b / nb, gr = img % p->group, n = img / p->group;
+    t->n0 = (b % nb) * nc;
+    t->ncur = t->npos - t->n0 < nc ? t->npos - t->n0 : nc;
+    t->npan = (t->ncur + nr - 1) / nr;
+    t->xg = X + (n * t->g.C + gr * p->Cg) * t->g.H * t->g.W;
+    t->yg = Y + (n * p->M + gr * p->Mg) * t->npos;
+    t->zg = Z ? Z + (n * p->M + gr * p->Mg) * t->npos : NULL;
+    t->wg = p->wpack + gr * p->mpanels * p->Kg * p->var->mr;
+    t->bias = bias ? bias + gr * p->Mg : NULL;
+}
+
+static void set_kblock(frt_conv_gemm_ctx *t, int64_t k0) {
+    const frt_conv_params *p = t->p;
+    t->k0 = k0;
+    t->kcur = p->Kg - k0 < p->kc ? p->Kg - k0 : p->kc;
+    t->flags = (k0 == 0 ? FRT_CONV_UK_FIRST : 0) |
+               (k0 + t->kcur == p->Kg ? FRT_CONV_UK_LAST : 0);
+    t->jouter = p->mpanels * p->var->mr * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
+}
+
+/* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
+static void run_block(frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1) {
+    const frt_conv_gemm_variant *v = t->p->var;
+    for (int64_t k0 = 0; k0 < t->p->Kg; k0 += t->p->kc) {
+        set_kblock(t, k0);
+        v->pack_block(t);
+        v->compute(t, mp0, mp1);
+    }
+}
+
+/* Parallel runs use one region per call (waking the pool costs microseconds):
+ *   many position blocks: each task owns a scratch slot and takes whole blocks from a counter;
+ *   few blocks: task i takes the i-th share of the weight panels of every block and packs each
+ *   block into its own slot (the packing is repeated per task; it is small next to the GEMM). */
+typedef struct par_ctx {
+    const frt_conv_gemm_ctx *base;
+    const float *X, *bias, *Z;
+    float *Y;
+    int64_t nc, nblocks, ntask;
+    int by_block;
+    atomic_llong next; /* next block to hand out (by_block) */
+} par_ctx;
+
+static void gemm_task(void *ctx, size_t i) {
+    par_ctx *pc = ctx;
+    frt_conv_gemm_ctx t = *pc->base;
+    const frt_conv_params *p = t.p;
+    t.blk = pc->base->blk + (int64_t)i * p->kc * pc->nc;
+    if (pc->by_block) {
+        for (;;) {
+            int64_t b = atomic_fetch_add_explicit(&pc->next, 1, memory_order_relaxed);
+            if (b >= pc->nblocks) break;
+            set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
+            run_block(&t, 0, p->mpanels);
+        }
+        return;
+    }
+    int64_t share = (p->mpanels + pc->ntask - 1) / pc->ntask;
+    int64_t mp0 = (int64_t)i * share, mp1 = mp0 + share < p->mpanels ? mp0 + share : p->mpanels;
+    if (mp0 >= mp1) return;
+    for (int64_t b = 0; b < pc->nblocks; b++) {
+        set_block(&t, pc->X, pc->Y, pc->bias, pc->Z, pc->nc, b);
+        run_block(&t, mp0, mp1);
+    }
+}
+
+frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
+    const frt_conv_params *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    const float *bias = s->n_in > 2 && s->in[2] >= 0 ? x->values[s->in[2]].data : NULL;
+    const float *sum = frt_conv_sum(s, x);
+    const int64_t NR = p->var->nr;
+    frt_conv_gemm_ctx t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    geometry(p, X, &t.g);
+    t.npos = t.g.OH * t.g.OW;
+    if (t.g.W + t.g.pl + (p->kw - 1) * p->dw + NR * p->sw >= FRT_CONV_COL_LIMIT ||
+        t.g.pl >= FRT_CONV_COL_LIMIT)
+        return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
+                             (long long)t.g.W);
+    t.blk = x->scratch;
+    int64_t nc = block_cols(p, t.npos);
+    int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
+    int64_t nth = frt_threadpool_size(x->tp);
+    double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;
+    if (nth > SLOTS) nth = SLOTS;
+    if (nth > 1 && flops >= FRT_CONV_PAR_MIN_FLOPS) {
+        /* position blocks of equal width, as many as a multiple of the task count when the
+         * blocks stay at least 3 panels wide; otherwise split the weight panels */
+        int64_t imgs = t.g.N * p->group, panels = (t.npos + NR - 1) / NR;
+        int64_t nb = (t.npos + nc - 1) / nc;
+        if (imgs * nb < nth) nb = (nth + imgs - 1) / imgs;
+        while ((imgs * nb) % nth != 0 && nb < panels) nb++;
+        int64_t ncp = (panels + nb - 1) / nb * NR;
+        par_ctx pc = {&t,  X->data, bias, sum, Y->data, ncp, imgs * ((t.npos + ncp - 1) / ncp),
+                      nth, ncp >= 3 * NR, 0};
+        if (!pc.by_block) {
+            pc.nc = nc;
+            pc.nblocks = nblocks;
+            if (p->mpanels < nth) pc.ntask = p->mpanels;
+        }
+        if (pc.ntask > 1) {
+            frt_parallel_for(x->tp, (size_t)pc.ntask, gemm_task, &pc);
+            return FRT_OK;
+        }
+    }
+    for (int64_t b = 0; b < nblocks; b++) {
+        set_block(&t, X->data, Y->data, bias, sum, nc, b);
+        run_block(&t, 0, p->mpanels);
+    }
+    return FRT_OK;
+}

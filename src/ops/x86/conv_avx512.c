@@ -1,0 +1,105 @@
+/* Inner loops of the conv packed-weight GEMM path with AVX-512 (driver: conv_gemm.c).
+ *
+ * Register tile: 16 output channels x 16 positions, one zmm accumulator per channel (16 of the
+ * 32 zmm registers); each K step loads one 16-position col row and broadcasts the 16 weights of
+ * the panel row (embedded broadcasts). Accumulators start from the bias on the first K block (or
+ * from Y on later ones), take the sum input z and the clamp on the last, and are stored once per
+ * K block. Channel tails use the same kernel with fewer rows (ROWS is a compile-time constant);
+ * position tails use masked loads and stores (the col panel is zero past ncur).
+ * The col block is packed by frt_conv_pack_block_avx2 (16-wide panels, the same layout).
+ */
+#include <immintrin.h>
+
+#include "ops/conv.h"
+
+#define MR 16
+#define NR 16
+/* Software prefetch distance (floats) in the packed weight stream: 32 K steps. */
+#define PF_DIST 512
+
+static inline __attribute__((always_inline)) void tile(int64_t kc, const float *a,
+                                                        const float *b, float *c, int64_t ldc,
+                                                        const int ROWS, __mmask16 cm, int flags,
+                                                        const float *bias, const float *z,
+                                                        int act, float lo, float hi) {
+    __m512 acc[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; r++) {
+        if (flags & FRT_CONV_UK_FIRST)
+            acc[r] = bias ? _mm512_set1_ps(bias[r]) : _mm512_setzero_ps();
+        else
+            acc[r] = _mm512_maskz_loadu_ps(cm, c + r * ldc);
+    }
+    if ((flags & FRT_CONV_UK_LAST) && z) {
+        /* the sum tile is read after the K loop; it is often out of cache */
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)(z + r * ldc), _MM_HINT_T0);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        _mm_prefetch((const char *)(a + PF_DIST), _MM_HINT_T0);
+        __m512 b0 = _mm512_load_ps(b);
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, acc[r]);
+        a += MR;
+        b += NR;
+    }
+    if ((flags & FRT_CONV_UK_LAST) && z) {
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; r++)
+            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(cm, z + r * ldc));
+    }
+    if ((flags & FRT_CONV_UK_LAST) && act) {
+        /* max(lo, x) / min(hi, x) return x when x is NaN: NaN propagates */
+        __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; r++) acc[r] = _mm512_min_ps(vh, _mm512_max_ps(vl, acc[r]));
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; r++) _mm512_mask_storeu_ps(c + r * ldc, cm, acc[r]);
+}
+
+#define TILE_CASE(n)                                                                         \
+    case n: tile(kc, a, b, c, ldc, n, cm, flags, bias, z, act, lo, hi); break;
+
+/* rows x cols tile, rows in [1, 16], cols in [1, 16]. */
+static void tile_any(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                     int64_t rows, int64_t cols, int flags, const float *bias, const float *z,
+                     int act, float lo, float hi) {
+    __mmask16 cm = (__mmask16)(cols >= NR ? 0xffffu : (1u << cols) - 1u);
+    switch (rows) {
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+        TILE_CASE(13) TILE_CASE(14) TILE_CASE(15)
+    default: tile(kc, a, b, c, ldc, 16, cm, flags, bias, z, act, lo, hi); break;
+    }
+}
+
+/* One MR x NR tile: weight panel mp times col panel j of the packed block. */
+static inline void compute_tile(const frt_conv_gemm_ctx *t, int64_t mp, int64_t j) {
+    const frt_conv_params *p = t->p;
+    const float *a = t->wg + (t->k0 * p->mpanels + mp * t->kcur) * MR;
+    const float *b = t->blk + j * t->kcur * NR;
+    int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
+    int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;
+    int64_t off = mp * MR * t->npos + t->n0 + j * NR;
+    const float *bias = t->bias && (t->flags & FRT_CONV_UK_FIRST) ? t->bias + mp * MR : NULL;
+    if (rows == MR && cols == NR)
+        tile(t->kcur, a, b, t->yg + off, t->npos, MR, 0xffff, t->flags, bias,
+             t->zg ? t->zg + off : NULL, p->act, p->lo, p->hi);
+    else
+        tile_any(t->kcur, a, b, t->yg + off, t->npos, rows, cols, t->flags, bias,
+                 t->zg ? t->zg + off : NULL, p->act, p->lo, p->hi);
+}
+
+/* Weight panels [mp0, mp1) against every col panel of the packed block: weights outer (a weight
+ * panel stays in L1 while the col block streams from L2), or col panels outer when all the
+ * weights of the K block fit in L1 (jouter). */
+void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1) {
+    if (t->jouter) {
+        for (int64_t j = 0; j < t->npan; j++)
+            for (int64_t mp = mp0; mp < mp1; mp++) compute_tile(t, mp, j);
+    } else {
+        for (int64_t mp = mp0; mp < mp1; mp++)
+            for (int64_t j = 0; j < t->npan; j++) compute_tile(t, mp, j);
+    }
+}

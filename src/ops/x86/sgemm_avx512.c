@@ -1,0 +1,170 @@
+/* AVX-512 inner loops of the blocked SGEMM/SGEMV (see sgemm.h); called only through the AVX-512
+ * entry of the variant table.
+ *
+ * Register tile 12 x 32: 24 zmm accumulators (12 rows x 2 vectors of 16 columns); each K step
+ * loads the 32 packed B columns once and broadcasts the 12 packed A values (embedded broadcasts),
+ * 24 FMAs per 2 vector loads + 12 broadcasts. */
+#include "ops/sgemm.h"
+
+#if FRT_HAVE_X86
+#include <immintrin.h>
+#include <string.h>
+
+#define MR 12
+#define NR 32
+
+/* Stores alpha*acc + beta*c to 16 floats at c (lanes of m). */
+static inline void store16(float *c, __m512 acc, __m512 va, __m512 vb, float beta, __mmask16 m) {
+    if (beta == 0.0f) _mm512_mask_storeu_ps(c, m, _mm512_mul_ps(acc, va));
+    else if (beta == 1.0f)
+        _mm512_mask_storeu_ps(c, m, _mm512_fmadd_ps(acc, va, _mm512_maskz_loadu_ps(m, c)));
+    else
+        _mm512_mask_storeu_ps(
+            c, m, _mm512_fmadd_ps(acc, va, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m, c))));
+}
+
+void frt_sgemm_ukr_avx512(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                          float alpha, float beta) {
+    __m512 c0[MR], c1[MR];
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(Bp), b1 = _mm512_loadu_ps(Bp + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) {
+            __m512 a = _mm512_set1_ps(Ap[r]);
+            c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+            c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+        }
+        Ap += MR;
+        Bp += NR;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++) {
+        store16(C + r * ldc, c0[r], va, vb, beta, 0xffff);
+        store16(C + r * ldc + 16, c1[r], va, vb, beta, 0xffff);
+    }
+}
+
+void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
+                          float alpha, float beta) {
+    /* two accumulator pairs over even/odd k to hide FMA latency */
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, t0 = s0, t1 = s0;
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        __m512 a0 = _mm512_set1_ps(a[k * inca]), a1 = _mm512_set1_ps(a[(k + 1) * inca]);
+        s0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(Bp), s0);
+        s1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(Bp + 16), s1);
+        t0 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(Bp + 32), t0);
+        t1 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(Bp + 48), t1);
+        Bp += 2 * NR;
+    }
+    if (k < kc) {
+        __m512 a0 = _mm512_set1_ps(a[k * inca]);
+        s0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(Bp), s0);
+        s1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(Bp + 16), s1);
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    store16(c, _mm512_add_ps(s0, t0), va, vb, beta, 0xffff);
+    store16(c + 16, _mm512_add_ps(s1, t1), va, vb, beta, 0xffff);
+}
+
+static inline __mmask16 first(int64_t n) { /* lanes [0, n), n <= 16 */
+    return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+}
+
+static inline float out1(float r, float alpha, float beta, const float *y) {
+    return beta == 0.0f ? alpha * r : alpha * r + beta * *y;
+}
+
+void frt_sgemv_n_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                        const float *x, float beta, float *y) {
+    int64_t n16 = N & ~(int64_t)15;
+    __mmask16 tm = first(N - n16);
+    int64_t i = 0;
+    /* four rows at a time share the x loads; two accumulators per row */
+    for (; i + 4 <= M; i += 4) {
+        const float *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        __m512 t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+        int64_t j = 0;
+        for (; j + 32 <= n16; j += 32) {
+            __m512 xv = _mm512_loadu_ps(x + j), xw = _mm512_loadu_ps(x + j + 16);
+            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a0 + j), xv, s0);
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a1 + j), xv, s1);
+            s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a2 + j), xv, s2);
+            s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a3 + j), xv, s3);
+            t0 = _mm512_fmadd_ps(_mm512_loadu_ps(a0 + j + 16), xw, t0);
+            t1 = _mm512_fmadd_ps(_mm512_loadu_ps(a1 + j + 16), xw, t1);
+            t2 = _mm512_fmadd_ps(_mm512_loadu_ps(a2 + j + 16), xw, t2);
+            t3 = _mm512_fmadd_ps(_mm512_loadu_ps(a3 + j + 16), xw, t3);
+        }
+        for (; j < N; j += 16) {
+            __mmask16 m = j < n16 ? 0xffff : tm;
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + j);
+            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a0 + j), xv, s0);
+            s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a1 + j), xv, s1);
+            s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a2 + j), xv, s2);
+            s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a3 + j), xv, s3);
+        }
+        float r[4] = {_mm512_reduce_add_ps(_mm512_add_ps(s0, t0)),
+                      _mm512_reduce_add_ps(_mm512_add_ps(s1, t1)),
+                      _mm512_reduce_add_ps(_mm512_add_ps(s2, t2)),
+                      _mm512_reduce_add_ps(_mm512_add_ps(s3, t3))};
+        for (int t = 0; t < 4; t++) y[i + t] = out1(r[t], alpha, beta, y + i + t);
+    }
+    for (; i < M; i++) {
+        const float *a0 = A + i * lda;
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+        int64_t j = 0;
+        for (; j + 32 <= n16; j += 32) {
+            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a0 + j), _mm512_loadu_ps(x + j), s0);
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a0 + j + 16), _mm512_loadu_ps(x + j + 16), s1);
+        }
+        for (; j < N; j += 16) {
+            __mmask16 m = j < n16 ? 0xffff : tm;
+            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a0 + j), _mm512_maskz_loadu_ps(m, x + j),
+                                 s0);
+        }
+        y[i] = out1(_mm512_reduce_add_ps(_mm512_add_ps(s0, s1)), alpha, beta, y + i);
+    }
+}
+
+/* y[j0 .. j0+64) (lanes of m0..m3) = alpha * A[:, block]^T x + beta * y: the 64 columns stay in
+ * registers while the rows stream by, two rows per step. */
+static void gemv_t_block(int64_t M, int64_t nb, float alpha, const float *A, int64_t lda,
+                         const float *x, float beta, float *y) {
+    __mmask16 m[4];
+    for (int v = 0; v < 4; v++) m[v] = first(nb - 16 * v > 0 ? nb - 16 * v : 0);
+    __m512 s[4], t[4];
+    for (int v = 0; v < 4; v++) s[v] = t[v] = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= M; i += 2) {
+        const float *a = A + i * lda;
+        __m512 x0 = _mm512_set1_ps(x[i]), x1 = _mm512_set1_ps(x[i + 1]);
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) {
+            s[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[v], a + 16 * v), x0, s[v]);
+            t[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[v], a + lda + 16 * v), x1, t[v]);
+        }
+    }
+    if (i < M) {
+        const float *a = A + i * lda;
+        __m512 x0 = _mm512_set1_ps(x[i]);
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++)
+            s[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m[v], a + 16 * v), x0, s[v]);
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    for (int v = 0; v < 4; v++)
+        if (m[v]) store16(y + 16 * v, _mm512_add_ps(s[v], t[v]), va, vb, beta, m[v]);
+}
+
+void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                        const float *x, float beta, float *y) {
+    for (int64_t j = 0; j < N; j += 64)
+        gemv_t_block(M, N - j < 64 ? N - j : 64, alpha, A + j, lda, x, beta, y + j);
+}
+
+#endif
