@@ -58,39 +58,19 @@ static int act_index(const frt_act *a) {
     return a->kind == FRT_ACT_RELU ? 1 : a->kind == FRT_ACT_CLIP ? 2 : 0;
 }
 
-/* Kernel names [gemv][impl: blas, packed, portable][bias][act]; static, as names must outlive
- * the arena. */
-static const char *const gemm_names[2][3][2][3] = {
-    {
-        {{"gemm_f32_blas", "gemm_f32_blas_relu", "gemm_f32_blas_clip"},
-         {"gemm_f32_blas_bias", "gemm_f32_blas_bias_relu", "gemm_f32_blas_bias_clip"}},
-        {{"gemm_f32_packed", "gemm_f32_packed_relu", "gemm_f32_packed_clip"},
-         {"gemm_f32_packed_bias", "gemm_f32_packed_bias_relu", "gemm_f32_packed_bias_clip"}},
-        {{"gemm_f32_portable", "gemm_f32_portable_relu", "gemm_f32_portable_clip"},
-         {"gemm_f32_portable_bias", "gemm_f32_portable_bias_relu", "gemm_f32_portable_bias_clip"}},
-    },
-    {
-        {{"gemv_f32_blas", "gemv_f32_blas_relu", "gemv_f32_blas_clip"},
-         {"gemv_f32_blas_bias", "gemv_f32_blas_bias_relu", "gemv_f32_blas_bias_clip"}},
-        {{"gemv_f32_packed", "gemv_f32_packed_relu", "gemv_f32_packed_clip"},
-         {"gemv_f32_packed_bias", "gemv_f32_packed_bias_relu", "gemv_f32_packed_bias_clip"}},
-        {{"gemv_f32_portable", "gemv_f32_portable_relu", "gemv_f32_portable_clip"},
-         {"gemv_f32_portable_bias", "gemv_f32_portable_bias_relu", "gemv_f32_portable_bias_clip"}},
-    },
-};
-/* [batched][impl][act] */
-static const char *const matmul_names[2][3][3] = {
-    {
-        {"matmul_f32_blas", "matmul_f32_blas_relu", "matmul_f32_blas_clip"},
-        {"matmul_f32_packed", "matmul_f32_packed_relu", "matmul_f32_packed_clip"},
-        {"matmul_f32_portable", "matmul_f32_portable_relu", "matmul_f32_portable_clip"},
-    },
-    {
-        {"matmul_f32_batched_blas", "matmul_f32_batched_blas_relu", "matmul_f32_batched_blas_clip"},
-        {"matmul_f32_batched_packed", "matmul_f32_batched_packed_relu", "matmul_f32_batched_packed_clip"},
-        {"matmul_f32_batched_portable", "matmul_f32_batched_portable_relu", "matmul_f32_batched_portable_clip"},
-    },
-};
+/* Kernel names [gemv][tier][impl: blas, packed, unpacked][bias][act], e.g.
+ * "gemm_f32_packed_avx512_bias_relu" (flatrt's own kernels carry the ISA tier; the BLAS ones do
+ * not); static, as names must outlive the arena. */
+#define N_ACT(s) {s, s "_relu", s "_clip"}
+#define N_BIAS(s) {N_ACT(s), N_ACT(s "_bias")}
+#define N_IMPL(op, tier) {N_BIAS(op "_f32_blas"), N_BIAS(op "_f32_packed_" tier), N_BIAS(op "_f32_" tier)}
+#define N_TIERS(op) {N_IMPL(op, "portable"), N_IMPL(op, "avx2"), N_IMPL(op, "avx512")}
+static const char *const gemm_names[2][3][3][2][3] = {N_TIERS("gemm"), N_TIERS("gemv")};
+/* [batched][tier][impl][act] */
+#define M_IMPL(op, tier) {N_ACT(op "_blas"), N_ACT(op "_packed_" tier), N_ACT(op "_" tier)}
+#define M_TIERS(op) {M_IMPL(op, "portable"), M_IMPL(op, "avx2"), M_IMPL(op, "avx512")}
+static const char *const matmul_names[2][3][3][3] = {M_TIERS("matmul_f32"),
+                                                     M_TIERS("matmul_f32_batched")};
 
 /* Y[M,N] (+)= alpha * op(A) * op(B) by direct loops, for tiny products where a library call
  * costs more than the arithmetic (init_zero: Y is overwritten, else accumulated into). */
@@ -127,15 +107,12 @@ static void tiny_mm(int transA, int transB, int64_t M, int64_t N, int64_t K, flo
     }
 }
 
-/* Prepacks a constant B for the portable kernel. Returns NULL when packing is not used (BLAS
- * builds, or packing would not help), or sets *st on allocation failure. */
+/* Prepacks a constant B for flatrt's own kernel. Returns NULL when packing is not used (the tier
+ * calls the BLAS), or sets *st on allocation failure. */
 static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N, const float *B,
                                  frt_status *st) {
     *st = FRT_OK;
-#if FRT_USE_BLAS
-    (void)c; (void)transB; (void)K; (void)N; (void)B;
-    return NULL;
-#else
+    if (frt_sgemm_uses_blas()) return NULL;
     size_t n = frt_sgemm_pack_b_size(K, N);
     if (n == 0) return NULL;
     float *p = frt_arena_array(c->arena, n, sizeof(float));
@@ -146,10 +123,10 @@ static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N
     }
     frt_sgemm_pack_b(transB, K, N, B, transB ? K : N, p);
     return p;
-#endif
 }
 
-static int impl_index(int packed) { return packed ? 1 : FRT_USE_BLAS ? 0 : 2; }
+static int impl_index(int packed) { return packed ? 1 : frt_sgemm_uses_blas() ? 0 : 2; }
+static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Gemm                                                                                       */
@@ -314,7 +291,7 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = K;
         p->Bp_N = N;
     }
-    k->name = gemm_names[M == 1][impl_index(p->Bp != NULL)][cv && p->beta != 0.0f]
+    k->name = gemm_names[M == 1][tier_index()][impl_index(p->Bp != NULL)][cv && p->beta != 0.0f]
                         [act_index(&p->act)];
     k->fn = gemm_kernel;
     k->params = p;
@@ -494,7 +471,8 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = b->dims[0];
         p->Bp_N = b->dims[1];
     }
-    k->name = matmul_names[b->rank > 2][impl_index(p->Bp != NULL)][act_index(&p->act)];
+    k->name = matmul_names[b->rank > 2][tier_index()][impl_index(p->Bp != NULL)]
+                          [act_index(&p->act)];
     k->fn = matmul_kernel;
     k->params = p;
     return FRT_OK;

@@ -61,6 +61,8 @@ static const frt_sgemm_variant *cur(void) { return frt_sgemm_pick(frt_cpu_tier()
 /* 1 when the tier's variant hands plain products to the BLAS. */
 static int use_blas(const frt_sgemm_variant *v) { return FRT_USE_BLAS && v->blas; }
 
+int frt_sgemm_uses_blas(void) { return use_blas(cur()); }
+
 int frt_sgemm_have_blas(void) { return FRT_USE_BLAS ? 1 : 0; }
 
 #if FRT_USE_BLAS

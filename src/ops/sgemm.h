@@ -123,6 +123,9 @@ void frt_sgemv_tier(frt_isa cap, int transA, int64_t M, int64_t N, float alpha, 
                     int64_t lda, const float *x, float beta, float *y);
 /* 1 when built with FRT_USE_BLAS. */
 int frt_sgemm_have_blas(void);
+/* 1 when frt_sgemm / frt_sgemv of this process's tier call the BLAS (then the prepacked formats
+ * are plain row-major copies and prepacking gains nothing). */
+int frt_sgemm_uses_blas(void);
 
 #if FRT_HAVE_X86
 /* AVX2/FMA inner loops (x86/sgemm_avx2.c): 6 x 16 tile. */

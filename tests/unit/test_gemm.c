@@ -133,16 +133,19 @@ static void test_gemm_kernels(void) {
     CHECK_MSG(name && strncmp(name, "gemv_f32", 8) == 0 && strstr(name, "_bias") &&
                   strstr(name, "_relu"),
               "kernel %s", name ? name : "(null)");
-#if FRT_USE_BLAS
-    CHECK_MSG(name && strcmp(name, "gemv_f32_blas_bias_relu") == 0, "kernel %s", name);
-#endif
-    /* dynamic batch with constant weights: gemm kernel, packed in portable builds */
+    /* the BLAS below the AVX-512 tier when built with one, else flatrt's kernel of the tier */
+    char want[64];
+    if (frt_sgemm_uses_blas()) snprintf(want, sizeof want, "gemv_f32_blas_bias_relu");
+    else snprintf(want, sizeof want, "gemv_f32_%s_bias_relu", frt_isa_name(frt_cpu_tier()));
+    CHECK_MSG(name && strcmp(name, want) == 0, "kernel %s, expected %s", name ? name : "(null)",
+              want);
+    /* dynamic batch with constant weights: gemm kernel, packed when flatrt's kernel runs it */
     gemm_case g2 = {0, 1, 20, 70, 90, 1, 1, C_N, 2 | 4, 1, {FRT_ACT_NONE, 0, 0}, 0};
     CHECK(run_gemm(&g2, &name));
     CHECK_MSG(name && strncmp(name, "gemm_f32_", 9) == 0, "kernel %s", name ? name : "(null)");
-#if !FRT_USE_BLAS
-    CHECK_MSG(name && strstr(name, "packed"), "kernel %s", name);
-#endif
+    if (!frt_sgemm_uses_blas())
+        CHECK_MSG(name && strstr(name, "packed") && strstr(name, frt_isa_name(frt_cpu_tier())),
+                  "kernel %s", name ? name : "(null)");
     /* ... and the same kernel run at batch 1 */
     g2.M = 1;
     CHECK(run_gemm(&g2, NULL));
