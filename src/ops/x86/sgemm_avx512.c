@@ -131,7 +131,7 @@ void frt_sgemv_n_avx512(int64_t M, int64_t N, float alpha, const float *A, int64
     }
 }
 
-/* y[j0 .. j0+64) (lanes of m0..m3) = alpha * A[:, block]^T x + beta * y: the 64 columns stay in
+/* Narrow N (<= 64): y[0 .. N) (lanes of m0..m3) = alpha * A[:, block]^T x + beta * y: the 64 columns stay in
  * registers while the rows stream by, two rows per step. */
 static void gemv_t_block(int64_t M, int64_t nb, float alpha, const float *A, int64_t lda,
                          const float *x, float beta, float *y) {
@@ -161,10 +161,48 @@ static void gemv_t_block(int64_t M, int64_t nb, float alpha, const float *A, int
         if (m[v]) store16(y + 16 * v, _mm512_add_ps(s[v], t[v]), va, vb, beta, m[v]);
 }
 
+/* Wide N: y = beta*y, then y += (alpha x[i]) A[i,:] four rows at a time (sequential streams). */
+static void gemv_t_wide(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                        const float *x, float beta, float *y) {
+    int64_t n16 = N & ~(int64_t)15;
+    __mmask16 tm = first(N - n16);
+    if (beta == 0.0f) memset(y, 0, (size_t)N * sizeof(float));
+    else if (beta != 1.0f)
+        for (int64_t j = 0; j < N; j++) y[j] *= beta;
+    int64_t i = 0;
+    for (; i + 4 <= M; i += 4) {
+        const float *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        __m512 x0 = _mm512_set1_ps(alpha * x[i]), x1 = _mm512_set1_ps(alpha * x[i + 1]);
+        __m512 x2 = _mm512_set1_ps(alpha * x[i + 2]), x3 = _mm512_set1_ps(alpha * x[i + 3]);
+        for (int64_t j = 0; j < N; j += 16) {
+            __mmask16 m = j < n16 ? 0xffff : tm;
+            __m512 acc = _mm512_maskz_loadu_ps(m, y + j);
+            __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a1 + j), x1);
+            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a0 + j), x0, acc);
+            t = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a3 + j), x3, t);
+            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a2 + j), x2, acc);
+            _mm512_mask_storeu_ps(y + j, m, _mm512_add_ps(acc, t));
+        }
+    }
+    for (; i < M; i++) {
+        const float *a0 = A + i * lda;
+        __m512 x0 = _mm512_set1_ps(alpha * x[i]);
+        for (int64_t j = 0; j < N; j += 16) {
+            __mmask16 m = j < n16 ? 0xffff : tm;
+            _mm512_mask_storeu_ps(y + j, m,
+                                  _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a0 + j), x0,
+                                                  _mm512_maskz_loadu_ps(m, y + j)));
+        }
+    }
+}
+
 void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                         const float *x, float beta, float *y) {
-    for (int64_t j = 0; j < N; j += 64)
-        gemv_t_block(M, N - j < 64 ? N - j : 64, alpha, A + j, lda, x, beta, y + j);
+    if (N > 64) {
+        gemv_t_wide(M, N, alpha, A, lda, x, beta, y);
+        return;
+    }
+    gemv_t_block(M, N, alpha, A, lda, x, beta, y);
 }
 
 #endif
