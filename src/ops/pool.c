@@ -40,6 +40,10 @@ float frt_pool_sum_avx2(const float *src, int64_t n);
  * outputs it produced (a prefix; the caller finishes the rest). */
 int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
                            int64_t s, int64_t K, int64_t d);
+/* src/ops/x86/pool_avx512.c: the same three row loops with zmm and masked tails. */
+void frt_pool_vmax_avx512(float *dst, const float *src, int64_t n);
+void frt_pool_vadd_avx512(float *dst, const float *src, int64_t n);
+float frt_pool_sum_avx512(const float *src, int64_t n);
 #endif
 
 /* Row loops of one ISA tier (NULL members: the portable C loops). */
@@ -52,8 +56,14 @@ typedef struct pool_variant {
                     int64_t K, int64_t d);
 } pool_variant;
 
+/* Kernel names by tier (index = frt_isa). */
+#define P_TIERS(s) {s, s "_avx2", s "_avx512"}
+
+/* Best first. The AVX-512 entry keeps the AVX2 horizontal pass (strided gathers of 8). */
 static const pool_variant pool_variants[] = {
 #if FRT_HAVE_X86
+    {FRT_ISA_AVX512, frt_pool_vmax_avx512, frt_pool_vadd_avx512, frt_pool_sum_avx512,
+     frt_pool_hrow_avx2},
     {FRT_ISA_AVX2, frt_pool_vmax_avx2, frt_pool_vadd_avx2, frt_pool_sum_avx2, frt_pool_hrow_avx2},
 #endif
     {FRT_ISA_PORTABLE, NULL, NULL, NULL, NULL},
@@ -487,12 +497,10 @@ static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
     frt_status st = parse_pool(c, kind, (int)nk, p);
     if (st) return st;
     p->var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
-    static const char *const names[2][3][2] = {
-        {{"maxpool1d_f32", "maxpool1d_f32_avx2"}, {"maxpool2d_f32", "maxpool2d_f32_avx2"},
-         {"maxpool3d_f32", "maxpool3d_f32_avx2"}},
-        {{"avgpool1d_f32", "avgpool1d_f32_avx2"}, {"avgpool2d_f32", "avgpool2d_f32_avx2"},
-         {"avgpool3d_f32", "avgpool3d_f32_avx2"}}};
-    k->name = names[kind][p->nsp - 1][p->var->isa == FRT_ISA_AVX2];
+    static const char *const names[2][3][3] = {
+        {P_TIERS("maxpool1d_f32"), P_TIERS("maxpool2d_f32"), P_TIERS("maxpool3d_f32")},
+        {P_TIERS("avgpool1d_f32"), P_TIERS("avgpool2d_f32"), P_TIERS("avgpool3d_f32")}};
+    k->name = names[kind][p->nsp - 1][p->var->isa];
     k->fn = pool_kernel;
     k->params = p;
     k->scratch = pool_scratch;
@@ -565,7 +573,8 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
 
 static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
     const pool_variant *var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
-    k->name = var->isa == FRT_ISA_AVX2 ? "global_avgpool_f32_avx2" : "global_avgpool_f32";
+    static const char *const names[3] = P_TIERS("global_avgpool_f32");
+    k->name = names[var->isa];
     k->fn = gap_kernel;
     k->params = var; /* static table entry: immutable */
     return FRT_OK;

@@ -12,6 +12,9 @@
 void frt_pool_vmax_avx2(float *dst, const float *src, int64_t n);
 void frt_pool_vadd_avx2(float *dst, const float *src, int64_t n);
 float frt_pool_sum_avx2(const float *src, int64_t n);
+void frt_pool_vmax_avx512(float *dst, const float *src, int64_t n);
+void frt_pool_vadd_avx512(float *dst, const float *src, int64_t n);
+float frt_pool_sum_avx512(const float *src, int64_t n);
 int64_t frt_pool_hrow_avx2(int is_max, const float *row, int64_t len, float *out, int64_t n,
                            int64_t s, int64_t K, int64_t d);
 #endif
@@ -494,22 +497,38 @@ static void test_gap(void) {
 static void test_simd_rows(void) {
 #if FRT_HAVE_X86
     if (frt_cpu_tier() < FRT_ISA_AVX2) return; /* the host (or FRT_ISA) has no AVX2 tier */
-    for (int64_t n = 0; n < 70; n += (n < 20 ? 1 : 7)) {
-        float a[80], b[80], r[80];
-        t_fill(a, 80, (unsigned)n + 1);
-        t_fill(b, 80, (unsigned)n + 2);
-        memcpy(r, a, sizeof a);
-        frt_pool_vmax_avx2(a, b, n);
-        for (int64_t i = 0; i < 80; i++) {
-            float e = i < n ? (b[i] > r[i] ? b[i] : r[i]) : r[i];
-            CHECK(a[i] == e);
+    /* the row loops of every SIMD tier the process may use */
+    static const struct {
+        frt_isa isa;
+        void (*vmax)(float *, const float *, int64_t);
+        void (*vadd)(float *, const float *, int64_t);
+        float (*sum)(const float *, int64_t);
+    } loops[] = {{FRT_ISA_AVX2, frt_pool_vmax_avx2, frt_pool_vadd_avx2, frt_pool_sum_avx2},
+                 {FRT_ISA_AVX512, frt_pool_vmax_avx512, frt_pool_vadd_avx512,
+                  frt_pool_sum_avx512}};
+    for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++) {
+        if (loops[l].isa > frt_cpu_tier()) continue;
+        for (int64_t n = 0; n < 70; n += (n < 20 ? 1 : 7)) {
+            float a[80], b[80], r[80];
+            t_fill(a, 80, (unsigned)n + 1);
+            t_fill(b, 80, (unsigned)n + 2);
+            if (n > 3) b[n / 2] = NAN; /* src NaN: dst kept, as in the portable loop */
+            memcpy(r, a, sizeof a);
+            loops[l].vmax(a, b, n);
+            for (int64_t i = 0; i < 80; i++) {
+                float e = i < n ? (b[i] > r[i] ? b[i] : r[i]) : r[i];
+                CHECK_MSG(a[i] == e, "vmax %s n=%lld i=%lld", frt_isa_name(loops[l].isa),
+                          (long long)n, (long long)i);
+            }
+            if (n > 3) b[n / 2] = 0.5f;
+            memcpy(a, r, sizeof a);
+            loops[l].vadd(a, b, n);
+            for (int64_t i = 0; i < 80; i++) CHECK(a[i] == (i < n ? r[i] + b[i] : r[i]));
+            double s = 0;
+            for (int64_t i = 0; i < n; i++) s += b[i];
+            CHECK_MSG(fabs(loops[l].sum(b, n) - s) < 1e-4, "sum %s n=%lld",
+                      frt_isa_name(loops[l].isa), (long long)n);
         }
-        memcpy(a, r, sizeof a);
-        frt_pool_vadd_avx2(a, b, n);
-        for (int64_t i = 0; i < 80; i++) CHECK(a[i] == (i < n ? r[i] + b[i] : r[i]));
-        double s = 0;
-        for (int64_t i = 0; i < n; i++) s += b[i];
-        CHECK(fabs(frt_pool_sum_avx2(b, n) - s) < 1e-4);
     }
     /* interior horizontal pooling vs scalar, including the no-overread guarantee (the row is
      * heap-allocated with exactly len floats so ASan catches an overread) */
