@@ -520,7 +520,7 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 
-    frt_isa cap = frt_cpu_tier();
+    frt_isa cap = c->isa;
     if (p->Cg == 1 && p->group > 1) {
         p->dwvar = frt_conv_dw_pick(cap);
         k->name = p->dwvar ? p->dwvar->name : "conv_depthwise";

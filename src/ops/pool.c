@@ -496,7 +496,7 @@ static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     frt_status st = parse_pool(c, kind, (int)nk, p);
     if (st) return st;
-    p->var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
+    p->var = FRT_PICK_VARIANT(pool_variants, c->isa);
     static const char *const names[2][3][3] = {
         {P_TIERS("maxpool1d_f32"), P_TIERS("maxpool2d_f32"), P_TIERS("maxpool3d_f32")},
         {P_TIERS("avgpool1d_f32"), P_TIERS("avgpool2d_f32"), P_TIERS("avgpool3d_f32")}};
@@ -572,7 +572,7 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
-    const pool_variant *var = FRT_PICK_VARIANT(pool_variants, frt_cpu_tier());
+    const pool_variant *var = FRT_PICK_VARIANT(pool_variants, c->isa);
     static const char *const names[3] = P_TIERS("global_avgpool_f32");
     k->name = names[var->isa];
     k->fn = gap_kernel;
