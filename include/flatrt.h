@@ -49,7 +49,18 @@
 extern "C" {
 #endif
 
+/* Version of this header; frt_version() returns the library's. The shared library's SONAME
+ * (libflatrt.so.0) changes with the major version, when the ABI changes incompatibly. */
 #define FRT_VERSION_STRING "0.1.0"
+
+/* Marks the public API: the only symbols libflatrt.so exports (it is built with
+ * -fvisibility=hidden). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define FRT_API __attribute__((visibility("default")))
+#else
+#define FRT_API
+#endif
+
 /* Largest tensor rank flatrt handles. */
 #define FRT_MAX_RANK 8
 
@@ -84,21 +95,27 @@ typedef enum frt_dtype {
 } frt_dtype;
 
 /* Name of a status or dtype ("FRT_OK", "float32"); never NULL. */
-const char *frt_status_string(frt_status s);
-const char *frt_dtype_name(frt_dtype t);
+FRT_API const char *frt_status_string(frt_status s);
+FRT_API const char *frt_dtype_name(frt_dtype t);
 /* Bytes per element, 0 for types without a fixed size. */
-size_t frt_dtype_size(frt_dtype t);
+FRT_API size_t frt_dtype_size(frt_dtype t);
+
+/* Version of the library in use, "major.minor.patch"; equals FRT_VERSION_STRING when the program
+ * was built against the same release. The string is static. */
+FRT_API const char *frt_version(void);
 
 /* Message of the last failed call on this thread ("" if none). */
-const char *frt_last_error(void);
+FRT_API const char *frt_last_error(void);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Tensors exchanged with the caller                                                               */
 /* ---------------------------------------------------------------------------------------------- */
 
 /* A plain description of a dense, row-major tensor. Not opaque: callers fill it for inputs.
- * `owner` is internal: non-NULL only when flatrt allocated `data` (FRT_OUTPUTS_ALLOC), in which
- * case the caller must call frt_tensor_release(). */
+ * `_owner` is opaque and belongs to flatrt: callers never read, write or interpret it, except to
+ * zero it (zero-initialize every tensor they make, e.g. `frt_tensor t = {0}` or designated
+ * initializers). flatrt sets it on returned outputs; when data was allocated by flatrt
+ * (FRT_OUTPUTS_ALLOC) the caller must call frt_tensor_release(). */
 typedef struct frt_tensor {
     frt_dtype dtype;
     int32_t rank;
@@ -106,15 +123,15 @@ typedef struct frt_tensor {
     void *data;
     size_t nbytes; /* bytes at data: the exact size for inputs and returned outputs, the capacity
                       for FRT_OUTPUTS_CALLER buffers */
-    void *owner;
+    void *_owner; /* opaque: see above */
 } frt_tensor;
 
 /* Releases data that flatrt allocated for the tensor (or the tensor's reference to a managed
  * output arena) and clears the tensor; harmless on any other tensor. Thread-safe: tensors may be
  * released on any thread, also after their runtime was freed. */
-void frt_tensor_release(frt_tensor *t);
+FRT_API void frt_tensor_release(frt_tensor *t);
 /* Number of elements (product of shape; 1 for rank 0). */
-int64_t frt_tensor_numel(const frt_tensor *t);
+FRT_API int64_t frt_tensor_numel(const frt_tensor *t);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Models                                                                                          */
@@ -146,18 +163,18 @@ typedef struct frt_options {
 } frt_options;
 
 /* Fills defaults: 1 thread, standard planner, folding and fusion on. */
-void frt_options_init(frt_options *opt);
+FRT_API void frt_options_init(frt_options *opt);
 
 typedef struct frt_model frt_model;
 
 /* Loads and compiles an ONNX model. The file is memory-mapped; weights are used in place.
  * External data files are looked up relative to the model's directory. opt may be NULL. */
-frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **out);
+FRT_API frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **out);
 /* Same from a buffer the caller keeps alive and unchanged until frt_model_free(). External data
  * files are resolved relative to base_dir (may be NULL: then external data is an error). */
-frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
-                                 const frt_options *opt, frt_model **out);
-void frt_model_free(frt_model *model);
+FRT_API frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                         const frt_options *opt, frt_model **out);
+FRT_API void frt_model_free(frt_model *model);
 
 /* Shape and type of a graph input or output. A dim that is not fixed is -1, and dim_names[i]
  * holds its symbolic name ("batch") or NULL. Strings belong to the model. */
@@ -169,10 +186,10 @@ typedef struct frt_tensor_info {
     const char *dim_names[FRT_MAX_RANK];
 } frt_tensor_info;
 
-size_t frt_model_num_inputs(const frt_model *model);
-size_t frt_model_num_outputs(const frt_model *model);
-frt_status frt_model_input(const frt_model *model, size_t index, frt_tensor_info *info);
-frt_status frt_model_output(const frt_model *model, size_t index, frt_tensor_info *info);
+FRT_API size_t frt_model_num_inputs(const frt_model *model);
+FRT_API size_t frt_model_num_outputs(const frt_model *model);
+FRT_API frt_status frt_model_input(const frt_model *model, size_t index, frt_tensor_info *info);
+FRT_API frt_status frt_model_output(const frt_model *model, size_t index, frt_tensor_info *info);
 
 /* Facts about a loaded model, for tools. Strings belong to the model. */
 typedef struct frt_model_stats {
@@ -188,11 +205,12 @@ typedef struct frt_model_stats {
     size_t copied_bytes;     /* initializer bytes copied (misaligned or non-raw encodings) */
     size_t transformed_bytes;/* bytes of weights produced by passes (folded BN, packed weights) */
 } frt_model_stats;
-void frt_model_get_stats(const frt_model *model, frt_model_stats *stats);
+FRT_API void frt_model_get_stats(const frt_model *model, frt_model_stats *stats);
 
 /* ONNX op types of the graph's nodes and how many nodes use each; index in [0, count). */
-size_t frt_model_num_op_types(const frt_model *model);
-void frt_model_op_type(const frt_model *model, size_t index, const char **op_type, size_t *count);
+FRT_API size_t frt_model_num_op_types(const frt_model *model);
+FRT_API void frt_model_op_type(const frt_model *model, size_t index, const char **op_type,
+                               size_t *count);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Runtimes                                                                                        */
@@ -202,10 +220,10 @@ typedef struct frt_runtime frt_runtime;
 
 /* A runtime holds the value array and memory slab for one thread. Creation is cheap: the slab is
  * sized on the first run (or by frt_runtime_reshape). */
-frt_status frt_runtime_create(const frt_model *model, frt_runtime **out);
+FRT_API frt_status frt_runtime_create(const frt_model *model, frt_runtime **out);
 /* A new runtime for the same model, with the same input shapes already planned. */
-frt_status frt_runtime_clone(const frt_runtime *rt, frt_runtime **out);
-void frt_runtime_free(frt_runtime *rt);
+FRT_API frt_status frt_runtime_clone(const frt_runtime *rt, frt_runtime **out);
+FRT_API void frt_runtime_free(frt_runtime *rt);
 
 typedef enum frt_output_mode {
     /* flatrt mallocs each output; the caller frees with frt_tensor_release(). */
@@ -222,12 +240,13 @@ typedef enum frt_output_mode {
  * their dtype, rank and fixed dims are checked. outputs[i] receives graph output i; n_outputs
  * may be smaller than the number of outputs to skip trailing ones. When input shapes differ
  * from the previous run, shapes and the memory plan are recomputed first. */
-frt_status frt_run(frt_runtime *rt, const char *const *input_names, const frt_tensor *inputs,
-                   size_t n_inputs, frt_tensor *outputs, size_t n_outputs, frt_output_mode mode);
+FRT_API frt_status frt_run(frt_runtime *rt, const char *const *input_names,
+                           const frt_tensor *inputs, size_t n_inputs, frt_tensor *outputs,
+                           size_t n_outputs, frt_output_mode mode);
 
 /* Resolves shapes and plans memory for the given input shapes without running (data unused). */
-frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *input_names,
-                               const frt_tensor *inputs, size_t n_inputs);
+FRT_API frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *input_names,
+                                       const frt_tensor *inputs, size_t n_inputs);
 
 /* Memory plan of the runtime for its current input shapes. */
 typedef struct frt_plan_stats {
@@ -242,7 +261,7 @@ typedef struct frt_plan_stats {
     size_t output_bytes;      /* runtime-owned storage of graph outputs */
     size_t shape_bytes;       /* values computed while resolving shapes */
 } frt_plan_stats;
-frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *stats);
+FRT_API frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *stats);
 
 /* One tensor of the current plan, for pictures and debugging. Lifetimes are positions in the
  * order of compute steps (see frt_runtime_step_profile). */
@@ -259,11 +278,12 @@ typedef struct frt_plan_entry {
     int32_t first, last;  /* first and last step that use it */
 } frt_plan_entry;
 /* Number of entries in the current plan (0 before the first run or reshape). */
-size_t frt_runtime_plan_size(const frt_runtime *rt);
-frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index, frt_plan_entry *entry);
+FRT_API size_t frt_runtime_plan_size(const frt_runtime *rt);
+FRT_API frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index,
+                                          frt_plan_entry *entry);
 
 /* Profiling: when on, each run adds the time of each step. */
-void frt_runtime_set_profiling(frt_runtime *rt, int on);
+FRT_API void frt_runtime_set_profiling(frt_runtime *rt, int on);
 typedef struct frt_step_profile {
     const char *node_name;
     const char *op_type;
@@ -271,9 +291,9 @@ typedef struct frt_step_profile {
     uint64_t total_ns;   /* summed over profiled runs */
     uint64_t runs;
 } frt_step_profile;
-size_t frt_runtime_num_steps(const frt_runtime *rt);
-void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
-void frt_runtime_reset_profile(frt_runtime *rt);
+FRT_API size_t frt_runtime_num_steps(const frt_runtime *rt);
+FRT_API void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
+FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
 
 #ifdef __cplusplus
 }

@@ -331,7 +331,7 @@ int tio_npy_parse(const void *buf, size_t size, frt_tensor *out, char *err, size
     for (int i = 0; i < rank; i++) out->shape[i] = dims[i];
     out->data = data;
     out->nbytes = nbytes;
-    out->owner = NULL;
+    out->_owner = NULL;
     return 0;
 }
 

@@ -14,7 +14,7 @@
  *   tensors and external data are rejected with a message.
  *
  * Tensors returned by the readers are frt_tensor with `data` from malloc (never NULL, even for
- * zero elements), `nbytes` the exact payload size and `owner` NULL; free them with
+ * zero elements), `nbytes` the exact payload size and `_owner` NULL; free them with
  * tio_tensor_free(). Every function returns 0 on success and -1 on failure, after writing a
  * one-line message (naming the file where there is one) into err[0..errlen). No function aborts,
  * and malformed input never causes an out-of-bounds access.

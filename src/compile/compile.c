@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/passes.h"
 #include "program.h"
 
 #define MAX_NODE_IO 1024

@@ -58,14 +58,6 @@ frt_status frt_compile_with(frt_graph *g, const frt_options *opt,
 /* Calls each step's kernel destroy hook once (the model is being freed). */
 void frt_program_release(frt_program *prog);
 
-/* Passes (src/passes/). Each returns the number of nodes it removed, or -1 on error. */
-/* Evaluates node (definition def, builtin kernel) once and makes its outputs constants. */
-int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_arena *arena,
-                       frt_status *st);
-int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
-void frt_pass_dce(frt_graph *g);
-void frt_graph_count_uses(frt_graph *g);
-
 /* Memory plan of one runtime for its current shapes (src/compile/plan.c). Results first, then
  * work arrays; everything is allocated once by frt_plan_init. */
 typedef struct frt_plan_item frt_plan_item;

@@ -1,38 +1,8 @@
-/* dtype table and value/shape helpers. */
+/* Value and shape helpers (the dtype table is in src/util/dtype.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "ir.h"
-
-const char *frt_dtype_name(frt_dtype t) {
-    switch (t) {
-    case FRT_FLOAT32: return "float32";
-    case FRT_UINT8: return "uint8";
-    case FRT_INT8: return "int8";
-    case FRT_UINT16: return "uint16";
-    case FRT_INT16: return "int16";
-    case FRT_INT32: return "int32";
-    case FRT_INT64: return "int64";
-    case FRT_STRING: return "string";
-    case FRT_BOOL: return "bool";
-    case FRT_FLOAT16: return "float16";
-    case FRT_FLOAT64: return "float64";
-    case FRT_UINT32: return "uint32";
-    case FRT_UINT64: return "uint64";
-    case FRT_DTYPE_UNDEFINED: return "undefined";
-    }
-    return "unknown";
-}
-
-size_t frt_dtype_size(frt_dtype t) {
-    switch (t) {
-    case FRT_UINT8: case FRT_INT8: case FRT_BOOL: return 1;
-    case FRT_UINT16: case FRT_INT16: case FRT_FLOAT16: return 2;
-    case FRT_FLOAT32: case FRT_INT32: case FRT_UINT32: return 4;
-    case FRT_INT64: case FRT_FLOAT64: case FRT_UINT64: return 8;
-    default: return 0;
-    }
-}
 
 int64_t frt_shape_numel(const int64_t *dims, int rank) {
     int64_t n = 1;
@@ -47,6 +17,13 @@ int64_t frt_shape_numel(const int64_t *dims, int rank) {
 
 bool frt_shape_known(const frt_value *v) {
     return v->rank >= 0 && frt_shape_numel(v->dims, v->rank) >= 0;
+}
+
+void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims) {
+    v->dtype = dtype;
+    v->rank = rank;
+    for (int i = 0; i < rank && i < FRT_MAX_RANK; i++) v->dims[i] = dims[i];
+    v->numel = rank < 0 ? -1 : frt_shape_numel(v->dims, rank);
 }
 
 size_t frt_value_nbytes(const frt_value *v) {

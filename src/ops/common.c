@@ -73,13 +73,6 @@ const float *frt_attr_floats(const frt_node *n, const char *name, size_t *count)
     return a->floats;
 }
 
-void frt_op_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims) {
-    v->dtype = dtype;
-    v->rank = rank;
-    for (int i = 0; i < rank && i < FRT_MAX_RANK; i++) v->dims[i] = dims[i];
-    v->numel = rank < 0 ? -1 : frt_shape_numel(v->dims, rank);
-}
-
 frt_status frt_op_check_arity(const frt_op_ctx *c, int lo, int hi, int olo, int ohi) {
     if (c->n_in < lo || c->n_in > hi)
         return frt_op_fail(c, FRT_ERR_MALFORMED, "expects %d to %d inputs, has %d", lo, hi, c->n_in);

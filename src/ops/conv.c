@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 #include "cpu.h"
 #include "sgemm.h"
 

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
                            const float *restrict x, const float *restrict w, float b,

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "conv.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 /* K block (packed col rows) and position block: the col block kc x nc floats stays in L2 while
  * every weight panel streams past it. */

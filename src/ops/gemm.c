@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "op.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 #include "sgemm.h"
 
 /* Products up to this many multiply-adds run as direct loops (a BLAS call costs ~0.2-1 us). */

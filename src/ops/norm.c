@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "op.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 typedef struct bn_params {
     float eps;

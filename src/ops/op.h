@@ -214,8 +214,11 @@ const char *frt_attr_string(const frt_node *n, const char *name, const char *dfl
 const int64_t *frt_attr_ints(const frt_node *n, const char *name, size_t *count);
 const float *frt_attr_floats(const frt_node *n, const char *name, size_t *count);
 
-/* Sets dtype, rank and dims of v and recomputes numel. */
-void frt_op_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims);
+/* Sets dtype, rank and dims of v and recomputes numel (frt_value_set_shape, src/ir/value.c). */
+static inline void frt_op_set_shape(frt_value *v, int32_t dtype, int32_t rank,
+                                    const int64_t *dims) {
+    frt_value_set_shape(v, dtype, rank, dims);
+}
 
 /* Checks n_in within [lo, hi] and n_out within [olo, ohi]; the message names the op. */
 frt_status frt_op_check_arity(const frt_op_ctx *c, int lo, int hi, int olo, int ohi);

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "op.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 enum { PAD_CONSTANT = 0, PAD_REFLECT = 1, PAD_EDGE = 2 };
 

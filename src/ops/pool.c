@@ -28,7 +28,7 @@
 
 #include "cpu.h"
 #include "op.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 #if FRT_HAVE_X86
 /* src/ops/x86/pool_avx2.c: dst[i] = max(dst[i], src[i]) / dst[i] += src[i] / sum of src. */

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 #if FRT_USE_BLAS
 #include <cblas.h>

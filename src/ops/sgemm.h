@@ -20,8 +20,8 @@
  * C). With FRT_USE_BLAS, the AVX2 and portable tiers call OpenBLAS instead (cblas_sgemv when M == 1
  * or N == 1, since OpenBLAS does not switch by itself); the AVX-512 tier keeps its own kernels.
  *
- * Call frt_blas_init() once before using the BLAS (the model loader does; it is idempotent and
- * thread-safe, and a no-op without FRT_USE_BLAS).
+ * The BLAS is initialized lazily: every path into it calls frt_blas_init() first, which does the
+ * work once per process (pthread_once), so callers never need to.
  */
 #ifndef FRT_OPS_SGEMM_H
 #define FRT_OPS_SGEMM_H
@@ -33,7 +33,8 @@
 
 struct frt_threadpool;
 
-/* Pins OpenBLAS to the calling thread (openblas_set_num_threads(1)) once. */
+/* Pins OpenBLAS to the calling thread (openblas_set_num_threads(1)), once per process;
+ * idempotent, thread-safe, a no-op without FRT_USE_BLAS. */
 void frt_blas_init(void);
 
 /* Allocates the calling thread's packing buffer of the portable kernel now (it is otherwise

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/program.h"
+#include "ops/op.h"
+#include "passes/passes.h"
 
 #define MAXIO 64
 

@@ -10,7 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "compile/program.h"
+#include "ops/op.h"
+#include "passes/passes.h"
 
 /* The single live consumer of value v, or NULL. */
 static frt_node *sole_consumer(frt_graph *g, int32_t v) {
@@ -47,7 +48,7 @@ static int32_t new_const(frt_graph *g, const char *name, int32_t rank, const int
                          float *data) {
     int32_t id = frt_graph_add_value(g, name, FRT_VALUE_CONST);
     if (id < 0) return -1;
-    frt_op_set_shape(&g->values[id].v, FRT_FLOAT32, rank, dims);
+    frt_value_set_shape(&g->values[id].v, FRT_FLOAT32, rank, dims);
     g->values[id].v.data = data;
     return id;
 }

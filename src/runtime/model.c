@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "model.h"
-#include "ops/sgemm.h"
 
 void frt_options_init(frt_options *opt) {
     memset(opt, 0, sizeof *opt);
@@ -142,7 +141,6 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
     }
     frt_arena_init(&m->arena);
-    frt_blas_init();
     *out = m;
     return FRT_OK;
 }
@@ -260,7 +258,7 @@ void frt_model_op_type(const frt_model *m, size_t i, const char **op_type, size_
 
 void frt_tensor_release(frt_tensor *t) {
     if (!t) return;
-    frt_out_block_unref(t->owner);
+    frt_out_block_unref(t->_owner);
     memset(t, 0, sizeof *t);
 }
 

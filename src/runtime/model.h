@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 
 #include "compile/program.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
-/* Reference-counted memory handed to callers as frt_tensor.owner. The runtime holds one reference
+/* Reference-counted memory handed to callers as frt_tensor._owner. The runtime holds one reference
  * to its current output block; every tensor returned from it in FRT_OUTPUTS_ALLOC mode with
  * manage_outputs holds another. The last release frees it. */
 typedef struct frt_out_block {

@@ -389,21 +389,21 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
                                  "output '%s' needs %zu bytes, buffer has %zu",
                                  g->values[g->outputs[i]].name, nb, t->nbytes);
             if (nb) memcpy(t->data, v->data, nb);
-            t->owner = NULL;
+            t->_owner = NULL;
         } else if (mode == FRT_OUTPUTS_ALLOC && rt->m->opt.manage_outputs &&
                    rt->m->prog.vclass[rt->m->prog.root[g->outputs[i]]] == FRT_VC_OWNED) {
             atomic_fetch_add_explicit(&rt->out->refs, 1, memory_order_relaxed);
             t->data = v->data;
-            t->owner = rt->out;
+            t->_owner = rt->out;
         } else if (mode == FRT_OUTPUTS_ALLOC) {
             frt_out_block *b = frt_out_block_new(nb);
             if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate output");
             if (nb) memcpy(b->data, v->data, nb);
             t->data = b->data;
-            t->owner = b;
+            t->_owner = b;
         } else {
             t->data = v->data;
-            t->owner = NULL;
+            t->_owner = NULL;
         }
         t->dtype = (frt_dtype)v->dtype;
         t->rank = v->rank;

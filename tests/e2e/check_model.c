@@ -108,7 +108,7 @@ static int same_tensor(const frt_tensor *a, const frt_tensor *b) {
 /* Deep copy of a (borrowed) tensor into malloc'd memory (free with tio_tensor_free). */
 static int copy_tensor(const frt_tensor *src, frt_tensor *dst) {
     *dst = *src;
-    dst->owner = NULL;
+    dst->_owner = NULL;
     dst->data = malloc(src->nbytes ? src->nbytes : 1);
     if (!dst->data) return -1;
     if (src->nbytes) memcpy(dst->data, src->data, src->nbytes);

@@ -258,7 +258,7 @@ static void test_threads_and_clone(void) {
     CHECK(sa.arena_bytes == sb.arena_bytes);
     frt_tensor out = {0};
     CHECK_OK(frt_run(b, &name, &in, 1, &out, 1, FRT_OUTPUTS_BORROW));
-    CHECK(out.owner == NULL && out.data != NULL && ((float *)out.data)[23] == 13.0f);
+    CHECK(out._owner == NULL && out.data != NULL && ((float *)out.data)[23] == 13.0f);
     frt_runtime_free(a);
     frt_runtime_free(b);
     frt_model_free(m);
@@ -287,7 +287,7 @@ static void test_managed_outputs(void) {
     CHECK_OK(frt_run(rt, &name, &in, 1, &a, 1, FRT_OUTPUTS_ALLOC));
     in.data = x2;
     CHECK_OK(frt_run(rt, &name, &in, 1, &b, 1, FRT_OUTPUTS_ALLOC));
-    CHECK(a.owner && b.owner && a.data != b.data);
+    CHECK(a._owner && b._owner && a.data != b.data);
     CHECK(a.data && ((float *)a.data)[23] == 23.0f);     /* first run's result intact */
     CHECK(b.data && ((float *)b.data)[23] == 123.0f);
     void *bdata = b.data;

@@ -41,7 +41,7 @@ static void test_npy_golden(void) {
     frt_tensor t;
     CHECK(npy(k_np_f32_2x3, K_NP_F32_2X3_LEN, &t) == 0);
     CHECK(t.dtype == FRT_FLOAT32 && t.rank == 2 && t.shape[0] == 2 && t.shape[1] == 3);
-    CHECK(t.nbytes == 24 && t.owner == NULL);
+    CHECK(t.nbytes == 24 && t._owner == NULL);
     for (int i = 0; i < 6; i++) CHECK(((float *)t.data)[i] == (float)i - 2.5f);
     /* The writer reproduces numpy's bytes exactly. */
     void *enc;

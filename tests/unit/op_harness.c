@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 frt_onnx_attr frt_test_attr_int(const char *name, int64_t v) {
     frt_onnx_attr a = {0};

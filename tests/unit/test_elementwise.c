@@ -7,7 +7,7 @@
 
 #include "op_harness.h"
 #include "ops/x86/simd_elementwise.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 #include "test_util.h"
 #include "ops/x86/simd_elementwise.h"
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "ops/sgemm.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 #include "test_util.h"
 
 /* Reference: C = alpha op(A) op(B) + beta C (beta == 0: C ignored). */

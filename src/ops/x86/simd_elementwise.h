@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ops/cpu.h"
-#include "runtime/threadpool.h"
+#include "util/threadpool.h"
 
 /* Binary loop over n elements of one dtype. a and b point at n elements, or at one element for
  * the scalar side of the vs (b scalar) / sv (a scalar) forms. Returns 0, or nonzero when an

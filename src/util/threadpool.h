@@ -2,8 +2,8 @@
  * workers poll for up to 100 us for the next one (regions inside one run follow each other
  * closely, and a futex wake-up costs tens of microseconds), then sleep on a condition variable:
  * a pool idle between runs costs no CPU after that. */
-#ifndef FRT_RUNTIME_THREADPOOL_H
-#define FRT_RUNTIME_THREADPOOL_H
+#ifndef FRT_UTIL_THREADPOOL_H
+#define FRT_UTIL_THREADPOOL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,30 @@
+/* Graph passes over the IR, run by compile (src/compile/compile.c) in this order: constant folding
+ * node by node during inference, use counts + dead-code elimination, fusion, and again use counts
+ * + dead-code elimination. Passes mark nodes dead instead of removing them. Folding evaluates nodes
+ * with their own kernels, so passes sit above ops in the layering (docs/architecture.md). */
+#ifndef FRT_PASSES_PASSES_H
+#define FRT_PASSES_PASSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flatrt.h"
+#include "ir/ir.h"
+#include "ops/op.h"
+#include "util/arena.h"
+
+/* Evaluates node `node` (definition def) once at load with its builtin kernel; the caller has
+ * checked that its inputs are available (constants, or known shapes for FRT_OP_SHAPE_ONLY ops).
+ * Its outputs become constants (data in arena) and it is marked dead. Returns 1 when folded, 0
+ * when it cannot be (an output shape unknown), -1 on error with *st set. */
+int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_arena *arena,
+                       frt_status *st);
+/* Fusion (src/passes/fuse.c). Returns the number of nodes it removed, or -1 on error with *st set;
+ * bytes of weights it made are added to *transformed_bytes. */
+int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
+/* Marks dead every node none of whose outputs is used; needs valid n_uses. */
+void frt_pass_dce(frt_graph *g);
+/* Recomputes n_uses of every value from the live nodes (+1 for graph outputs). */
+void frt_graph_count_uses(frt_graph *g);
+
+#endif
