@@ -110,7 +110,7 @@ int64_t frt_shape_numel(const int64_t *dims, int rank); /* -1 if any dim < 0 or 
 bool frt_shape_known(const frt_value *v);                 /* rank >= 0 and all dims >= 0 */
 size_t frt_value_nbytes(const frt_value *v);              /* numel * dtype size; 0 if unknown */
 /* Sets dtype, rank and dims (the first min(rank, FRT_MAX_RANK) of dims; dims may be NULL when
- * rank <= 0) and recomputes numel (-1 when rank < 0 or a dim is unknown). */
+ * rank <= 0) and recomputes numel (-1 when rank < 0, a dim is unknown or on overflow). */
 void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims);
 /* Formats "[1,3,224,224]" (unknown dims as ?) into buf; returns buf. */
 const char *frt_shape_str(const frt_value *v, char *buf, size_t cap);
