@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs what building flatrt needs on Debian 12 (as root, or with sudo); with --test also what
 # the test suite needs (Debian's Python, numpy, onnx, torch, torchvision, sklearn for exporting
-# the model zoo), with --fuzz clang and its runtimes for the libFuzzer targets.
-# Safe to run again: it installs only what is missing.
+# the model zoo); with --fuzz clang and its runtimes for the libFuzzer targets; with --valgrind
+# valgrind (scripts/valgrind.sh). Safe to run again: it installs only what is missing.
 set -euo pipefail
 pkgs=(build-essential cmake libopenblas-dev)
-if [ "${1:-}" = "--test" ]; then
-  pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn)
-fi
-if [ "${1:-}" = "--fuzz" ]; then
-  pkgs+=(clang libclang-rt-14-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --test) pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn) ;;
+    --fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
+    --valgrind) pkgs+=(valgrind) ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

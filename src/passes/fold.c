@@ -74,8 +74,9 @@ static frt_status fold_run(frt_graph *g, int32_t ni, const frt_kernel *kp, frt_v
         }
         o->data = frt_arena_alloc(arena, nb ? nb : 1, 64);
         if (!o->data) {
-            return frt_error(FRT_ERR_NO_MEMORY, "node '%s' (%s): cannot fold a %zu-byte constant",
-                             n->name, n->op_type, nb);
+            return frt_error(FRT_ERR_NO_MEMORY,
+                             "node '%s' (%s): out of memory folding a %zu-byte constant", n->name,
+                             n->op_type, nb);
         }
     }
     if (!(k.flags & FRT_K_VIEW)) {
@@ -92,7 +93,9 @@ static frt_status fold_run(frt_graph *g, int32_t ni, const frt_kernel *kp, frt_v
             size_t sb = k.scratch(&s, vals);
             scratch = frt_arena_alloc(arena, sb ? sb : 1, 64);
             if (!scratch) {
-                return frt_error(FRT_ERR_NO_MEMORY, "node '%s': no scratch for folding", n->name);
+                return frt_error(FRT_ERR_NO_MEMORY,
+                                 "node '%s' (%s): out of memory for folding scratch", n->name,
+                                 n->op_type);
             }
         }
         frt_exec x = {vals, scratch, NULL};

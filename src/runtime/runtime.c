@@ -397,7 +397,11 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
             t->_owner = rt->out;
         } else if (mode == FRT_OUTPUTS_ALLOC) {
             frt_out_block *b = frt_out_block_new(nb);
-            if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate output");
+            if (!b) { /* the caller gets nothing to free from a failed run */
+                for (size_t k = 0; k < i; k++) frt_tensor_release(&outs[k]);
+                return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for output '%s'",
+                                 nb, g->values[g->outputs[i]].name);
+            }
             if (nb) memcpy(b->data, v->data, nb);
             t->data = b->data;
             t->_owner = b;

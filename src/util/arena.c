@@ -11,7 +11,12 @@ struct frt_arena_chunk {
     _Alignas(64) unsigned char data[];
 };
 
-#define CHUNK_MIN (64 * 1024)
+/* Smallest chunk. The allocation-failure test builds this file with a tiny value, so that almost
+ * every arena allocation is a heap allocation that can fail. */
+#ifndef FRT_ARENA_CHUNK_MIN
+#define FRT_ARENA_CHUNK_MIN (64 * 1024)
+#endif
+#define CHUNK_MIN ((size_t)FRT_ARENA_CHUNK_MIN)
 
 void frt_arena_init(frt_arena *a) {
     a->head = NULL;
