@@ -1,5 +1,5 @@
-/* Allocation-failure injection: the library's Nth allocation (or mapping, or thread start) fails,
- * for every N, over one fixed sequence of public calls per model:
+/* Allocation-failure injection: the library's Nth allocation (or open/mmap, or thread start)
+ * fails, for every N, over one fixed sequence of public calls per model:
  *
  *   load -> runtime create -> run (input shapes A, ALLOC outputs) -> reshape to shapes B ->
  *   run (B, ALLOC) -> clone -> run on the clone (B, BORROW)
@@ -10,24 +10,30 @@
  * FRT_ERR_IO or FRT_ERR_NO_MEMORY for open/mmap) and a fresh message that says so. A failed call
  * leaves nothing to free (*out NULL, no owned output). After the failure:
  *   - a runtime that already existed runs A and B again and gives the clean outputs;
- *   - every block the library allocated is back (counted here: a leak names its fail point; the
- *     ASan build's LeakSanitizer checks the same at exit);
+ *   - every block the library allocated is back (counted here, so a leak names its fail point;
+ *     the ASan build's LeakSanitizer checks the same at exit);
  *   - a fresh load + run of the model gives the clean outputs.
  *
  * How: the test links the static library with -Wl,--wrap for malloc, calloc, realloc,
- * aligned_alloc, posix_memalign, free, open, mmap and pthread_create (every allocating or mapping
- * libc call in src/, see tests/oom.cmake), so only the library's own calls are counted, and the
- * wrappers call the real (or sanitizer) functions. Allocations inside libc and OpenBLAS are not
- * counted. The test's own memory bypasses the wrappers (t_alloc).
+ * aligned_alloc, posix_memalign, free, open, mmap and pthread_create (every allocating, mapping or
+ * thread-starting libc call in src/; see tests/oom.cmake), so only the library's own calls are
+ * counted; the wrappers call the real (or sanitizer) functions. Allocations inside libc and
+ * OpenBLAS are not counted. The test's own memory bypasses the wrappers (t_alloc). Its copy of
+ * the arena has tiny chunks, so nearly every arena allocation is a heap allocation of its own.
  *
- * Fail points: by default every allocation of the sequence. --sample-load K tries every Kth
- * allocation of the load stage (plus its first and last 16), still every allocation of the
- * later stages: for large models in the default suite; CI's sanitizer job runs everything.
+ * Fail points: every call of the sequence, unless --sample-load K[:F]: then every Kth allocation
+ * of the load stage (and its first and last 16) and every allocation of the later stages. With
+ * FRT_OOM_FULL=1 in the environment (CI's sanitizer job) the step is F (default 1: every one).
  *
- * Usage: test_oom [--threads N] [--manage] [--sample-load K] [--persistent] [--only N] MODEL.onnx...
- *   --threads N   frt_options.num_threads (also injects pthread_create failures)
- *   --manage      frt_options.manage_outputs = 1, and the outputs of run A are held across run B
- *                 (so run B needs a fresh output block) */
+ * Usage: test_oom [options] MODEL.onnx...
+ *   --threads N      frt_options.num_threads = N (pthread_create failures are injected too)
+ *   --manage         manage_outputs = 1; run A's outputs are held across run B
+ *   --buffer         load with frt_model_load_buffer from a copy of the file
+ *   --persistent     the Nth call and every later one fail (error paths that allocate)
+ *   --sample-load K[:F]  see above
+ *   --only N         allocation fail point N alone (debugging; with OOM_BACKTRACE=1 the stack
+ *                    of each injected failure is printed, resolve it with addr2line -f)
+ * OOM_VERBOSE=1 lists the fail points that every call survived. */
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -65,7 +71,7 @@ void *__real_mmap(void *, size_t, int, int, int, off_t);
 int __real_open(const char *, int, ...);
 int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-static int g_full;       /* FRT_OOM_FULL=1: --sample-load is ignored */
+static int g_full;       /* FRT_OOM_FULL=1: --sample-load K:F steps by F */
 static int g_persistent; /* --persistent: the Nth call and every later one fail */
 static long g_only;     /* --only N: try allocation fail point N alone (debugging) */
 static int g_backtrace; /* OOM_BACKTRACE=1: print the call stack of every injected failure */
@@ -194,6 +200,9 @@ static const char *const stage_name[STAGE_N] = {"load", "create", "run A", "resh
 
 typedef struct {
     const char *path;
+    void *buf;       /* --buffer: the file's bytes, loaded with frt_model_load_buffer */
+    size_t buf_size;
+    char dir[1024];  /* its directory (external data) */
     frt_options opt;
     int manage;
     size_t ni, no;
@@ -204,6 +213,31 @@ typedef struct {
     long total[K_N];                         /* calls of each kind in a clean run */
     long baseline;                           /* g_live between scenarios */
 } mcase;
+
+static frt_status load(const mcase *c, frt_model **m) {
+    if (c->buf) return frt_model_load_buffer(c->buf, c->buf_size, c->dir, &c->opt, m);
+    return frt_model_load(c->path, &c->opt, m);
+}
+
+/* The file's bytes in test-owned memory (NULL if unreadable). */
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    void *b = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+            b = t_alloc((size_t)n);
+            if (fread(b, 1, (size_t)n, f) != (size_t)n) {
+                __real_free(b);
+                b = NULL;
+            }
+            *size = (size_t)n;
+        }
+    }
+    fclose(f);
+    return b;
+}
 
 static void fill_input(frt_tensor *t, const frt_tensor_info *info, int64_t sym, unsigned seed) {
     memset(t, 0, sizeof *t);
@@ -311,7 +345,7 @@ static int scenario(mcase *c, int kind, long at, int record) {
     } while (0)
 
     STAGE(STAGE_LOAD);
-    st = frt_model_load(c->path, &c->opt, &m);
+    st = load(c, &m);
     if (st) {
         g_checks++;
         if (m) fail("%s: failed load left *out set", c->path);
@@ -408,7 +442,7 @@ static void fresh_run(mcase *c, long at) {
     frt_model *m = NULL;
     frt_runtime *rt = NULL;
     frt_tensor o[MAX_IO] = {{0}};
-    if (frt_model_load(c->path, &c->opt, &m) || frt_runtime_create(m, &rt) ||
+    if (load(c, &m) || frt_runtime_create(m, &rt) ||
         frt_run(rt, c->names, c->in_a, c->ni, o, c->no, FRT_OUTPUTS_BORROW))
         fail("%s: clean load+run after fail point %ld failed: %s", c->path, at, frt_last_error());
     else check_outputs(c, o, c->ref_a, "fresh run after failure", at);
@@ -418,21 +452,32 @@ static void fresh_run(mcase *c, long at) {
 
 static int wanted(const mcase *c, long at, long sample) {
     long load_end = c->stage_start[STAGE_CREATE];
-    if (sample <= 1 || at > load_end || g_full) return 1;
+    if (sample <= 1 || at > load_end) return 1;
     return at <= 16 || at > load_end - 16 || at % sample == 0;
 }
 
-static void test_model(const char *path, const frt_options *opt, int manage, long sample) {
+static void test_model(const char *path, const frt_options *opt, int manage, int buffer,
+                       long sample) {
     mcase *c = t_alloc(sizeof *c);
     c->path = path;
     c->opt = *opt;
     c->opt.manage_outputs = manage;
     c->manage = manage;
+    snprintf(c->dir, sizeof c->dir, "%s", path);
+    char *slash = strrchr(c->dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(c->dir, sizeof c->dir, ".");
+    g_checks++;
+    if (buffer && !(c->buf = read_file(path, &c->buf_size))) {
+        fail("%s: cannot read", path);
+        __real_free(c);
+        return;
+    }
     /* shapes come from the model's declared inputs */
     frt_model *m;
-    g_checks++;
-    if (frt_model_load(path, &c->opt, &m) != FRT_OK) {
+    if (load(c, &m) != FRT_OK) {
         fail("%s: %s", path, frt_last_error());
+        __real_free(c->buf);
         __real_free(c);
         return;
     }
@@ -441,6 +486,7 @@ static void test_model(const char *path, const frt_options *opt, int manage, lon
     if (c->ni > MAX_IO || c->no > MAX_IO) {
         fail("%s: more than %d inputs or outputs", path, MAX_IO);
         frt_model_free(m);
+        __real_free(c->buf);
         __real_free(c);
         return;
     }
@@ -457,9 +503,10 @@ static void test_model(const char *path, const frt_options *opt, int manage, lon
 
     scenario(c, K_ALLOC, 0, 1); /* clean: references and counts */
     c->baseline = atomic_load(&g_live);
-    printf("%s%s%s: %ld allocations (load %ld, create %ld, run A %ld, reshape %ld, run B %ld, "
+    printf("%s%s%s%s: %ld allocations (load %ld, create %ld, run A %ld, reshape %ld, run B %ld, "
            "clone %ld, run clone %ld), %ld open/mmap, %ld thread starts\n",
-           path, manage ? " [manage_outputs]" : "", opt->num_threads > 1 ? " [threads]" : "",
+           path, c->buf ? " [buffer]" : "", manage ? " [manage_outputs]" : "",
+           opt->num_threads > 1 ? " [threads]" : "",
            c->total[K_ALLOC], c->stage_start[1] - c->stage_start[0],
            c->stage_start[2] - c->stage_start[1], c->stage_start[3] - c->stage_start[2],
            c->stage_start[4] - c->stage_start[3], c->stage_start[5] - c->stage_start[4],
@@ -475,17 +522,17 @@ static void test_model(const char *path, const frt_options *opt, int manage, lon
             tried++;
             int stage = scenario(c, k, at, 0);
             if (g_verbose && stage == STAGE_N)
-                printf("  %s fail point %ld: every call succeeded (%s, %ld calls)\n", k_name[k],
-                       at, atomic_load(&g_injected) ? "injected" : "not reached",
-                       atomic_load(&g_seen[k]));
+                fprintf(stderr, "  %s fail point %ld: every call succeeded (%s, %ld calls)\n",
+                        k_name[k], at, atomic_load(&g_injected) ? "injected" : "not reached",
+                        atomic_load(&g_seen[k]));
             if (stage < STAGE_N) {
                 failed_calls++;
                 fresh_run(c, at);
             }
         }
     }
-    printf("  %ld fail points tried, %ld of them failed a call, %d problems\n", tried, failed_calls,
-           g_failures - before);
+    printf("  %ld fail points tried%s, %ld of them failed a call, %d problems\n", tried,
+           sample > 1 ? " (load sampled)" : "", failed_calls, g_failures - before);
     for (size_t i = 0; i < c->ni; i++) {
         __real_free(c->in_a[i].data);
         __real_free(c->in_b[i].data);
@@ -495,13 +542,14 @@ static void test_model(const char *path, const frt_options *opt, int manage, lon
         __real_free(c->ref_b[o].data);
     }
     __real_free(names);
+    __real_free(c->buf);
     __real_free(c);
 }
 
 int main(int argc, char **argv) {
     frt_options opt;
     frt_options_init(&opt);
-    int manage = 0, n_models = 0;
+    int manage = 0, buffer = 0, n_models = 0;
     g_verbose = getenv("OOM_VERBOSE") && getenv("OOM_VERBOSE")[0] == '1';
     g_full = getenv("FRT_OOM_FULL") && getenv("FRT_OOM_FULL")[0] == '1';
     g_backtrace = getenv("OOM_BACKTRACE") && getenv("OOM_BACKTRACE")[0] == '1';
@@ -509,14 +557,21 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) opt.num_threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--manage") == 0) manage = 1;
+        else if (strcmp(argv[i], "--buffer") == 0) buffer = 1;
         else if (strcmp(argv[i], "--persistent") == 0) g_persistent = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) g_only = atol(argv[++i]);
-        else if (strcmp(argv[i], "--sample-load") == 0 && i + 1 < argc) sample = atol(argv[++i]);
+        else if (strcmp(argv[i], "--sample-load") == 0 && i + 1 < argc) {
+            char *colon;
+            sample = strtol(argv[++i], &colon, 10);
+            long full_step = *colon == ':' ? atol(colon + 1) : 1;
+            if (g_full) sample = full_step;
+        }
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: test_oom [--threads N] [--manage] [--sample-load K] [--persistent] [--only N] MODEL...\n");
+            fprintf(stderr, "usage: test_oom [--threads N] [--manage] [--buffer] [--persistent] "
+                            "[--sample-load K[:F]] [--only N] MODEL.onnx...\n");
             return 2;
         } else {
-            test_model(argv[i], &opt, manage, sample);
+            test_model(argv[i], &opt, manage, buffer, sample);
             n_models++;
         }
     }
