@@ -7,7 +7,8 @@ set -euo pipefail
 pkgs=(build-essential cmake libopenblas-dev)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn) ;;
+    --test) pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision
+                   python3-sklearn) ;;
     --fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
     --valgrind) pkgs+=(valgrind) ;;
   esac

@@ -16,7 +16,10 @@ bash scripts/setup.sh --valgrind
 BUILD_DIR=${BUILD_DIR:-build}
 MODELS=${FRT_MODELS_DIR:-$BUILD_DIR/models}
 FLATRT=$BUILD_DIR/flatrt
-[ -x "$FLATRT" ] || { echo "valgrind.sh: $FLATRT not built (run scripts/test.sh first)" >&2; exit 1; }
+if [ ! -x "$FLATRT" ]; then
+    echo "valgrind.sh: $FLATRT not built (run scripts/test.sh first)" >&2
+    exit 1
+fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
@@ -45,9 +48,10 @@ inputs() { for f in "$1"/*.npy; do echo "--input"; echo "$(basename "$f" .npy)=$
 
 DIGITS=examples/digits
 check "digits info" "$FLATRT" info "$DIGITS/digits.onnx" --memory
-check "digits run" "$FLATRT" run "$DIGITS/digits.onnx" --input "$DIGITS/samples/digit_0_label1.npy" \
-    --output-dir "$OUT"
-check "digits bench 2 threads" "$FLATRT" bench "$DIGITS/digits.onnx" --iters 3 --warmup 1 --threads 2
+check "digits run" "$FLATRT" run "$DIGITS/digits.onnx" \
+    --input "$DIGITS/samples/digit_0_label1.npy" --output-dir "$OUT"
+check "digits bench 2 threads" "$FLATRT" bench "$DIGITS/digits.onnx" \
+    --iters 3 --warmup 1 --threads 2
 for m in deep_wide mobilenet_v2; do
     d=$MODELS/$m
     if [ ! -f "$d/model.onnx" ]; then

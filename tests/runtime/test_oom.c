@@ -49,7 +49,7 @@
 #include "flatrt.h"
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Injection                                                                                       */
+/* Injection                                                                                     */
 /* ---------------------------------------------------------------------------------------------- */
 
 enum { K_ALLOC, K_MAP, K_THREAD, K_N };
@@ -85,7 +85,7 @@ static int inject(int kind) {
     if (g_backtrace) {
         void *pc[32];
         int depth = backtrace(pc, 32);
-        fprintf(stderr, "injected failure of %s %ld at:\n", kind == K_ALLOC ? "allocation" : "call", n);
+        fprintf(stderr, "injected failure of %s %ld at:\n", k_name[kind], n);
         backtrace_symbols_fd(pc, depth, 2);
     }
     return 1;
@@ -97,7 +97,9 @@ static void *counted(void *p) {
 }
 
 void *__wrap_malloc(size_t n) { return inject(K_ALLOC) ? NULL : counted(__real_malloc(n)); }
-void *__wrap_calloc(size_t a, size_t b) { return inject(K_ALLOC) ? NULL : counted(__real_calloc(a, b)); }
+void *__wrap_calloc(size_t a, size_t b) {
+    return inject(K_ALLOC) ? NULL : counted(__real_calloc(a, b));
+}
 void *__wrap_aligned_alloc(size_t al, size_t n) {
     return inject(K_ALLOC) ? NULL : counted(__real_aligned_alloc(al, n));
 }
@@ -138,7 +140,8 @@ int __wrap_open(const char *path, int flags, ...) {
     }
     return __real_open(path, flags, mode);
 }
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg) {
     if (inject(K_THREAD)) return EAGAIN;
     return __real_pthread_create(t, attr, fn, arg);
 }
@@ -154,7 +157,7 @@ static void *t_alloc(size_t n) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Checks                                                                                          */
+/* Checks                                                                                        */
 /* ---------------------------------------------------------------------------------------------- */
 
 static int g_failures, g_checks;
@@ -189,7 +192,7 @@ static int contains_ci(const char *hay, const char *needle) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* One model case                                                                                  */
+/* One model case                                                                                */
 /* ---------------------------------------------------------------------------------------------- */
 
 #define MAX_IO 16
