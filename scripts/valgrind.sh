@@ -4,8 +4,8 @@
 # uninitialized memory, no bad free and no leaked block (definite, indirect or possible).
 # Any such error makes valgrind exit 99 and this script fail.
 #
-# Uses the release tree (BUILD_DIR, default build) and the exported model zoo (FRT_MODELS_DIR,
-# default BUILD_DIR/models); models that are not there are skipped with a note. Extra valgrind
+# Uses the release tree (BUILD_DIR, default build), its tiny test models and the exported model zoo
+# (FRT_MODELS_DIR, default BUILD_DIR/models); models that are not there are skipped with a note. Extra valgrind
 # options can be given in VALGRIND_ARGS (e.g. --track-origins=yes).
 #
 # Valgrind does not decode AVX-512: flatrt's kernels are capped at AVX2 here (FRT_ISA=avx2; the
@@ -52,6 +52,14 @@ check "digits run" "$FLATRT" run "$DIGITS/digits.onnx" \
     --input "$DIGITS/samples/digit_0_label1.npy" --output-dir "$OUT"
 check "digits bench 2 threads" "$FLATRT" bench "$DIGITS/digits.onnx" \
     --iters 3 --warmup 1 --threads 2
+# tiny models written by the test suite (models.tiny): a shape subgraph over a symbolic batch,
+# external data, aliased views
+for m in shape_dynamic external_gemm view_alias; do
+    f=$BUILD_DIR/tiny/$m.onnx
+    [ -f "$f" ] || { echo "valgrind: $m: skipped ($f not generated)"; continue; }
+    mapfile -t args < <(inputs "$BUILD_DIR/tiny/$m/in")
+    check "$m run" "$FLATRT" run "$f" "${args[@]}" --output-dir "$OUT"
+done
 for m in deep_wide mobilenet_v2; do
     d=$MODELS/$m
     if [ ! -f "$d/model.onnx" ]; then
