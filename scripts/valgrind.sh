@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Valgrind memcheck over the command-line tool on end-to-end models: `flatrt info` and `flatrt run`
-# (and a 2-thread `flatrt bench`) must finish with no invalid read or write, no branch on
-# uninitialized memory, no bad free and no leaked block (definite, indirect or possible).
+# (and a 2-thread `flatrt bench`, and the runtime tests on the tiny models) must finish with no
+# invalid read or write, no branch on (or output of) uninitialized memory, no bad free and no
+# leaked block (definite, indirect or possible).
 # Any such error makes valgrind exit 99 and this script fail.
 #
-# Uses the release tree (BUILD_DIR, default build), its tiny test models and the exported model zoo
-# (FRT_MODELS_DIR, default BUILD_DIR/models); models that are not there are skipped with a note. Extra valgrind
-# options can be given in VALGRIND_ARGS (e.g. --track-origins=yes).
+# Uses the release tree (BUILD_DIR, default build), its tiny test models and the exported model
+# zoo (FRT_MODELS_DIR, default BUILD_DIR/models); models that are not there are skipped with a
+# note. Extra valgrind options can be given in VALGRIND_ARGS (e.g. --track-origins=yes).
 #
 # Valgrind does not decode AVX-512: flatrt's kernels are capped at AVX2 here (FRT_ISA=avx2; the
 # CPUID valgrind shows hides AVX-512 anyway) and OpenBLAS is told to use its Haswell kernels.
@@ -60,6 +61,10 @@ for m in shape_dynamic external_gemm view_alias; do
     mapfile -t args < <(inputs "$BUILD_DIR/tiny/$m/in")
     check "$m run" "$FLATRT" run "$f" "${args[@]}" --output-dir "$OUT"
 done
+# the runtime API on them: reshape, clone, output modes, runtimes on several threads
+if [ -x "$BUILD_DIR/tests/test_runtime" ] && [ -d "$BUILD_DIR/tiny" ]; then
+    check "test_runtime" "$BUILD_DIR/tests/test_runtime" "$BUILD_DIR/tiny"
+fi
 for m in deep_wide mobilenet_v2; do
     d=$MODELS/$m
     if [ ! -f "$d/model.onnx" ]; then
