@@ -303,7 +303,7 @@ static void check_failure(const mcase *c, frt_status st, int stage, int kind, lo
 static void check_no_owner(const mcase *c, const frt_tensor *out, const char *what, long at) {
     for (size_t o = 0; o < c->no; o++) {
         g_checks++;
-        if (out[o].owner)
+        if (out[o]._owner)
             fail("%s: failed %s (fail point %ld) left output %zu owned", c->path, what, at, o);
     }
 }
@@ -315,7 +315,7 @@ static void release_all(frt_tensor *t, size_t n) {
 static void copy_outputs(const mcase *c, const frt_tensor *out, frt_tensor *ref) {
     for (size_t o = 0; o < c->no; o++) {
         ref[o] = out[o];
-        ref[o].owner = NULL;
+        ref[o]._owner = NULL;
         ref[o].data = t_alloc(out[o].nbytes);
         if (out[o].nbytes) memcpy(ref[o].data, out[o].data, out[o].nbytes);
     }
