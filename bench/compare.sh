@@ -13,6 +13,9 @@
 #                     tests/models/export_zoo.py; each model is DIR/NAME/model.onnx + in/*.npy)
 #   -b BUILD_DIR      flatrt build dir holding the flatrt binary (default: <repo>/build)
 #   -o FILE           also write the markdown report to FILE
+#   -B BINARY         a second (baseline) flatrt binary, e.g. a build of an older commit: it runs
+#                     in every round right after flatrt, on the same inputs and iterations, and
+#                     the report adds its p50 and its ratio to ORT (before/after in one run)
 #   -k                keep the raw outputs of every run (printed location at the end)
 #   -h                this help
 # Environment: FLATRT and ORTBENCH override the two binaries.
@@ -42,7 +45,8 @@ models_dir=$repo/build/models
 build_dir=$repo/build
 out_file=
 keep=0
-while getopts ":r:s:t:d:b:o:kh" opt; do
+baseline=
+while getopts ":r:s:t:d:b:o:B:kh" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     s) seconds=$OPTARG ;;
@@ -50,6 +54,7 @@ while getopts ":r:s:t:d:b:o:kh" opt; do
     d) models_dir=$OPTARG ;;
     b) build_dir=$OPTARG ;;
     o) out_file=$OPTARG ;;
+    B) baseline=$OPTARG ;;
     k) keep=1 ;;
     h)
         usage
@@ -68,6 +73,7 @@ models=("$@")
 [[ $seconds =~ ^[0-9]*\.?[0-9]+$ ]] || die "-s expects a number of seconds, got '$seconds'"
 
 flatrt=${FLATRT:-$build_dir/flatrt}
+[ -z "$baseline" ] || [ -x "$baseline" ] || die "baseline flatrt binary $baseline is not executable"
 [ -x "$flatrt" ] || die "flatrt binary not found at $flatrt (build it: cmake --build $build_dir --target flatrt; or set FLATRT / -b)"
 ortbench=${ORTBENCH:-$repo/../shared/tools/ortbench/ortbench}
 if [ ! -x "$ortbench" ]; then
@@ -147,6 +153,10 @@ for ((r = 1; r <= rounds; r++)); do
         olog=$work/ort_${m}_$r.log
         run_tool "$flog" "$flatrt" bench "$model" "${args[@]}" --threads "$threads" \
             --iters "${iters[$m]}" --warmup "${warm[$m]}"
+        if [ -n "$baseline" ]; then
+            run_tool "$work/base_${m}_$r.log" "$baseline" bench "$model" "${args[@]}" \
+                --threads "$threads" --iters "${iters[$m]}" --warmup "${warm[$m]}"
+        fi
         run_tool "$olog" "$ortbench" "$model" "${args[@]}" --threads "$threads" \
             --iters "${iters[$m]}" --warmup "${warm[$m]}"
         fo=$(value outputs "$flog" || true)
@@ -154,7 +164,7 @@ for ((r = 1; r <= rounds; r++)); do
         if [ "$r" -eq 1 ] && [ "$fo" != "$oo" ]; then
             echo "$prog: warning: $m: outputs differ in name/type/shape: flatrt $fo, ORT $oo" >&2
         fi
-        echo "$prog: round $r/$rounds $m: flatrt p50 $(value p50_us "$flog") us, ORT p50 $(value p50_us "$olog") us" >&2
+        echo "$prog: round $r/$rounds $m: flatrt p50 $(value p50_us "$flog") us,${baseline:+ baseline p50 $(value p50_us "$work/base_${m}_$r.log") us,} ORT p50 $(value p50_us "$olog") us" >&2
     done
 done
 
@@ -184,8 +194,23 @@ report=$work/report.md
             BEGIN { printf "| %s | %d | %s | %s | %.2f | %s | %d | %d |\n", m, n, us(fp), us(op),
                     (op > 0 ? fp / op : 0), range, fr, orss }'
     done
+    if [ -n "$baseline" ]; then
+        echo
+        echo "| model | baseline p50 (us) | baseline/ORT | flatrt/baseline |"
+        echo "|---|---:|---:|---:|"
+        for m in "${models[@]}"; do
+            fp=$(for ((r = 1; r <= rounds; r++)); do value p50_us "$work/flatrt_${m}_$r.log"; done | median)
+            bp=$(for ((r = 1; r <= rounds; r++)); do value p50_us "$work/base_${m}_$r.log"; done | median)
+            op=$(for ((r = 1; r <= rounds; r++)); do value p50_us "$work/ort_${m}_$r.log"; done | median)
+            awk -v m="$m" -v fp="$fp" -v bp="$bp" -v op="$op" 'BEGIN { printf "| %s | %.2f | %.2f | %.2f |\n",
+                m, bp, (op > 0 ? bp / op : 0), (bp > 0 ? fp / bp : 0) }'
+        done
+        echo
+        echo "- baseline: $baseline"
+    fi
     echo
     echo "- flatrt $flatrt_version ($flatrt), ONNX Runtime $ort_version via ortbench ($ortbench)"
+    echo "- flatrt ISA tier: ${FRT_ISA:-best the host has} (host flags: $(grep -o -w -e avx2 -e avx512f -e avx512bw -e avx512vl -e avx512dq /proc/cpuinfo | sort -u | tr '\n' ' '))"
     echo "- machine: $(nproc) CPUs ($cpu), load average $load_before before, $load_after after"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $((end - start)) s"
     echo "- p50: linear-interpolated median of per-run latencies (both tools time each run with CLOCK_MONOTONIC); peak RSS: ru_maxrss (flatrt) / VmHWM (ortbench)"

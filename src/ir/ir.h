@@ -114,6 +114,8 @@ size_t frt_value_nbytes(const frt_value *v);              /* numel * dtype size;
 void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims);
 /* Formats "[1,3,224,224]" (unknown dims as ?) into buf; returns buf. */
 const char *frt_shape_str(const frt_value *v, char *buf, size_t cap);
+/* Formats n raw integers as "[2,0,-1]" (negative values printed as they are) into buf. */
+const char *frt_ints_str(const int64_t *v, int n, char *buf, size_t cap);
 
 /* Node id producing value id, or -1. */
 static inline int32_t frt_graph_producer(const frt_graph *g, int32_t vid) {

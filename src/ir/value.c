@@ -31,6 +31,14 @@ size_t frt_value_nbytes(const frt_value *v) {
     return n < 0 ? 0 : (size_t)n * frt_dtype_size(v->dtype);
 }
 
+const char *frt_ints_str(const int64_t *v, int n, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)v[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
 const char *frt_shape_str(const frt_value *v, char *buf, size_t cap) {
     size_t o = 0;
     if (v->rank < 0) {

@@ -23,15 +23,6 @@ static void set_unknown(frt_value *out, int32_t dtype, int rank) {
     frt_op_set_shape(out, dtype, rank, dims);
 }
 
-/* Formats a list of raw integers "[2,0,-1]". */
-static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap) {
-    size_t o = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < n && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)v[i]);
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-    return buf;
-}
-
 /* Reads an integer list input (1-D int64, or int32 tolerated) into vals; *n = its length (-1 if
  * unknown). *known: the values are available (data present, or the list is empty). */
 static frt_status read_list_input(const frt_op_ctx *c, int i, const char *what, int64_t *vals,
@@ -75,7 +66,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
         if (s == -1) {
             if (neg >= 0)
                 return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has more than one -1",
-                                   ints_str(spec, n, b0, sizeof b0));
+                                   frt_ints_str(spec, n, b0, sizeof b0));
             neg = i;
             od[i] = -1;
         } else if (s == 0 && !allowzero) {
@@ -84,7 +75,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
             } else if (i >= r) {
                 return frt_op_fail(c, FRT_ERR_SHAPE,
                                    "shape %s copies dim %d (0) but the input %s has rank %d",
-                                   ints_str(spec, n, b0, sizeof b0), i,
+                                   frt_ints_str(spec, n, b0, sizeof b0), i,
                                    frt_shape_str(x, b1, sizeof b1), r);
             } else {
                 od[i] = x->dims[i];
@@ -93,7 +84,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
             }
         } else if (s < 0) {
             return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has invalid entry %lld",
-                               ints_str(spec, n, b0, sizeof b0), (long long)s);
+                               frt_ints_str(spec, n, b0, sizeof b0), (long long)s);
         } else {
             od[i] = s;
             if (s == 0) has_zero = true;
@@ -101,7 +92,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
     }
     if (allowzero && has_zero && neg >= 0)
         return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has both 0 and -1 with allowzero=1",
-                           ints_str(spec, n, b0, sizeof b0));
+                           frt_ints_str(spec, n, b0, sizeof b0));
     if (r >= 0) {
         /* num: input dims not copied; den: output dims not copied, except the -1 */
         int64_t num = 1, den = 1;
@@ -115,7 +106,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
             if (od[i] < 0) dk = false;
             else if (__builtin_mul_overflow(den, od[i], &den))
                 return frt_op_fail(c, FRT_ERR_SHAPE, "shape %s has too many elements",
-                                   ints_str(spec, n, b0, sizeof b0));
+                                   frt_ints_str(spec, n, b0, sizeof b0));
         }
         bool in_known = frt_shape_known(x);
         bool out_known = true;
@@ -128,7 +119,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
                         return frt_op_fail(c, FRT_ERR_SHAPE,
                                            "cannot infer the -1 in shape %s for input %s: the "
                                            "other dims have 0 elements",
-                                           ints_str(spec, n, b0, sizeof b0),
+                                           frt_ints_str(spec, n, b0, sizeof b0),
                                            frt_shape_str(x, b1, sizeof b1));
                 } else if (num % den == 0) {
                     od[neg] = num / den;
@@ -136,7 +127,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
                     return frt_op_fail(c, FRT_ERR_SHAPE,
                                        "cannot reshape input %s (%lld elements) to %s",
                                        frt_shape_str(x, b1, sizeof b1), (long long)x->numel,
-                                       ints_str(spec, n, b0, sizeof b0));
+                                       frt_ints_str(spec, n, b0, sizeof b0));
                 }
             }
         } else if (in_known && out_known) {
@@ -145,7 +136,7 @@ static frt_status reshape_resolve(const frt_op_ctx *c, const frt_value *x, const
                 return frt_op_fail(c, FRT_ERR_SHAPE,
                                    "cannot reshape input %s (%lld elements) to %s (%lld elements)",
                                    frt_shape_str(x, b1, sizeof b1), (long long)x->numel,
-                                   ints_str(spec, n, b0, sizeof b0), (long long)on);
+                                   frt_ints_str(spec, n, b0, sizeof b0), (long long)on);
         }
     }
     frt_op_set_shape(c->out[0], x->dtype, n, od);

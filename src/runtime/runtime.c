@@ -234,15 +234,6 @@ static frt_status resolve_once(frt_runtime *rt, bool *full) {
     return FRT_OK;
 }
 
-/* Formats dims as "[1,3,224,224]" into buf; returns buf. */
-static const char *dims_str(const int64_t *dims, int rank, char *buf, size_t cap) {
-    size_t o = (size_t)snprintf(buf, cap, "[");
-    for (int d = 0; d < rank && o < cap; d++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? "," : "", (long long)dims[d]);
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-    return buf;
-}
-
 /* Matches caller inputs to graph inputs, validates them and stores their shapes in rt->v.
  * Sets *changed when any shape differs from the current plan's. */
 static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
@@ -293,13 +284,13 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
             char got[200];
             if (t->shape[d] < 0)
                 return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': dim %d of %s is negative",
-                                 name, d, dims_str(t->shape, t->rank, got, sizeof got));
+                                 name, d, frt_ints_str(t->shape, t->rank, got, sizeof got));
             if (info->shape[d] >= 0 && t->shape[d] != info->shape[d])
                 return frt_error(FRT_ERR_INVALID_ARGUMENT,
                                  "input '%s': dim %d is %lld, the model fixes it to %lld (shape "
                                  "given %s)",
                                  name, d, (long long)t->shape[d], (long long)info->shape[d],
-                                 dims_str(t->shape, t->rank, got, sizeof got));
+                                 frt_ints_str(t->shape, t->rank, got, sizeof got));
         }
         int64_t numel = frt_shape_numel(t->shape, t->rank);
         size_t need = numel < 0 ? 0 : (size_t)numel * frt_dtype_size(t->dtype);
