@@ -1,11 +1,11 @@
-/* Compile: IR -> program. Shape inference, folding, fusion, kernel selection, step classes,
- * lifetimes. Runs once per model load. */
+/* Compile: IR -> program, per block. Shape inference, folding, fusion, kernel selection, layout
+ * reorders (layout.c), step classes, lifetimes. Runs once per model load. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile_internal.h"
 #include "passes/passes.h"
-#include "program.h"
 
 #define MAX_NODE_IO 1024
 
@@ -23,32 +23,69 @@ static void node_ctx(frt_graph *g, frt_node *n, frt_value **in, frt_value **out,
     c->isa = FRT_ISA_PORTABLE;
 }
 
-/* Looks up the definition of every node once (defs[i] for node i). When some have none, one
- * message lists every unsupported op type with the names of its nodes, and why (no such op, or
- * the opset the node's domain imports is outside the implemented ranges). */
-static frt_status resolve_defs(const frt_graph *g, const frt_op_def **defs) {
-    size_t bad = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const frt_node *n = &g->nodes[i];
-        defs[i] = n->dead ? NULL : frt_op_lookup(n->domain, n->op_type, n->opset);
-        bad += !n->dead && !defs[i];
+const frt_op_def *frt_compile_find(const frt_compile_ctx *cx, const frt_node *n) {
+    if (cx->src && cx->src->find) {
+        const frt_op_def *d = cx->src->find(cx->src->user, n->domain, n->op_type);
+        if (d) return d;
     }
-    if (!bad) return FRT_OK;
+    return frt_op_lookup(n->domain, n->op_type, n->opset);
+}
+
+/* A node of some block without a definition. */
+typedef struct bad_node {
+    const frt_graph *g;
+    const frt_node *n;
+} bad_node;
+
+static bool collect_bad(const frt_compile_ctx *cx, const frt_graph *g, bad_node **list, size_t *n,
+                        size_t *cap) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const frt_node *nd = &g->nodes[i];
+        if (!nd->dead && !frt_compile_find(cx, nd)) {
+            if (*n == *cap) {
+                size_t c = *cap ? 2 * *cap : 16;
+                bad_node *l = realloc(*list, c * sizeof *l);
+                if (!l) return false;
+                *list = l;
+                *cap = c;
+            }
+            (*list)[(*n)++] = (bad_node){g, nd};
+        }
+        for (int32_t k = 0; k < nd->n_sub; k++)
+            if (!collect_bad(cx, nd->sub[k], list, n, cap)) return false;
+    }
+    return true;
+}
+
+static bool same_op(const frt_node *a, const frt_node *b) {
+    return strcmp(a->op_type, b->op_type) == 0 && strcmp(a->domain, b->domain) == 0;
+}
+
+/* Collects every unsupported op type of g and its subgraphs with the names of its nodes (a node
+ * of a subgraph as "<subgraph path>/<node>") into one message, and why (no such op, or the opset
+ * the node's domain imports is outside the implemented ranges). */
+static frt_status check_supported(const frt_compile_ctx *cx, const frt_graph *g) {
+    bad_node *bad = NULL;
+    size_t n_bad = 0, cap = 0;
+    if (!collect_bad(cx, g, &bad, &n_bad, &cap)) {
+        free(bad);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    }
+    if (!n_bad) return FRT_OK;
     char msg[3500];
     size_t o = 0;
     o += (size_t)snprintf(msg + o, sizeof msg - o, "unsupported operators:");
-    bool *done = calloc(g->n_nodes, 1);
-    if (!done) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    bool *done = calloc(n_bad, 1);
+    if (!done) {
+        free(bad);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    }
     size_t types = 0;
-    for (size_t i = 0; i < g->n_nodes && o < sizeof msg; i++) {
-        const frt_node *n = &g->nodes[i];
-        if (done[i] || n->dead || defs[i]) continue;
+    for (size_t i = 0; i < n_bad && o < sizeof msg; i++) {
+        const frt_node *n = bad[i].n;
+        if (done[i]) continue;
         size_t count = 0;
-        for (size_t j = i; j < g->n_nodes; j++)
-            if (!done[j] && !g->nodes[j].dead && !defs[j] &&
-                strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
-                strcmp(g->nodes[j].domain, n->domain) == 0)
-                count++;
+        for (size_t j = i; j < n_bad; j++) count += !done[j] && same_op(bad[j].n, n);
         /* an op flatrt has, but not for this opset: say so with the domain and opset */
         char why[256] = "";
         if (frt_op_find(n->domain, n->op_type)) {
@@ -61,15 +98,13 @@ static frt_status resolve_defs(const frt_graph *g, const frt_op_def **defs) {
                               n->domain[0] ? "::" : "", n->op_type, why, count,
                               count == 1 ? "" : "s");
         size_t listed = 0;
-        for (size_t j = i; j < g->n_nodes && o < sizeof msg; j++) {
-            if (done[j] || g->nodes[j].dead || defs[j] ||
-                strcmp(g->nodes[j].op_type, n->op_type) != 0 ||
-                strcmp(g->nodes[j].domain, n->domain) != 0)
-                continue;
+        for (size_t j = i; j < n_bad && o < sizeof msg; j++) {
+            if (done[j] || !same_op(bad[j].n, n)) continue;
             done[j] = true;
+            const char *path = bad[j].g->path ? bad[j].g->path : ""; /* NULL: built by hand */
             if (listed < 8)
-                o += (size_t)snprintf(msg + o, sizeof msg - o, "%s%s", listed ? ", " : "",
-                                      g->nodes[j].name);
+                o += (size_t)snprintf(msg + o, sizeof msg - o, "%s%s%s%s", listed ? ", " : "",
+                                      path, path[0] ? "/" : "", bad[j].n->name);
             else if (listed == 8)
                 o += (size_t)snprintf(msg + o, sizeof msg - o, ", ...");
             listed++;
@@ -78,6 +113,7 @@ static frt_status resolve_defs(const frt_graph *g, const frt_op_def **defs) {
         types++;
     }
     free(done);
+    free(bad);
     return frt_error(FRT_ERR_UNSUPPORTED, "%s", msg);
 }
 
@@ -118,16 +154,156 @@ static frt_status infer_node(frt_graph *g, frt_node *n, const frt_op_def *def) {
     return FRT_OK;
 }
 
-typedef struct providers {
-    const frt_provider *const *list;
-    size_t n;
-} providers;
+static frt_status compile_block(frt_compile_ctx *cx, frt_graph *g, int32_t parent,
+                                int32_t *id);
+static frt_status select_steps(frt_compile_ctx *cx, frt_graph *g, const frt_op_def **defs,
+                               frt_program *p, int32_t **node_blocks);
 
-static frt_status select_all(frt_graph *g, const frt_op_def **defs, const providers *pv,
-                             frt_arena *arena, frt_program *p, int32_t *pending, bool *copied);
-static frt_status compile_defs(frt_graph *g, const frt_options *opt, const providers *pv,
-                               const frt_op_def **defs, frt_arena *arena, frt_program *p,
-                               frt_compile_stats *stats);
+/* Looks up the definition of every live node of g once (defs[i] for node i). The whole tree was
+ * checked first (check_supported), so a node without one is an internal error. */
+static frt_status resolve_defs(const frt_compile_ctx *cx, const frt_graph *g,
+                               const frt_op_def **defs) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const frt_node *n = &g->nodes[i];
+        defs[i] = n->dead ? NULL : frt_compile_find(cx, n);
+        if (!n->dead && !defs[i])
+            return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): no definition after fusion",
+                             n->name, n->op_type);
+    }
+    return FRT_OK;
+}
+static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p);
+
+/* Load-time types of a subgraph's outer values, from the enclosing graph. An outer constant with
+ * data becomes a constant of the subgraph sharing that data (the enclosing graph keeps it: the
+ * owner node's captured read counts as a reader that never copied it). */
+static void bind_outer(frt_graph *g) {
+    const frt_graph *pg = g->parent;
+    const frt_node *on = &pg->nodes[g->owner];
+    for (size_t v = 0; v < g->n_values; v++) {
+        frt_ir_value *x = &g->values[v];
+        if (x->kind != FRT_VALUE_OUTER) continue;
+        const frt_ir_value *pv = &pg->values[on->in[on->n_in + x->outer]];
+        x->v = pv->v;
+        x->v.layout = FRT_LAYOUT_PLAIN;
+        if (pv->kind == FRT_VALUE_CONST && pv->v.data) x->kind = FRT_VALUE_CONST;
+        else x->v.data = NULL;
+    }
+}
+
+/* Inference (with folding), fusion, selection, layouts and classes for block bid; defs and
+ * node_blocks have an entry per node of its graph. */
+static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_def **defs,
+                                int32_t **node_blocks) {
+    frt_graph *g = cx->blocks[bid].g;
+    const frt_options *opt = cx->opt;
+    frt_compile_stats *stats = cx->stats;
+    frt_status st;
+    if (g->parent) bind_outer(g);
+    st = resolve_defs(cx, g, defs);
+    if (st) return st;
+
+    /* 1. Shape inference in topological order, folding constant nodes as they are met. A node's
+       subgraphs are compiled first: its infer may read their output types. */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        frt_node *n = &g->nodes[i];
+        const frt_op_def *def = defs[i];
+        if (n->dead) continue;
+        if (n->n_sub) {
+            int32_t *ids = frt_arena_array(cx->arena, (size_t)n->n_sub, sizeof *ids);
+            if (!ids) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+            for (int32_t k = 0; k < n->n_sub; k++) {
+                st = compile_block(cx, n->sub[k], bid, &ids[k]);
+                if (st) return st;
+            }
+            node_blocks[i] = ids;
+        }
+        st = infer_node(g, n, def);
+        if (st) return st;
+        bool foldable = all_inputs_const(g, n) ||
+                        ((def->flags & FRT_OP_SHAPE_ONLY) && inputs_shape_known(g, n));
+        /* only registry ops fold (they run without a runtime); never a node with subgraphs */
+        foldable = foldable && !n->n_sub &&
+                   frt_op_lookup(n->domain, n->op_type, n->opset) == def;
+        if (opt->fold_constants && foldable) {
+            int r = frt_pass_fold_node(g, (int32_t)i, def, cx->arena, &st);
+            if (r < 0) return st;
+            stats->num_folded += (size_t)r;
+        }
+    }
+    frt_graph_count_uses(g);
+    frt_pass_dce(g);
+
+    /* 2. Fusion. Fused nodes may have become internal ops: their definitions are looked up again. */
+    if (opt->fuse) {
+        int r = frt_pass_fuse(g, cx->arena, &stats->transformed_bytes, &st);
+        if (r < 0) return st;
+        stats->num_fused += (size_t)r;
+        frt_graph_count_uses(g);
+        frt_pass_dce(g);
+        if (r > 0 && (st = resolve_defs(cx, g, defs))) return st;
+    }
+
+    /* 3. Kernel selection: one step per live node; 4. layouts: reorder steps; 5. classes. */
+    frt_program *p = cx->blocks[bid].prog;
+    st = select_steps(cx, g, defs, p, node_blocks);
+    if (st) return st;
+    st = frt_layout_pass(g, cx->arena, &p->steps, &p->defs, &p->n_steps, &p->n_reorders);
+    if (st) return st;
+    return classify(cx, g, p);
+}
+
+/* Adds block g (child of block parent, or the model's graph when parent < 0) and compiles it. */
+static frt_status compile_block(frt_compile_ctx *cx, frt_graph *g, int32_t parent, int32_t *id) {
+    if (cx->n_blocks == cx->cap_blocks) {
+        size_t c = cx->cap_blocks ? 2 * cx->cap_blocks : 4;
+        frt_block *b = realloc(cx->blocks, c * sizeof *b);
+        if (!b) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+        cx->blocks = b;
+        cx->cap_blocks = c;
+    }
+    int32_t bid = (int32_t)cx->n_blocks++;
+    frt_program *p = frt_arena_alloc(cx->arena, sizeof *p, 8);
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+    memset(p, 0, sizeof *p);
+    cx->blocks[bid] = (frt_block){g, p, NULL, parent, parent < 0 ? -1 : g->owner};
+    *id = bid;
+    int32_t **node_blocks = calloc(g->n_nodes + 1, sizeof *node_blocks);
+    const frt_op_def **defs = calloc(g->n_nodes + 1, sizeof *defs);
+    frt_status st = FRT_ERR_NO_MEMORY;
+    if (!node_blocks || !defs) frt_error(st, "out of memory compiling the model");
+    else st = compile_graph(cx, bid, defs, node_blocks);
+    free(node_blocks);
+    free(defs);
+    if (st && g->parent && !cx->context_added) {
+        frt_error_context(st, "subgraph %s", g->path);
+        cx->context_added = true;
+    }
+    return st;
+}
+
+frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
+                              const frt_provider *const *providers, size_t n_providers,
+                              const frt_op_source *src, frt_arena *arena, frt_block **blocks,
+                              size_t *n_blocks, frt_compile_stats *stats) {
+    memset(stats, 0, sizeof *stats);
+    *blocks = NULL;
+    *n_blocks = 0;
+    frt_compile_ctx cx = {opt, providers, n_providers, src, arena, stats, NULL, 0, 0, false};
+    frt_status st = check_supported(&cx, g);
+    if (st) return st;
+    int32_t id;
+    st = compile_block(&cx, g, -1, &id);
+    if (!st) {
+        *blocks = frt_arena_array(arena, cx.n_blocks, sizeof **blocks);
+        if (!*blocks) st = frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+        else memcpy(*blocks, cx.blocks, cx.n_blocks * sizeof **blocks);
+        *n_blocks = cx.n_blocks;
+    }
+    if (st) frt_blocks_release(cx.blocks, cx.n_blocks); /* kernels selected before the failure */
+    free(cx.blocks);
+    return st;
+}
 
 frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, frt_program *p,
                        frt_compile_stats *stats) {
@@ -140,13 +316,17 @@ frt_status frt_compile_with(frt_graph *g, const frt_options *opt,
                             const frt_provider *const *list, size_t n_providers, frt_arena *arena,
                             frt_program *p, frt_compile_stats *stats) {
     memset(p, 0, sizeof *p);
-    memset(stats, 0, sizeof *stats);
-    const frt_op_def **defs = calloc(g->n_nodes + 1, sizeof *defs);
-    if (!defs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
-    providers pv = {list, n_providers};
-    frt_status st = compile_defs(g, opt, &pv, defs, arena, p, stats);
-    free(defs);
-    if (st) frt_program_release(p); /* kernels selected before the failure */
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_sub) {
+            memset(stats, 0, sizeof *stats);
+            return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s) has subgraphs: compile the "
+                             "graph into blocks", g->nodes[i].name, g->nodes[i].op_type);
+        }
+    frt_block *blocks;
+    size_t n_blocks;
+    frt_status st =
+        frt_compile_blocks(g, opt, list, n_providers, NULL, arena, &blocks, &n_blocks, stats);
+    if (!st) *p = *blocks[0].prog;
     return st;
 }
 
@@ -158,68 +338,26 @@ void frt_program_release(frt_program *p) {
     }
 }
 
-static frt_status compile_defs(frt_graph *g, const frt_options *opt, const providers *pv,
-                               const frt_op_def **defs, frt_arena *arena, frt_program *p,
-                               frt_compile_stats *stats) {
-    frt_status st = resolve_defs(g, defs);
-    if (st) return st;
+void frt_blocks_release(frt_block *blocks, size_t n_blocks) {
+    for (size_t b = 0; blocks && b < n_blocks; b++)
+        if (blocks[b].prog) frt_program_release(blocks[b].prog);
+}
 
-    /* 1. Shape inference in topological order, folding constant nodes as they are met. */
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        frt_node *n = &g->nodes[i];
-        const frt_op_def *def = defs[i];
-        if (n->dead) continue;
-        st = infer_node(g, n, def);
-        if (st) return st;
-        bool foldable = all_inputs_const(g, n) ||
-                        ((def->flags & FRT_OP_SHAPE_ONLY) && inputs_shape_known(g, n));
-        if (opt->fold_constants && foldable) {
-            int r = frt_pass_fold_node(g, (int32_t)i, def, arena, &st);
-            if (r < 0) return st;
-            stats->num_folded += (size_t)r;
-        }
-    }
-    frt_graph_count_uses(g);
-    frt_pass_dce(g);
+static frt_status select_all(frt_compile_ctx *cx, frt_graph *g, const frt_op_def **defs,
+                             frt_program *p, int32_t **node_blocks, int32_t *pending,
+                             bool *copied);
 
-    /* 2. Fusion. Fused nodes may have become internal ops: their definitions are looked up again. */
-    if (opt->fuse) {
-        int r = frt_pass_fuse(g, arena, &stats->transformed_bytes, &st);
-        if (r < 0) return st;
-        stats->num_fused = (size_t)r;
-        frt_graph_count_uses(g);
-        frt_pass_dce(g);
-        if (r > 0 && (st = resolve_defs(g, defs))) return st;
-    }
-
-    /* 3. Kernel selection: one step per live node. */
+static frt_status select_steps(frt_compile_ctx *cx, frt_graph *g, const frt_op_def **defs,
+                               frt_program *p, int32_t **node_blocks) {
     size_t n_live = 0;
     for (size_t i = 0; i < g->n_nodes; i++) n_live += !g->nodes[i].dead;
-    p->steps = frt_arena_array(arena, n_live + 1, sizeof *p->steps);
-    p->defs = frt_arena_array(arena, n_live + 1, sizeof *p->defs);
-    p->cls = frt_arena_array(arena, n_live + 1, 1);
-    p->compute = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
-    p->input_views = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
-    p->concat_axis = frt_arena_array(arena, n_live + 1, sizeof(int32_t));
-    size_t nv = g->n_values;
-    p->vclass = frt_arena_array(arena, nv + 1, 1);
-    p->root = frt_arena_array(arena, nv + 1, sizeof(int32_t));
-    p->def_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
-    p->last_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
-    if (!p->steps || !p->defs || !p->cls || !p->compute || !p->input_views || !p->concat_axis || !p->vclass ||
-        !p->root || !p->def_pos || !p->last_pos)
-        return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
-
-    for (size_t v = 0; v < nv; v++) {
-        p->root[v] = (int32_t)v;
-        p->def_pos[v] = p->last_pos[v] = -1;
-        p->vclass[v] = g->values[v].kind == FRT_VALUE_INPUT   ? FRT_VC_INPUT
-                       : g->values[v].kind == FRT_VALUE_CONST ? FRT_VC_CONST
-                                                              : FRT_VC_NONE;
-    }
-
+    p->steps = frt_arena_array(cx->arena, n_live + 1, sizeof *p->steps);
+    p->defs = frt_arena_array(cx->arena, n_live + 1, sizeof *p->defs);
+    if (!p->steps || !p->defs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
     /* Constants whose every reader copied them at select are released right after the last such
-       select, so original and packed weights never all coexist (peak RSS). */
+       select, so original and packed weights never all coexist (peak RSS). A captured read
+       (subgraph) never copies. */
+    size_t nv = g->n_values;
     int32_t *pending = calloc(nv + 1, sizeof *pending);
     bool *copied = malloc(nv + 1);
     if (!pending || !copied) {
@@ -230,18 +368,12 @@ static frt_status compile_defs(frt_graph *g, const frt_options *opt, const provi
     memset(copied, 1, nv + 1);
     for (size_t i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i].dead)
-            for (int j = 0; j < g->nodes[i].n_in; j++)
+            for (int j = 0; j < frt_node_n_reads(&g->nodes[i]); j++)
                 if (g->nodes[i].in[j] >= 0) pending[g->nodes[i].in[j]]++;
-    st = select_all(g, defs, pv, arena, p, pending, copied);
+    frt_status st = select_all(cx, g, defs, p, node_blocks, pending, copied);
     free(pending);
     free(copied);
-    if (st) return st;
-    /* Graph outputs keep their own storage: their producer (or the root of the view) is OWNED. */
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        int32_t r = p->root[g->outputs[i]];
-        if (p->vclass[r] == FRT_VC_MANAGED) p->vclass[r] = FRT_VC_OWNED;
-    }
-    return FRT_OK;
+    return st;
 }
 
 /* FRT_K_* flags a kernel of an op with capabilities def->flags may set. */
@@ -251,6 +383,7 @@ static uint32_t allowed_kernel_flags(const frt_op_def *def) {
     if (f & FRT_OP_SHAPE_ONLY) k |= FRT_K_SHAPE_ONLY;
     if (f & FRT_OP_INPLACE) k |= FRT_K_INPLACE;
     if (f & FRT_OP_CONCAT_INPLACE) k |= FRT_K_CONCAT;
+    if (f & FRT_OP_DATA_SHAPE) k |= FRT_K_DYNAMIC_OUT;
     return k;
 }
 
@@ -284,14 +417,14 @@ static frt_status accept_kernel(const frt_provider *pr, const frt_op_def *def, c
 /* Tries the providers in order. A provider declines with FRT_DECLINE or FRT_ERR_UNSUPPORTED; any
  * other error fails the load. When all decline, the message lists what each one said (a single
  * provider's own message is passed on unchanged). */
-static frt_status select_node(const providers *pv, const frt_op_def *def, frt_op_ctx *c,
+static frt_status select_node(const frt_compile_ctx *cx, const frt_op_def *def, frt_op_ctx *c,
                               frt_kernel *k) {
     char said[2048];
     size_t o = 0;
     said[0] = 0;
     frt_status last = FRT_ERR_UNSUPPORTED;
-    for (size_t i = 0; i < pv->n; i++) {
-        const frt_provider *pr = pv->list[i];
+    for (size_t i = 0; i < cx->n_providers; i++) {
+        const frt_provider *pr = cx->providers[i];
         memset(k, 0, sizeof *k);
         frt_error_clear();
         frt_status st = pr->select(pr, def, c, k);
@@ -307,13 +440,14 @@ static frt_status select_node(const providers *pv, const frt_op_def *def, frt_op
                                   frt_last_error()[0] ? frt_last_error() : "declined");
     }
     memset(k, 0, sizeof *k);
-    if (pv->n == 1 && last == FRT_ERR_UNSUPPORTED) return last; /* its message stands */
+    if (cx->n_providers == 1 && last == FRT_ERR_UNSUPPORTED) return last; /* its message stands */
     return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s): no provider accepts it: %s",
                      c->node->name, c->node->op_type, said);
 }
 
-static frt_status select_all(frt_graph *g, const frt_op_def **defs, const providers *pv,
-                             frt_arena *arena, frt_program *p, int32_t *pending, bool *copied) {
+static frt_status select_all(frt_compile_ctx *cx, frt_graph *g, const frt_op_def **defs,
+                             frt_program *p, int32_t **node_blocks, int32_t *pending,
+                             bool *copied) {
     frt_status st;
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
@@ -322,15 +456,15 @@ static frt_status select_all(frt_graph *g, const frt_op_def **defs, const provid
         frt_value *in[MAX_NODE_IO], *out[MAX_NODE_IO];
         frt_op_ctx c;
         node_ctx(g, n, in, out, &c);
-        c.arena = arena;
+        c.arena = cx->arena;
         c.isa = frt_cpu_tier();
         frt_kernel k;
-        st = select_node(pv, def, &c, &k);
+        st = select_node(cx, def, &c, &k);
         if (st) return st;
-        for (int j = 0; j < n->n_in; j++) {
+        for (int j = 0; j < frt_node_n_reads(n); j++) {
             int32_t v = n->in[j];
             if (v < 0) continue;
-            if (j >= 32 || !(k.const_copied & (1u << j))) copied[v] = false;
+            if (j >= n->n_in || j >= 32 || !(k.const_copied & (1u << j))) copied[v] = false;
             if (--pending[v] == 0 && copied[v] && g->values[v].kind == FRT_VALUE_CONST &&
                 !g->values[v].is_output)
                 frt_graph_drop_const(g, v);
@@ -344,9 +478,50 @@ static frt_status select_all(frt_graph *g, const frt_op_def **defs, const provid
         s->n_out = n->n_out;
         s->node = (int32_t)i;
         s->ir = n;
+        s->blocks = node_blocks[i];
         p->defs[si] = def;
+    }
+    return FRT_OK;
+}
 
-        if (k.flags & FRT_K_VIEW) {
+/* Step classes, value classes and lifetimes over the final step list. */
+static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
+    frt_arena *arena = cx->arena;
+    size_t ns = p->n_steps;
+    p->cls = frt_arena_array(arena, ns + 1, 1);
+    p->deferred = frt_arena_array(arena, ns + 1, 1);
+    p->compute = frt_arena_array(arena, ns + 1, sizeof(int32_t));
+    p->input_views = frt_arena_array(arena, ns + 1, sizeof(int32_t));
+    p->concat_axis = frt_arena_array(arena, ns + 1, sizeof(int32_t));
+    size_t nv = g->n_values;
+    p->vclass = frt_arena_array(arena, nv + 1, 1);
+    p->root = frt_arena_array(arena, nv + 1, sizeof(int32_t));
+    p->def_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
+    p->last_pos = frt_arena_array(arena, nv + 1, sizeof(int32_t));
+    if (!p->cls || !p->deferred || !p->compute || !p->input_views || !p->concat_axis ||
+        !p->vclass || !p->root || !p->def_pos || !p->last_pos)
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
+
+    for (size_t v = 0; v < nv; v++) {
+        p->root[v] = (int32_t)v;
+        p->def_pos[v] = p->last_pos[v] = -1;
+        frt_value_kind kd = g->values[v].kind;
+        p->vclass[v] = kd == FRT_VALUE_INPUT || kd == FRT_VALUE_OUTER ? FRT_VC_INPUT
+                       : kd == FRT_VALUE_CONST                       ? FRT_VC_CONST
+                                                                     : FRT_VC_NONE;
+    }
+    for (size_t si = 0; si < ns; si++) {
+        frt_step *s = &p->steps[si];
+        const frt_node *n = s->ir;
+        const frt_kernel k = s->k;
+        int32_t n_reads = frt_node_n_reads(n);
+        bool reads_dynamic = false;
+        for (int j = 0; j < n_reads; j++)
+            if (n->in[j] >= 0 && p->vclass[p->root[n->in[j]]] == FRT_VC_DYNAMIC) reads_dynamic = true;
+        p->deferred[si] = (k.flags & FRT_K_DYNAMIC_OUT) ? FRT_DEFER_KERNEL
+                          : reads_dynamic               ? FRT_DEFER_INFER
+                                                        : FRT_DEFER_NONE;
+        if ((k.flags & FRT_K_VIEW) && !p->deferred[si]) {
             p->cls[si] = FRT_STEP_VIEW;
             int32_t r = p->root[n->in[0]];
             p->root[n->out[0]] = r;
@@ -354,10 +529,10 @@ static frt_status select_all(frt_graph *g, const frt_op_def **defs, const provid
             if (p->vclass[r] == FRT_VC_INPUT) p->input_views[p->n_input_views++] = (int32_t)si;
             continue;
         }
-        bool shape_class = (k.flags & FRT_K_SHAPE_ONLY) != 0;
-        if (!shape_class) {
+        bool shape_class = !p->deferred[si] && (k.flags & FRT_K_SHAPE_ONLY) != 0;
+        if (!shape_class && !p->deferred[si] && !n->n_sub) {
             shape_class = true;
-            for (int j = 0; j < n->n_in; j++) {
+            for (int j = 0; j < n_reads; j++) {
                 if (n->in[j] < 0) continue;
                 int vc = p->vclass[p->root[n->in[j]]];
                 if (vc != FRT_VC_CONST && vc != FRT_VC_SHAPE) shape_class = false;
@@ -370,25 +545,31 @@ static frt_status select_all(frt_graph *g, const frt_op_def **defs, const provid
             continue;
         }
         p->cls[si] = FRT_STEP_COMPUTE;
+        p->has_dynamic |= p->deferred[si] != FRT_DEFER_NONE;
         int32_t pos = (int32_t)p->n_compute;
         p->compute[p->n_compute++] = (int32_t)si;
         p->concat_axis[pos] = -1;
-        if ((k.flags & FRT_K_CONCAT) && n->n_out == 1 && n->out[0] >= 0) {
+        if (!p->deferred[si] && (k.flags & FRT_K_CONCAT) && n->n_out == 1 && n->out[0] >= 0) {
             int r = g->values[n->out[0]].v.rank;
             const frt_concat_params *cp = k.params;
             p->concat_axis[pos] = r > 0 ? frt_norm_axis(cp->axis, r) : -1;
         }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;
-            p->vclass[n->out[j]] = FRT_VC_MANAGED;
+            p->vclass[n->out[j]] = p->deferred[si] ? FRT_VC_DYNAMIC : FRT_VC_MANAGED;
             p->def_pos[n->out[j]] = pos;
             p->last_pos[n->out[j]] = pos;
         }
-        for (int j = 0; j < n->n_in; j++) {
+        for (int j = 0; j < n_reads; j++) {
             if (n->in[j] < 0) continue;
             int32_t r = p->root[n->in[j]];
             if (p->vclass[r] == FRT_VC_MANAGED && p->last_pos[r] < pos) p->last_pos[r] = pos;
         }
+    }
+    /* Graph outputs keep their own storage: their producer (or the root of the view) is OWNED. */
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        int32_t r = p->root[g->outputs[i]];
+        if (p->vclass[r] == FRT_VC_MANAGED) p->vclass[r] = FRT_VC_OWNED;
     }
     return FRT_OK;
 }

@@ -13,7 +13,9 @@
  *      into the smallest gap among already placed tensors whose lifetimes overlap;
  *    - none: every tensor its own range, no in-place, no concat in place.
  * All work arrays are allocated once per runtime (frt_plan_init), so re-planning for new shapes
- * never touches the heap. Sizes are rounded up to 64 bytes per root. */
+ * never touches the heap. Sizes are physical sizes in each value's layout (frt_value_nbytes,
+ * padding included), rounded up to 64 bytes per root. Values in a non-plain layout are never
+ * concat slices and share in place only with an input of the same layout. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,7 +112,7 @@ static void concat_in_place(const frt_program *prog, const frt_value *values, fr
         int32_t o = s->out[0];
         if (o < 0 || prog->vclass[o] != FRT_VC_MANAGED || p->parent[o] >= 0 || s->n_in < 1) continue;
         const frt_value *ov = &values[o];
-        if (axis >= ov->rank) continue;
+        if (axis >= ov->rank || ov->layout) continue; /* slices are contiguous in plain only */
         int64_t outer = 1;
         for (int d = 0; d < axis; d++) outer *= ov->dims[d];
         if (outer != 1) continue; /* slices would not be contiguous */
@@ -119,7 +121,7 @@ static void concat_in_place(const frt_program *prog, const frt_value *values, fr
         for (int j = 0; j < s->n_in && ok; j++) {
             int32_t u = s->in[j];
             if (u < 0 || prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u ||
-                prog->def_pos[u] >= (int32_t)pos)
+                prog->def_pos[u] >= (int32_t)pos || values[u].layout)
                 ok = false;
             for (int k = 0; k < j && ok; k++)
                 if (s->in[k] == u) ok = false;
@@ -167,7 +169,9 @@ static void in_place(const frt_program *prog, const frt_value *values, frt_plan 
         if (u < 0 || v < 0 || prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] >= 0) continue;
         if (prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u) continue;
         if (prog->last_pos[u] != (int32_t)pos || inside_slice(p, u)) continue;
-        if (frt_value_nbytes(&values[u]) != frt_value_nbytes(&values[v])) continue;
+        if (frt_value_nbytes(&values[u]) != frt_value_nbytes(&values[v]) ||
+            values[u].layout != values[v].layout)
+            continue;
         bool shared = false; /* another input reading the same memory through a view */
         for (int j = 1; j < s->n_in; j++)
             if (s->in[j] >= 0 && s->in[j] != u && prog->root[s->in[j]] == u) shared = true;

@@ -7,6 +7,10 @@
  *            or it reads only input dims, like Shape): shape subgraphs over dynamic dims;
  *   VIEW     never runs: its output aliases its input (Reshape, Flatten, ...).
  * Values get a class too; lifetimes of MANAGED values are positions in the compute order.
+ *
+ * A model is a tree of blocks: block 0 is the model's graph; each subgraph attribute of a node
+ * (If, Loop, Scan) is a child block with its own graph, program and (in each runtime) its own
+ * values and memory plan. A kernel runs a child block with frt_exec_block.
  */
 #ifndef FRT_COMPILE_PROGRAM_H
 #define FRT_COMPILE_PROGRAM_H
@@ -23,7 +27,8 @@ enum {
     FRT_VC_SHAPE,       /* computed at reshape: runtime's shape memory */
     FRT_VC_VIEW,        /* aliases root[v] */
     FRT_VC_MANAGED,     /* in the runtime's slab, at a planned place */
-    FRT_VC_OWNED        /* graph output storage of the runtime (not shared) */
+    FRT_VC_OWNED,       /* graph output storage of the runtime (not shared) */
+    FRT_VC_DYNAMIC      /* size known only when produced: run-time-sized memory of the runtime */
 };
 
 typedef struct frt_program {
@@ -41,14 +46,51 @@ typedef struct frt_program {
     int32_t *def_pos;        /* MANAGED/OWNED: compute position of the producer */
     int32_t *last_pos;       /* MANAGED: last compute position that reads it (via views too) */
     int32_t *concat_axis;    /* per compute position: axis of a Concat step, else -1 */
+    /* per step: 0, or how a COMPUTE step whose outputs are sized at run time runs:
+     * FRT_DEFER_KERNEL (the kernel sizes them: FRT_K_DYNAMIC_OUT) or FRT_DEFER_INFER (it reads a
+     * DYNAMIC value: infer and storage just before it runs; a view then only aliases) */
+    uint8_t *deferred;
+    bool has_dynamic;        /* some step is deferred */
+    size_t n_reorders;       /* reorder steps inserted by the layout pass */
 } frt_program;
+
+enum { FRT_DEFER_NONE = 0, FRT_DEFER_KERNEL = 1, FRT_DEFER_INFER = 2 };
+
+/* One block of the model's tree. */
+typedef struct frt_block {
+    frt_graph *g;
+    frt_program *prog;
+    frt_value *tmpl;         /* load-time values (constants carry data), set by the model */
+    int32_t parent;          /* parent block, -1 for block 0 */
+    int32_t owner;           /* node of the parent's graph that owns it, -1 for block 0 */
+} frt_block;
+
+/* A source of op definitions consulted before the registry (for every opset), per compile (no
+ * global state): tests use it for test-only ops, kernels and layouts. find returns NULL to leave
+ * an op to the registry; the definitions it returns must outlive the model. Their kernels are
+ * still chosen by the kernel providers (the builtin one calls def->select). */
+typedef struct frt_op_source {
+    const frt_op_def *(*find)(void *user, const char *domain, const char *op_type);
+    void *user;
+} frt_op_source;
 
 typedef struct frt_compile_stats {
     size_t num_folded, num_fused, transformed_bytes;
 } frt_compile_stats;
 
-/* Runs inference, folding, fusion and selection over g and fills prog (arrays in arena), with the
- * default providers. On failure the kernels already selected are released. */
+/* Compiles g and its subgraphs into blocks (*blocks[0] is g; arrays in arena): inference,
+ * folding, fusion, selection, layout reorders, step classes and lifetimes, per block. A node's
+ * subgraphs are compiled when inference reaches it, so their outer values have their load-time
+ * types. Each node's definition comes from src (may be NULL) if it has one, else from the registry
+ * for the node's opset; its kernel from the providers, tried in order (the builtin one last). On
+ * failure the kernels already selected, in every block, are released. */
+frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
+                              const frt_provider *const *providers, size_t n_providers,
+                              const frt_op_source *src, frt_arena *arena, frt_block **blocks,
+                              size_t *n_blocks, frt_compile_stats *stats);
+/* Compiles a graph without subgraphs into prog (arrays in arena), with the default providers
+ * (FRT_ERR_UNSUPPORTED for a graph with subgraphs: use frt_compile_blocks). On failure the kernels
+ * already selected are released. */
 frt_status frt_compile(frt_graph *g, const frt_options *opt, frt_arena *arena, frt_program *prog,
                        frt_compile_stats *stats);
 /* The same with the given providers, tried in order for each node (the builtin one last). */
@@ -57,6 +99,8 @@ frt_status frt_compile_with(frt_graph *g, const frt_options *opt,
                             frt_arena *arena, frt_program *prog, frt_compile_stats *stats);
 /* Calls each step's kernel destroy hook once (the model is being freed). */
 void frt_program_release(frt_program *prog);
+/* frt_program_release for the program of every block. */
+void frt_blocks_release(frt_block *blocks, size_t n_blocks);
 
 /* Memory plan of one runtime for its current shapes (src/compile/plan.c). Results first, then
  * work arrays; everything is allocated once by frt_plan_init. */

@@ -6,9 +6,9 @@
 #include "ir.h"
 #include "util/error.h"
 
-/* Open-addressing map from value name to id, sized once for all names of the graph. */
+/* Open-addressing map from value name to id; grows so that cap > 2 * count. */
 typedef struct name_map {
-    size_t cap; /* power of two */
+    size_t cap, count; /* cap: power of two */
     const char **keys;
     int32_t *ids;
 } name_map;
@@ -21,6 +21,7 @@ static uint64_t hash_str(const char *s) {
 
 static int map_init(name_map *m, size_t n) {
     m->cap = 16;
+    m->count = 0;
     while (m->cap < 2 * n + 1) m->cap <<= 1;
     m->keys = calloc(m->cap, sizeof *m->keys);
     m->ids = calloc(m->cap, sizeof *m->ids);
@@ -39,12 +40,71 @@ static int32_t map_get(const name_map *m, const char *k) {
     }
 }
 
-/* Inserts or overwrites. The map never fills: cap > 2 * number of names. */
-static void map_put(name_map *m, const char *k, int32_t id) {
+static void map_put_nogrow(name_map *m, const char *k, int32_t id) {
     size_t i = hash_str(k) & (m->cap - 1);
     while (m->keys[i] && strcmp(m->keys[i], k) != 0) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->count++;
     m->keys[i] = k;
     m->ids[i] = id;
+}
+
+/* Inserts or overwrites; returns 0 when growing the map failed. */
+static int map_put(name_map *m, const char *k, int32_t id) {
+    if (2 * (m->count + 1) + 1 > m->cap) {
+        name_map n;
+        if (!map_init(&n, m->count + 1)) {
+            map_free(&n);
+            return 0;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) map_put_nogrow(&n, m->keys[i], m->ids[i]);
+        map_free(m);
+        *m = n;
+    }
+    map_put_nogrow(m, k, id);
+    return 1;
+}
+
+/* Name resolution of one graph being built, linked to the scopes of its enclosing graphs. */
+typedef struct scope {
+    struct scope *up;
+    frt_graph *g;
+    name_map map;
+    /* values of g captured by the subgraphs of the node being built (that node's n_cap list) */
+    int32_t *cap;
+    size_t n_cap, cap_cap;
+} scope;
+
+/* Slot of value id in the current owner's capture list, appended if new; -1 on no memory. */
+static int32_t add_capture(scope *s, int32_t id) {
+    for (size_t i = 0; i < s->n_cap; i++)
+        if (s->cap[i] == id) return (int32_t)i;
+    if (s->n_cap == s->cap_cap) {
+        size_t c = s->cap_cap ? 2 * s->cap_cap : 8;
+        int32_t *n = realloc(s->cap, c * sizeof *n);
+        if (!n) return -1;
+        s->cap = n;
+        s->cap_cap = c;
+    }
+    s->cap[s->n_cap] = id;
+    return (int32_t)s->n_cap++;
+}
+
+/* Value id of name in s's graph: defined there, or found in an enclosing graph and then made an
+ * FRT_VALUE_OUTER value of this graph captured by each owner node on the way. -1: not defined
+ * anywhere; -2: out of memory. */
+static int32_t resolve(scope *s, const char *name) {
+    int32_t id = map_get(&s->map, name);
+    if (id >= 0 || !s->up) return id;
+    int32_t pid = resolve(s->up, name);
+    if (pid < 0) return pid;
+    int32_t slot = add_capture(s->up, pid);
+    if (slot < 0) return -2;
+    id = frt_graph_add_value(s->g, name, FRT_VALUE_OUTER);
+    if (id < 0) return -2;
+    s->g->values[id].outer = slot;
+    if (!map_put(&s->map, s->g->values[id].name, id)) return -2;
+    return id;
 }
 
 int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind) {
@@ -62,6 +122,7 @@ int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind)
     if (!v->name) return -1;
     v->kind = kind;
     v->producer = -1;
+    v->outer = -1;
     v->v.rank = -1;
     v->v.numel = -1;
     return (int32_t)g->n_values++;
@@ -92,7 +153,7 @@ size_t frt_graph_release_temps(frt_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const frt_node *n = &g->nodes[i];
         if (n->dead) continue;
-        for (int k = 0; k < n->n_in; k++)
+        for (int k = 0; k < frt_node_n_reads(n); k++)
             if (n->in[k] >= 0) used[n->in[k]] = true;
     }
     for (size_t i = 0; i < g->n_outputs; i++) used[g->outputs[i]] = true;
@@ -127,6 +188,9 @@ void frt_graph_drop_const(frt_graph *g, int32_t vid) {
 }
 
 void frt_graph_free_temps(frt_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (int32_t k = 0; k < g->nodes[i].n_sub; k++)
+            if (g->nodes[i].sub[k]) frt_graph_free_temps(g->nodes[i].sub[k]);
     for (size_t t = 0; t < g->n_temps; t++) free(g->temps[t]);
     free(g->temps);
     free(g->temp_vid);
@@ -170,53 +234,134 @@ static int64_t opset_for(const frt_onnx_model *m, const char *domain) {
     return 0;
 }
 
+static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope *up,
+                        frt_arena *arena, frt_graph *g);
+
+/* Builds the subgraphs of node i of s->g (its GRAPH and GRAPHS attributes) and appends the values
+ * they capture to the node's inputs as n_cap captured reads. */
+static frt_status build_subgraphs(const frt_onnx_model *m, const frt_onnx_node *on, scope *s,
+                                  int32_t i, frt_arena *arena) {
+    frt_node *n = &s->g->nodes[i];
+    size_t n_sub = 0;
+    for (size_t a = 0; a < on->n_attrs; a++) {
+        const frt_onnx_attr *at = &on->attrs[a];
+        if (at->type == FRT_ATTR_GRAPH && at->g) n_sub++;
+        else if (at->type == FRT_ATTR_GRAPHS) n_sub += at->n;
+    }
+    if (!n_sub) return FRT_OK;
+    if (n_sub > 1024)
+        return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s) has too many subgraphs", n->name,
+                         n->op_type);
+    frt_graph **sub = frt_arena_array(arena, n_sub, sizeof *sub);
+    if (!sub) return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
+    s->n_cap = 0;
+    size_t k = 0;
+    for (size_t a = 0; a < on->n_attrs; a++) {
+        const frt_onnx_attr *at = &on->attrs[a];
+        size_t cnt = at->type == FRT_ATTR_GRAPH && at->g ? 1 : at->type == FRT_ATTR_GRAPHS ? at->n : 0;
+        for (size_t j = 0; j < cnt; j++) {
+            const frt_onnx_graph *sog = at->type == FRT_ATTR_GRAPH ? at->g : &at->graphs[j];
+            frt_graph *c = frt_arena_alloc(arena, sizeof *c, 8);
+            char path[512];
+            if (at->type == FRT_ATTR_GRAPH)
+                snprintf(path, sizeof path, "%s%s%s/%s", s->g->path, s->g->path[0] ? "/" : "",
+                         n->name, at->name);
+            else
+                snprintf(path, sizeof path, "%s%s%s/%s[%zu]", s->g->path, s->g->path[0] ? "/" : "",
+                         n->name, at->name, j);
+            if (!c) return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
+            memset(c, 0, sizeof *c);
+            c->path = frt_arena_strdup(arena, path);
+            if (!c->path) return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
+            c->parent = s->g;
+            c->owner = i;
+            frt_status st = build(m, sog, s, arena, c);
+            if (st) return st;
+            n = &s->g->nodes[i];
+            sub[k++] = c;
+        }
+    }
+    n->sub = sub;
+    n->n_sub = (int32_t)n_sub;
+    if (s->n_cap) {
+        if (s->n_cap > 4096)
+            return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s): subgraphs read too many outer "
+                             "values", n->name, n->op_type);
+        int32_t *in = frt_arena_array(arena, (size_t)n->n_in + s->n_cap + 1, sizeof *in);
+        if (!in) return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
+        memcpy(in, n->in, (size_t)n->n_in * sizeof *in);
+        memcpy(in + n->n_in, s->cap, s->n_cap * sizeof *in);
+        n->in = in;
+        n->n_cap = (int32_t)s->n_cap;
+        for (size_t c = 0; c < s->n_cap; c++) s->g->values[s->cap[c]].n_uses++;
+    }
+    s->n_cap = 0;
+    return FRT_OK;
+}
+
 frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g) {
-    const frt_onnx_graph *og = m->graph;
     memset(g, 0, sizeof *g);
     g->arena = arena;
+    g->path = "";
+    g->owner = -1;
     g->opset = frt_onnx_default_opset(m);
-    if (!og) return frt_error(FRT_ERR_MALFORMED, "model has no graph");
+    if (!m->graph) return frt_error(FRT_ERR_MALFORMED, "model has no graph");
     if (g->opset <= 0)
         return frt_error(FRT_ERR_UNSUPPORTED, "model imports no default-domain (ai.onnx) opset");
     if (g->opset < 7 || g->opset > 21)
         return frt_error(FRT_ERR_UNSUPPORTED, "ai.onnx opset %lld is not supported (7..21)",
                          (long long)g->opset);
+    return build(m, m->graph, NULL, arena, g);
+}
+
+/* Builds g (arena, path, parent and owner already set) from og; up: enclosing scope or NULL. */
+static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope *up,
+                        frt_arena *arena, frt_graph *g) {
+    g->arena = arena;
+    g->opset = frt_onnx_default_opset(m);
+    const char *gpath = up ? g->path : "";
 
     size_t n_names = og->n_initializers + og->n_inputs;
     for (size_t i = 0; i < og->n_nodes; i++) n_names += og->nodes[i].n_outputs;
-    name_map map;
-    if (!map_init(&map, n_names)) {
-        map_free(&map);
+    scope sc = {up, g, {0}, NULL, 0, 0};
+    if (!map_init(&sc.map, n_names)) {
+        map_free(&sc.map);
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the graph");
     }
+    name_map *map = &sc.map;
     frt_status st = FRT_OK;
     int32_t *order = NULL, *indeg = NULL, *queue = NULL;
 
 #define FAIL(s, ...)                                                                               \
     do {                                                                                           \
         st = frt_error(s, __VA_ARGS__);                                                            \
+        if (up) frt_error_context(st, "subgraph %s", gpath);                                      \
         goto out;                                                                                  \
     } while (0)
 #define NOMEM() FAIL(FRT_ERR_NO_MEMORY, "out of memory building the graph")
+#define PUT(k, id)                                                                                 \
+    do {                                                                                           \
+        if (!map_put(map, (k), (id))) NOMEM();                                                     \
+    } while (0)
 
     for (size_t i = 0; i < og->n_initializers; i++) {
         const frt_onnx_tensor *t = &og->initializers[i];
         if (!t->name[0]) FAIL(FRT_ERR_MALFORMED, "initializer %zu has no name", i);
-        if (map_get(&map, t->name) >= 0)
+        if (map_get(map, t->name) >= 0)
             FAIL(FRT_ERR_MALFORMED, "initializer '%s' is defined twice", t->name);
         int32_t id = frt_graph_add_value(g, t->name, FRT_VALUE_CONST);
         if (id < 0) NOMEM();
         if ((st = set_from_tensor(g, id, t))) goto out;
         if (t->external && !t->data)
             FAIL(FRT_ERR_MALFORMED, "initializer '%s': external data not loaded", t->name);
-        map_put(&map, g->values[id].name, id);
+        PUT(g->values[id].name, id);
     }
     g->inputs = frt_arena_array(arena, og->n_inputs ? og->n_inputs : 1, sizeof(int32_t));
     if (!g->inputs) NOMEM();
     for (size_t i = 0; i < og->n_inputs; i++) {
         const frt_onnx_value_info *vi = &og->inputs[i];
         if (!vi->name[0]) FAIL(FRT_ERR_MALFORMED, "graph input %zu has no name", i);
-        int32_t prev = map_get(&map, vi->name);
+        int32_t prev = map_get(map, vi->name);
         if (prev >= 0) {
             if (g->values[prev].kind == FRT_VALUE_CONST) continue; /* initializer listed as input */
             FAIL(FRT_ERR_MALFORMED, "graph input '%s' is listed twice", vi->name);
@@ -229,10 +374,10 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
         if (frt_dtype_size(g->values[id].v.dtype) == 0)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has unsupported dtype %d", vi->name,
                  (int)g->values[id].v.dtype);
-        if (!vi->has_shape)
+        if (!vi->has_shape && !up) /* a subgraph's input shapes come from its owner at run time */
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has no shape (rank must be declared)",
                  vi->name);
-        map_put(&map, g->values[id].name, id);
+        PUT(g->values[id].name, id);
         g->inputs[g->n_inputs++] = id;
     }
 
@@ -271,13 +416,13 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
                 n->out[k] = -1;
                 continue;
             }
-            if (map_get(&map, name) >= 0)
+            if (map_get(map, name) >= 0)
                 FAIL(FRT_ERR_MALFORMED, "node '%s' (%s): output '%s' is already defined", n->name,
                      n->op_type, name);
             int32_t id = frt_graph_add_value(g, name, FRT_VALUE_NODE);
             if (id < 0) NOMEM();
             g->values[id].producer = (int32_t)i;
-            map_put(&map, g->values[id].name, id);
+            PUT(g->values[id].name, id);
             n->out[k] = id;
         }
     }
@@ -291,20 +436,24 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
                 n->in[k] = -1;
                 continue;
             }
-            int32_t id = map_get(&map, name);
+            int32_t id = resolve(&sc, name);
+            if (id == -2) NOMEM();
             if (id < 0)
                 FAIL(FRT_ERR_MALFORMED, "node '%s' (%s): input '%s' is not defined by any node, "
                      "initializer or graph input", n->name, n->op_type, name);
             n->in[k] = id;
             g->values[id].n_uses++;
         }
+        st = build_subgraphs(m, on, &sc, (int32_t)i, arena);
+        if (st) goto out;
     }
     g->outputs = frt_arena_array(arena, og->n_outputs ? og->n_outputs : 1, sizeof(int32_t));
     if (!g->outputs) NOMEM();
     if (og->n_outputs == 0) FAIL(FRT_ERR_MALFORMED, "graph has no outputs");
     for (size_t i = 0; i < og->n_outputs; i++) {
         const frt_onnx_value_info *vi = &og->outputs[i];
-        int32_t id = map_get(&map, vi->name);
+        int32_t id = resolve(&sc, vi->name);
+        if (id == -2) NOMEM();
         if (id < 0) FAIL(FRT_ERR_MALFORMED, "graph output '%s' is not produced", vi->name);
         frt_ir_value *v = &g->values[id];
         v->is_output = true;
@@ -316,14 +465,15 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
         g->outputs[g->n_outputs++] = id;
     }
 
-    /* Topological order (Kahn); a stable order that keeps the file order where possible. */
+    /* Topological order (Kahn); a stable order that keeps the file order where possible. Captured
+       reads order a node after the producers of the values its subgraphs read. */
     size_t nn = g->n_nodes;
     order = malloc((nn + 1) * sizeof *order);
     indeg = calloc(nn + 1, sizeof *indeg);
     queue = malloc((nn + 1) * sizeof *queue);
     if (!order || !indeg || !queue) NOMEM();
     for (size_t i = 0; i < nn; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++) {
+        for (int k = 0; k < frt_node_n_reads(&g->nodes[i]); k++) {
             int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
             if (p >= 0) indeg[i]++;
         }
@@ -333,7 +483,7 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
     size_t total = 0;
     if (!cstart) NOMEM();
     for (size_t i = 0; i < nn; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++) {
+        for (int k = 0; k < frt_node_n_reads(&g->nodes[i]); k++) {
             int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
             if (p >= 0) cstart[p + 1]++, total++;
         }
@@ -347,7 +497,7 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
         NOMEM();
     }
     for (size_t i = 0; i < nn; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++) {
+        for (int k = 0; k < frt_node_n_reads(&g->nodes[i]); k++) {
             int32_t p = frt_graph_producer(g, g->nodes[i].in[k]);
             if (p >= 0) clist[cstart[p] + fill[p]++] = (int32_t)i;
         }
@@ -369,20 +519,24 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
                 FAIL(FRT_ERR_MALFORMED, "graph has a cycle through node '%s' (%s)",
                      g->nodes[i].name, g->nodes[i].op_type);
     }
-    /* Permute nodes into that order and renumber producers. */
+    /* Permute nodes into that order and renumber producers and subgraph owners. */
     frt_node *sorted = frt_arena_array(arena, nn ? nn : 1, sizeof *sorted);
     if (!sorted) NOMEM();
     for (size_t i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
     g->nodes = sorted;
-    for (size_t i = 0; i < nn; i++)
+    for (size_t i = 0; i < nn; i++) {
         for (int k = 0; k < sorted[i].n_out; k++)
             if (sorted[i].out[k] >= 0) g->values[sorted[i].out[k]].producer = (int32_t)i;
+        for (int k = 0; k < sorted[i].n_sub; k++) sorted[i].sub[k]->owner = (int32_t)i;
+    }
 #undef FAIL
 #undef NOMEM
+#undef PUT
 out:
     free(order);
     free(indeg);
     free(queue);
-    map_free(&map);
+    free(sc.cap);
+    map_free(&sc.map);
     return st;
 }

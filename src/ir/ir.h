@@ -15,6 +15,33 @@
 #include "onnx/onnx.h"
 #include "util/arena.h"
 
+struct frt_value;
+
+/* Physical layout of a tensor's bytes. dims are always the logical (ONNX) dims; the layout says
+ * how the elements are placed and how many bytes that takes (padding included). A value's layout
+ * is fixed at load by the kernel that produces it; graph inputs, constants and graph outputs are
+ * always plain. Layouts are immutable descriptors compared by address. */
+typedef struct frt_layout {
+    const char *name;            /* "nChw8c" */
+    int32_t block;               /* channel block (dim 1) for blocked layouts, 0 otherwise */
+    /* Bytes the layout needs for v's dtype and dims (v->rank >= 0, all dims known). */
+    size_t (*nbytes)(const struct frt_value *v);
+    /* Whether v's dtype/rank can be held in this layout (e.g. blocked: rank >= 3). */
+    bool (*fits)(const struct frt_value *v);
+    /* Conversions between this layout and plain for one tensor; dst and src have the same dtype
+     * and dims, dst has its own storage of frt_value_nbytes(dst) bytes. Padding is written as 0. */
+    void (*to_plain)(const struct frt_value *src, struct frt_value *dst);
+    void (*from_plain)(const struct frt_value *src, struct frt_value *dst);
+} frt_layout;
+
+/* Row-major, no padding: every value unless a kernel declares otherwise. */
+#define FRT_LAYOUT_PLAIN ((const frt_layout *)0)
+/* NCHW with the channel dim split into blocks of 8 / 16, padded up to a multiple of the block:
+ * element (n, c, h, w) of an [N, C, H, W...] tensor lives at
+ * ((n * ceil(C/b) + c/b) * H*W... + spatial) * b + c%b. Rank >= 3. */
+extern const frt_layout frt_layout_nchw8c;
+extern const frt_layout frt_layout_nchw16c;
+
 /* A tensor as kernels and shape inference see it. In the IR (load time) a dim may be -1
  * (unknown) and then numel is -1; in a runtime every dim is known. data is non-NULL for
  * constants at load time and for every value during a run. */
@@ -24,12 +51,15 @@ typedef struct frt_value {
     int64_t numel;
     int32_t rank;  /* -1: unknown (load time only) */
     int32_t dtype; /* frt_dtype */
+    const frt_layout *layout; /* FRT_LAYOUT_PLAIN (NULL) unless a kernel produces another */
 } frt_value;
 
 typedef enum frt_value_kind {
     FRT_VALUE_INPUT = 0, /* graph input: data supplied by the caller, never written */
     FRT_VALUE_CONST = 1, /* initializer, Constant output or folded: data fixed at load */
-    FRT_VALUE_NODE = 2   /* produced by a node */
+    FRT_VALUE_NODE = 2,  /* produced by a node */
+    FRT_VALUE_OUTER = 3  /* subgraph only: a value of an enclosing graph, read in place (bound
+                            from the owner node's captured input `outer` at each execution) */
 } frt_value_kind;
 
 typedef struct frt_ir_value {
@@ -39,6 +69,8 @@ typedef struct frt_ir_value {
     frt_value_kind kind;
     int32_t producer;            /* node id, or -1 */
     int32_t n_uses;              /* consumer inputs among live nodes (+1 per graph-output use) */
+    int32_t outer;               /* FRT_VALUE_OUTER (or a constant captured from outside): index
+                                    of the owner node's captured input it reads, else -1 */
     bool is_output;
     bool in_place;               /* constant data points into the model file */
 } frt_ir_value;
@@ -50,13 +82,21 @@ typedef struct frt_act {
     float lo, hi; /* FRT_ACT_CLIP bounds (RELU: 0, +inf) */
 } frt_act;
 
+typedef struct frt_graph frt_graph;
+
 typedef struct frt_node {
     const char *name;            /* never NULL; generated as "<op>_<index>" if the model has none */
     const char *op_type;
     const char *domain;
     int32_t n_in, n_out;
-    int32_t *in;                 /* value ids; -1 for an omitted optional input */
+    int32_t *in;                 /* value ids; -1 for an omitted optional input. Followed by n_cap
+                                    captured values: in[n_in .. n_in + n_cap) are the values of
+                                    this graph that the node's subgraphs read from outside; they
+                                    count as inputs of the node for order, uses and lifetimes. */
     int32_t *out;
+    int32_t n_cap;
+    int32_t n_sub;               /* subgraphs of GRAPH/GRAPHS attributes, in attribute order */
+    frt_graph **sub;
     size_t n_attrs;
     const frt_onnx_attr *attrs;
     int64_t opset;               /* opset version of the node's domain */
@@ -64,8 +104,12 @@ typedef struct frt_node {
     bool dead;
 } frt_node;
 
-typedef struct frt_graph {
+struct frt_graph {
     frt_arena *arena;            /* the model's arena */
+    const char *path;            /* "" for the model's graph; "<path>/<node>/<attribute>" for a
+                                    subgraph (messages) */
+    const frt_graph *parent;     /* enclosing graph, NULL for the model's graph */
+    int32_t owner;               /* node of the parent that owns this subgraph, -1 at the top */
     size_t n_values, cap_values;
     frt_ir_value *values;
     size_t n_nodes, cap_nodes;
@@ -84,12 +128,19 @@ typedef struct frt_graph {
      * back to the OS) or the caller's buffer (which must never be touched). May be NULL. */
     void (*release_bytes)(void *ctx, const void *data, size_t nbytes);
     void *release_ctx;
-} frt_graph;
+};
 
 /* Builds the IR from a decoded ONNX graph: resolves names, checks that every input of every node
  * is defined (graph input, initializer or an earlier/any node output), orders nodes
- * topologically (fails on cycles), and records declared shapes of inputs and outputs. */
+ * topologically (fails on cycles), and records declared shapes of inputs and outputs.
+ * Subgraph attributes are built recursively into node->sub; a name a subgraph does not define is
+ * looked up in the enclosing graphs and becomes an FRT_VALUE_OUTER value of the subgraph, captured
+ * by the owner node (and by every enclosing owner in between). Subgraph inputs need a type; their
+ * shape may be absent (rank -1). */
 frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g);
+
+/* Values the node reads: its inputs followed by its captured outer values. */
+static inline int32_t frt_node_n_reads(const frt_node *n) { return n->n_in + n->n_cap; }
 
 /* Adds a value; returns its id or -1 on allocation failure. name is copied. */
 int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind);
@@ -100,6 +151,7 @@ void *frt_graph_temp_const(frt_graph *g, int32_t vid, size_t nbytes);
 /* Frees temporary constants that no live node reads and that are not graph outputs; returns the
  * bytes still held. */
 size_t frt_graph_release_temps(frt_graph *g);
+/* Frees the temporary constants of g and of all its subgraphs. */
 void frt_graph_free_temps(frt_graph *g);
 /* Releases the memory behind constant vid now that nothing will read it (a pass replaced it):
  * frees its temporary copy, or hands in-place bytes to g->release_bytes. data becomes NULL. */
@@ -108,7 +160,11 @@ void frt_graph_drop_const(frt_graph *g, int32_t vid);
 /* Value helpers */
 int64_t frt_shape_numel(const int64_t *dims, int rank); /* -1 if any dim < 0 or on overflow */
 bool frt_shape_known(const frt_value *v);                 /* rank >= 0 and all dims >= 0 */
-size_t frt_value_nbytes(const frt_value *v);              /* numel * dtype size; 0 if unknown */
+/* Physical bytes of v in its layout (padding included): numel * dtype size for plain; 0 if the
+ * shape is unknown or the dtype has no size. The one size function the planner uses. */
+size_t frt_value_nbytes(const frt_value *v);
+/* Name of a layout ("plain" for FRT_LAYOUT_PLAIN). */
+const char *frt_layout_name(const frt_layout *l);
 /* Sets dtype, rank and dims (the first min(rank, FRT_MAX_RANK) of dims; dims may be NULL when
  * rank <= 0) and recomputes numel (-1 when rank < 0, a dim is unknown or on overflow). */
 void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims);

@@ -27,6 +27,7 @@ void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_
 }
 
 size_t frt_value_nbytes(const frt_value *v) {
+    if (v->layout) return frt_shape_known(v) ? v->layout->nbytes(v) : 0;
     int64_t n = frt_shape_numel(v->dims, v->rank);
     return n < 0 ? 0 : (size_t)n * frt_dtype_size(v->dtype);
 }
@@ -38,6 +39,8 @@ const char *frt_ints_str(const int64_t *v, int n, char *buf, size_t cap) {
     if (o < cap) snprintf(buf + o, cap - o, "]");
     return buf;
 }
+
+const char *frt_layout_name(const frt_layout *l) { return l ? l->name : "plain"; }
 
 const char *frt_shape_str(const frt_value *v, char *buf, size_t cap) {
     size_t o = 0;

@@ -3,6 +3,10 @@
  * Each op has definitions (frt_op_def, listed once in src/ops/ops.def) with its contract (domain,
  * opset range, capability flags) and two functions, infer and select (FRT_OP_IMPL below).
  *
+ * A node with subgraphs (node->sub) is inferred and selected after its subgraphs were compiled, so
+ * the dtypes and load-time shapes of each subgraph's outputs are known; its kernel runs them with
+ * frt_exec_block(x, s->blocks[i], ...).
+ *
  * A kernel runs with all output values already shaped (by infer) and backed by memory; it reads
  * input data and dims from x->values and writes output data only. It must not keep state between
  * calls. It returns FRT_OK, or an error via frt_step_fail for data it cannot handle (an index out
@@ -22,11 +26,48 @@
 struct frt_threadpool;
 typedef struct frt_step frt_step;
 
-typedef struct frt_exec {
-    frt_value *values;           /* the runtime's value array, indexed by value id */
+typedef struct frt_exec frt_exec;
+
+/* What a runtime offers the kernels it runs (implemented in src/runtime/; reached through
+ * frt_exec so that kernels never call into the runtime layer directly). */
+typedef struct frt_exec_services {
+    /* Runs child block `block` of the running block: binds inputs[0..n_in) to its graph inputs
+     * (dtype and rank must match), runs it and fills outputs[0..n_out) with its graph outputs
+     * (data points into the block's memory: valid until the block runs again or the runtime is
+     * re-planned). */
+    frt_status (*run_block)(frt_exec *x, int32_t block, const frt_value *inputs, size_t n_in,
+                            frt_value *outputs, size_t n_out);
+    /* Storage for output j of step s, whose size is known only now: sets the value's dtype, rank
+     * and dims and returns its data (from the runtime's run-time-sized memory, valid until the
+     * next run of the block), or NULL with an error set. */
+    void *(*alloc_output)(frt_exec *x, const frt_step *s, int j, int32_t dtype, int32_t rank,
+                          const int64_t *dims);
+} frt_exec_services;
+
+struct frt_exec {
+    frt_value *values;           /* the running block's value array, indexed by value id */
     void *scratch;               /* this step's scratch memory (k.scratch bytes), 64-aligned */
     struct frt_threadpool *tp;   /* intra-op pool; NULL = run on the calling thread */
-} frt_exec;
+    const frt_exec_services *svc;/* NULL while folding at load: no blocks, no run-time sizes */
+    void *ctx;                   /* the runtime's state of the running block (for svc) */
+};
+
+/* Runs child block `block` (a value of s->blocks[i]); see frt_exec_services. */
+static inline frt_status frt_exec_block(frt_exec *x, int32_t block, const frt_value *inputs,
+                                        size_t n_in, frt_value *outputs, size_t n_out) {
+    if (!x->svc) return frt_error(FRT_ERR_INTERNAL, "a block can only run inside a runtime");
+    return x->svc->run_block(x, block, inputs, n_in, outputs, n_out);
+}
+
+/* Run-time-sized output j of s (kernels with FRT_K_DYNAMIC_OUT); see frt_exec_services. */
+static inline void *frt_exec_alloc_output(frt_exec *x, const frt_step *s, int j, int32_t dtype,
+                                          int32_t rank, const int64_t *dims) {
+    if (!x->svc) {
+        frt_error(FRT_ERR_INTERNAL, "run-time-sized outputs need a runtime");
+        return NULL;
+    }
+    return x->svc->alloc_output(x, s, j, dtype, rank, dims);
+}
 
 typedef frt_status (*frt_kernel_fn)(const frt_step *s, frt_exec *x);
 /* Scratch bytes the kernel needs for the current shapes in values (outputs already shaped). */
@@ -38,9 +79,14 @@ enum {
     FRT_K_VIEW = 1u << 0,       /* output 0 aliases input 0 (same bytes, new shape); fn is NULL */
     FRT_K_SHAPE_ONLY = 1u << 1, /* reads only the dims of its inputs, never their data (Shape) */
     FRT_K_INPLACE = 1u << 2,    /* output 0 may share memory with input 0 (elementwise, same size) */
-    FRT_K_CONCAT = 1u << 3      /* copies its inputs one after another along the axis in params,
+    FRT_K_CONCAT = 1u << 3,     /* copies its inputs one after another along the axis in params,
                                    which start with frt_concat_params; the planner may instead
                                    place the inputs in the output and skip the step */
+    /* The sizes of the outputs are known only when the kernel runs (NonZero, Unique, a block's
+     * results): infer may leave them unknown, nothing is planned for them, and the kernel gets
+     * their storage with frt_exec_alloc_output. Steps reading such values are shaped (infer) and
+     * given storage just before they run. Needs FRT_OP_DATA_SHAPE. */
+    FRT_K_DYNAMIC_OUT = 1u << 4
 };
 
 /* Leading member of the params of an FRT_K_CONCAT kernel. */
@@ -62,6 +108,12 @@ typedef struct frt_kernel {
     /* Bit i set: the kernel made its own copy of constant input i at select (packed weights) and
      * never reads that input's data again, so the model may release the original. */
     uint32_t const_copied;
+    /* Layouts, declared at select (NULL arrays: all plain). out_layouts[j]: the layout the kernel
+     * writes output j in; in_layouts[j]: the layout it reads input j in (NULL entry = plain).
+     * Compile inserts reorder steps where a producer's layout differs from what a reader needs.
+     * Arrays live in the model arena, n_out / n_in entries. */
+    const frt_layout *const *out_layouts;
+    const frt_layout *const *in_layouts;
 } frt_kernel;
 
 struct frt_step {
@@ -71,6 +123,7 @@ struct frt_step {
     int32_t n_in, n_out;
     int32_t node;                /* IR node id (for messages and profiles) */
     const frt_node *ir;          /* the IR node itself */
+    const int32_t *blocks;       /* ir->n_sub entries: block id of each subgraph of the node */
 };
 
 typedef struct frt_op_ctx {
@@ -101,7 +154,9 @@ enum {
     FRT_OP_MAY_ALIAS = 1u << 1,      /* a kernel may be a view: output 0 aliases input 0 */
     FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
-    FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero); none yet */
+    FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero, a block's
+                                        results): a kernel may be FRT_K_DYNAMIC_OUT; no registry
+                                        op has it yet */
 };
 
 /* What a family file implements for one op (or one opset range of it):

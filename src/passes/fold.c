@@ -98,7 +98,7 @@ static frt_status fold_run(frt_graph *g, int32_t ni, const frt_kernel *kp, frt_v
                                  n->op_type);
             }
         }
-        frt_exec x = {vals, scratch, NULL};
+        frt_exec x = {.values = vals, .scratch = scratch};
         return k.fn(&s, &x);
     }
     return FRT_OK;
@@ -109,7 +109,7 @@ void frt_graph_count_uses(frt_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const frt_node *n = &g->nodes[i];
         if (n->dead) continue;
-        for (int k = 0; k < n->n_in; k++)
+        for (int k = 0; k < frt_node_n_reads(n); k++)
             if (n->in[k] >= 0) g->values[n->in[k]].n_uses++;
     }
 }
@@ -123,7 +123,7 @@ void frt_pass_dce(frt_graph *g) {
             if (n->out[k] >= 0 && g->values[n->out[k]].n_uses > 0) used = true;
         if (used) continue;
         n->dead = true;
-        for (int k = 0; k < n->n_in; k++)
+        for (int k = 0; k < frt_node_n_reads(n); k++)
             if (n->in[k] >= 0) g->values[n->in[k]].n_uses--;
     }
 }

@@ -24,7 +24,8 @@ int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_ar
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
-/* Recomputes n_uses of every value from the live nodes (+1 for graph outputs). */
+/* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)
+ * included (+1 for graph outputs). */
 void frt_graph_count_uses(frt_graph *g);
 
 #endif

@@ -50,7 +50,8 @@ static void release_model_bytes(void *ctx, const void *data, size_t nbytes) {
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir) {
+static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir,
+                              const frt_op_source *src) {
     frt_status st = frt_onnx_decode(data, size, &m->onnx);
     if (st) return st;
     st = frt_onnx_map_external(m->onnx, base_dir);
@@ -95,27 +96,34 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     for (size_t i = 0; i < g->n_inputs; i++) fill_info(m, g->inputs[i], &m->inputs[i]);
 
     frt_compile_stats cs;
-    st = frt_compile(g, &m->opt, &m->arena, &m->prog, &cs);
+    size_t n_prov;
+    const frt_provider *const *prov = frt_default_providers(&n_prov);
+    st = frt_compile_blocks(g, &m->opt, prov, n_prov, src, &m->arena, &m->blocks, &m->n_blocks,
+                            &cs);
     if (st) return st;
     m->stats.num_folded = cs.num_folded;
     m->stats.num_fused = cs.num_fused;
     m->stats.transformed_bytes = cs.transformed_bytes;
-    m->stats.num_steps = m->prog.n_steps;
+    m->stats.num_steps = m->blocks[0].prog->n_steps;
     for (size_t i = 0; i < g->n_outputs; i++) fill_info(m, g->outputs[i], &m->outputs[i]);
 
     /* Drop weight copies nobody reads any more (originals of folded or repacked weights), and let
        the kernel page cache take back mapped pages: those still used fault back in on first
        use, the rest no longer count against the process. */
-    frt_graph_release_temps(g);
+    for (size_t b = 0; b < m->n_blocks; b++) frt_graph_release_temps(m->blocks[b].g);
     if (m->map && m->map_len) madvise(m->map, m->map_len, MADV_DONTNEED);
     for (size_t i = 0; i < m->onnx->n_maps; i++)
         madvise(m->onnx->maps[i].addr, m->onnx->maps[i].len, MADV_DONTNEED);
 
-    m->tmpl = frt_arena_array(&m->arena, g->n_values + 1, sizeof *m->tmpl);
-    if (!m->tmpl) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-    for (size_t i = 0; i < g->n_values; i++) {
-        m->tmpl[i] = g->values[i].v;
-        if (m->prog.vclass[i] != FRT_VC_CONST) m->tmpl[i].data = NULL;
+    for (size_t b = 0; b < m->n_blocks; b++) {
+        const frt_graph *bg = m->blocks[b].g;
+        frt_value *tmpl = frt_arena_array(&m->arena, bg->n_values + 1, sizeof *tmpl);
+        if (!tmpl) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+        for (size_t i = 0; i < bg->n_values; i++) {
+            tmpl[i] = bg->values[i].v;
+            if (m->blocks[b].prog->vclass[i] != FRT_VC_CONST) tmpl[i].data = NULL;
+        }
+        m->blocks[b].tmpl = tmpl;
     }
     const char *cp = getenv("FRT_CHECK_PLAN");
     m->check_plan = cp && cp[0] == '1';
@@ -147,13 +155,19 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
 
 frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
                                  const frt_options *opt, frt_model **out) {
+    return frt_model_load_buffer_with(data, size, base_dir, opt, NULL, out);
+}
+
+frt_status frt_model_load_buffer_with(const void *data, size_t size, const char *base_dir,
+                                      const frt_options *opt, const frt_op_source *src,
+                                      frt_model **out) {
     if (!out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_buffer: out is NULL");
     *out = NULL;
     if (!data && size) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_buffer: data is NULL");
     frt_model *m;
     frt_status st = new_model(opt, &m);
     if (st) return st;
-    st = finish_load(m, data, size, base_dir);
+    st = finish_load(m, data, size, base_dir, src);
     if (st) {
         frt_model_free(m);
         return st;
@@ -203,7 +217,7 @@ frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **
     } else {
         strcpy(dir, ".");
     }
-    st = finish_load(m, map, len, dir);
+    st = finish_load(m, map, len, dir, NULL);
     if (st) {
         frt_error_context(st, "%s", path);
         frt_model_free(m);
@@ -215,7 +229,7 @@ frt_status frt_model_load(const char *path, const frt_options *opt, frt_model **
 
 void frt_model_free(frt_model *m) {
     if (!m) return;
-    frt_program_release(&m->prog); /* kernel params may refer to the model's memory */
+    frt_blocks_release(m->blocks, m->n_blocks); /* kernel params may refer to the model's memory */
     frt_onnx_model_free(m->onnx);
     frt_graph_free_temps(&m->g);
     frt_arena_free(&m->arena);

@@ -30,9 +30,10 @@ struct frt_model {
     size_t map_len;
     frt_onnx_model *onnx;
     frt_arena arena;      /* IR, kernel parameters, transformed weights */
-    frt_graph g;
-    frt_program prog;
-    frt_value *tmpl;      /* load-time values: constants carry data; copied into each runtime */
+    frt_graph g;          /* the model's graph (block 0's) */
+    frt_block *blocks;    /* block tree, blocks[0] is the model's graph; each block's tmpl holds
+                             its load-time values (constants carry data), copied into runtimes */
+    size_t n_blocks;
     frt_model_stats stats;
     size_t n_op_types;
     frt_op_count *op_types;
@@ -40,29 +41,66 @@ struct frt_model {
     bool check_plan;      /* FRT_CHECK_PLAN=1: verify every plan (tests) */
 };
 
-struct frt_runtime {
-    const frt_model *m;
-    frt_value *v;         /* value array, indexed by value id */
+/* Run-time-sized memory of one block in a runtime (FRT_VC_DYNAMIC values and the scratch of
+ * steps shaped at run time): bump allocation from one buffer, reset when the block starts a run.
+ * What does not fit in a run gets its own allocation; the next run then frees those and grows the
+ * buffer to the total the previous run needed, so a steady state allocates nothing. */
+typedef struct frt_dynmem {
+    char *base;
+    size_t cap, used, need;
+    void **extra;
+    size_t n_extra, cap_extra;
+} frt_dynmem;
+
+/* The state of one block in a runtime: values, plan, memory. Created with the runtime; a child
+ * block is shaped and planned when first run and again whenever the shapes of its inputs or outer
+ * values change or its parent re-planned. */
+typedef struct frt_brt {
+    struct frt_runtime *rt;
+    const frt_block *b;
+    int32_t id;
+    frt_value *v;         /* value array, indexed by the block's value ids */
     bool shaped;          /* v holds resolved shapes and a plan */
-    int64_t (*in_dims)[FRT_MAX_RANK]; /* per graph input: dims the plan was made for */
+    size_t n_outer;
+    int32_t *outer;       /* FRT_VALUE_OUTER value ids (bound from the parent at each run) */
+    /* per graph input, then per outer value: dims and rank the plan was made for */
+    int64_t (*in_dims)[FRT_MAX_RANK];
+    int32_t *in_rank;
     frt_plan plan;
     void *slab;
     size_t slab_cap;
-    frt_out_block *out;   /* storage of graph outputs (shared with callers: manage_outputs) */
+    void *outmem;         /* child blocks: storage of the block's graph outputs */
+    size_t out_cap;
     void *shape_mem;      /* bump buffer for SHAPE values (and their scratch) */
     size_t shape_cap, shape_used, shape_need;
     size_t shape_bytes;   /* bytes of SHAPE values for the current shapes */
     const frt_step **run; /* steps a run executes (COMPUTE steps not removed by the plan) */
     int32_t *run_pos;     /* their compute positions */
     size_t n_run;
+    frt_dynmem dyn;
+} frt_brt;
+
+struct frt_runtime {
+    const frt_model *m;
+    frt_brt *blk;         /* per block of the model; blk[0] is the model's graph */
+    size_t n_blk;
+    frt_value *v;         /* == blk[0].v */
+    int64_t (*in_dims)[FRT_MAX_RANK]; /* == blk[0].in_dims: per graph input, dims of the plan */
+    frt_out_block *out;   /* storage of graph outputs (shared with callers: manage_outputs) */
     uint64_t input_hash;  /* FRT_CHECK_PLAN: inputs must be unchanged by a run */
     frt_threadpool *tp;
     bool profiling;
-    uint64_t *prof_ns;    /* per step */
+    uint64_t *prof_ns;    /* per compute step of block 0 */
     uint64_t prof_runs;
 };
 
-/* Resolves shapes for the input dims in rt->v and plans memory (runtime.c). */
+/* Loads like frt_model_load_buffer, with op definitions from src tried before the registry
+ * (tests: test-only ops, kernels and layouts). src may be NULL; it must outlive the model. */
+frt_status frt_model_load_buffer_with(const void *data, size_t size, const char *base_dir,
+                                      const frt_options *opt, const frt_op_source *src,
+                                      frt_model **out);
+
+/* Resolves shapes of block 0 for the input dims in rt->v and plans memory (runtime.c). */
 frt_status frt_runtime_resolve(frt_runtime *rt);
 
 #endif

@@ -1,4 +1,6 @@
-/* frt_runtime: per-thread value array and memory; shape resolution, planning and the run loop. */
+/* frt_runtime: per-thread value arrays and memory, one state per block of the model; shape
+ * resolution, planning, the run loop, and the services kernels use (child blocks, run-time-sized
+ * outputs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +14,107 @@
 /* Largest single tensor a run may plan; larger shapes are rejected as absurd. */
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
-/* Bump allocation from the runtime's shape buffer; NULL (and shape_need updated) when full. */
-static void *shape_alloc(frt_runtime *rt, size_t nb) {
+static const frt_exec_services services;
+
+/* Bump allocation from the block's shape buffer; NULL (and shape_need updated) when full. */
+static void *shape_alloc(frt_brt *b, size_t nb) {
     size_t sz = (nb + 63) & ~(size_t)63;
     if (sz == 0) sz = 64;
-    rt->shape_need += sz;
-    if (rt->shape_used + sz > rt->shape_cap) return NULL;
-    void *p = (char *)rt->shape_mem + rt->shape_used;
-    rt->shape_used += sz;
+    b->shape_need += sz;
+    if (b->shape_used + sz > b->shape_cap) return NULL;
+    void *p = (char *)b->shape_mem + b->shape_used;
+    b->shape_used += sz;
     return p;
+}
+
+/* ---- run-time-sized memory ---------------------------------------------------------------- */
+
+/* Starts a run of the block: overflow allocations of the previous run are freed and the buffer
+ * grows to what that run needed (the only allocation, and only when a larger size was seen). */
+static frt_status dyn_reset(frt_dynmem *d) {
+    if (d->n_extra || d->need > d->cap) {
+        for (size_t i = 0; i < d->n_extra; i++) free(d->extra[i]);
+        d->n_extra = 0;
+        if (d->need > d->cap) {
+            free(d->base);
+            d->base = aligned_alloc(64, d->need);
+            d->cap = d->base ? d->need : 0;
+            if (!d->base) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for "
+                                           "run-time-sized tensors", d->need);
+        }
+    }
+    d->used = d->need = 0;
+    return FRT_OK;
+}
+
+static void *dyn_alloc(frt_dynmem *d, size_t nb) {
+    size_t sz = (nb + 63) & ~(size_t)63;
+    if (sz == 0) sz = 64;
+    d->need += sz;
+    if (d->used + sz <= d->cap) {
+        void *p = d->base + d->used;
+        d->used += sz;
+        return p;
+    }
+    if (d->n_extra == d->cap_extra) {
+        size_t c = d->cap_extra ? 2 * d->cap_extra : 8;
+        void **e = realloc(d->extra, c * sizeof *e);
+        if (!e) return NULL;
+        d->extra = e;
+        d->cap_extra = c;
+    }
+    void *p = aligned_alloc(64, sz);
+    if (p) d->extra[d->n_extra++] = p;
+    return p;
+}
+
+static void dyn_free(frt_dynmem *d) {
+    for (size_t i = 0; i < d->n_extra; i++) free(d->extra[i]);
+    free(d->extra);
+    free(d->base);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- creation ------------------------------------------------------------------------------ */
+
+static frt_status brt_init(frt_runtime *rt, int32_t id) {
+    frt_brt *b = &rt->blk[id];
+    const frt_block *bl = &rt->m->blocks[id];
+    const frt_graph *g = bl->g;
+    const frt_program *p = bl->prog;
+    b->rt = rt;
+    b->b = bl;
+    b->id = id;
+    size_t nv = g->n_values;
+    for (size_t v = 0; v < nv; v++) b->n_outer += g->values[v].kind == FRT_VALUE_OUTER;
+    b->v = malloc((nv + 1) * sizeof *b->v);
+    b->outer = malloc((b->n_outer + 1) * sizeof *b->outer);
+    b->in_dims = calloc(g->n_inputs + b->n_outer + 1, sizeof *b->in_dims);
+    b->in_rank = calloc(g->n_inputs + b->n_outer + 1, sizeof *b->in_rank);
+    b->run = malloc((p->n_compute + 1) * sizeof *b->run);
+    b->run_pos = malloc((p->n_compute + 1) * sizeof *b->run_pos);
+    if (!b->v || !b->outer || !b->in_dims || !b->in_rank || !b->run || !b->run_pos ||
+        frt_plan_init(&b->plan, nv, p->n_compute) != FRT_OK)
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+    memcpy(b->v, bl->tmpl, nv * sizeof *b->v);
+    size_t k = 0;
+    for (size_t v = 0; v < nv; v++)
+        if (g->values[v].kind == FRT_VALUE_OUTER) b->outer[k++] = (int32_t)v;
+    return FRT_OK;
+}
+
+static void brt_free(frt_brt *b) {
+    free(b->shape_mem);
+    free(b->run);
+    free(b->run_pos);
+    free(b->slab);
+    free(b->outmem);
+    frt_plan_free(&b->plan);
+    free(b->v);
+    free(b->outer);
+    free(b->in_dims);
+    free(b->in_rank);
+    dyn_free(&b->dyn);
 }
 
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
@@ -29,18 +123,18 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     frt_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     rt->m = m;
-    size_t nv = m->g.n_values;
-    rt->v = malloc((nv + 1) * sizeof *rt->v);
-    rt->in_dims = calloc(m->g.n_inputs + 1, sizeof *rt->in_dims);
-    rt->prof_ns = calloc(m->prog.n_compute + 1, sizeof *rt->prof_ns);
-    rt->run = malloc((m->prog.n_compute + 1) * sizeof *rt->run);
-    rt->run_pos = malloc((m->prog.n_compute + 1) * sizeof *rt->run_pos);
-    if (!rt->v || !rt->in_dims || !rt->prof_ns || !rt->run || !rt->run_pos ||
-        frt_plan_init(&rt->plan, nv, m->prog.n_compute) != FRT_OK) {
+    rt->blk = calloc(m->n_blocks, sizeof *rt->blk);
+    rt->n_blk = rt->blk ? m->n_blocks : 0;
+    rt->prof_ns = calloc(m->blocks[0].prog->n_compute + 1, sizeof *rt->prof_ns);
+    frt_status st = rt->blk && rt->prof_ns ? FRT_OK
+                                           : frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+    for (size_t i = 0; !st && i < rt->n_blk; i++) st = brt_init(rt, (int32_t)i);
+    if (st) {
         frt_runtime_free(rt);
-        return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+        return st;
     }
-    memcpy(rt->v, m->tmpl, nv * sizeof *rt->v);
+    rt->v = rt->blk[0].v;
+    rt->in_dims = rt->blk[0].in_dims;
     if (m->opt.num_threads > 1) rt->tp = frt_threadpool_create(m->opt.num_threads, frt_sgemm_thread_warmup);
     *out = rt;
     return FRT_OK;
@@ -48,15 +142,10 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
 
 void frt_runtime_free(frt_runtime *rt) {
     if (!rt) return;
-    free(rt->shape_mem);
-    free(rt->run);
-    free(rt->run_pos);
+    for (size_t i = 0; i < rt->n_blk; i++) brt_free(&rt->blk[i]);
+    free(rt->blk);
     frt_threadpool_free(rt->tp);
-    free(rt->slab);
     frt_out_block_unref(rt->out);
-    frt_plan_free(&rt->plan);
-    free(rt->v);
-    free(rt->in_dims);
     free(rt->prof_ns);
     free(rt);
 }
@@ -64,7 +153,7 @@ void frt_runtime_free(frt_runtime *rt) {
 frt_status frt_runtime_clone(const frt_runtime *src, frt_runtime **out) {
     if (!src || !out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_clone: NULL argument");
     frt_status st = frt_runtime_create(src->m, out);
-    if (st || !src->shaped) return st;
+    if (st || !src->blk[0].shaped) return st;
     frt_runtime *rt = *out;
     const frt_graph *g = &rt->m->g;
     for (size_t i = 0; i < g->n_inputs; i++) {
@@ -92,100 +181,135 @@ static frt_status grow(void **p, size_t *cap, size_t need) {
     return FRT_OK;
 }
 
+/* ---- resolving shapes and planning ----------------------------------------------------------- */
+
+static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp) {
+    frt_exec x = {b->v, scratch, tp, &services, b};
+    return x;
+}
+
 /* Runs a SHAPE step into the shape buffer. *full is set (and nothing run) when it is too small. */
-static frt_status run_shape_step(frt_runtime *rt, const frt_step *s, bool *full) {
+static frt_status run_shape_step(frt_brt *b, const frt_step *s, bool *full) {
     for (int j = 0; j < s->n_out; j++) {
         if (s->out[j] < 0) continue;
-        frt_value *o = &rt->v[s->out[j]];
+        frt_value *o = &b->v[s->out[j]];
         size_t nb = frt_value_nbytes(o);
-        o->data = shape_alloc(rt, nb);
-        rt->shape_bytes += nb;
+        o->data = shape_alloc(b, nb);
+        b->shape_bytes += nb;
         if (!o->data) *full = true;
     }
     void *scratch = NULL;
     if (s->k.scratch) {
-        scratch = shape_alloc(rt, s->k.scratch(s, rt->v));
+        scratch = shape_alloc(b, s->k.scratch(s, b->v));
         if (!scratch) *full = true;
     }
     if (*full) return FRT_OK;
-    frt_exec x = {rt->v, scratch, NULL};
+    frt_exec x = exec_for(b, scratch, NULL);
     return s->k.fn(s, &x);
 }
 
-static frt_status resolve_hiding_inputs(frt_runtime *rt, bool *full);
-static frt_status resolve_once(frt_runtime *rt, bool *full);
+static frt_status resolve_hiding_inputs(frt_brt *b, bool *full);
+static frt_status resolve_once(frt_brt *b, bool *full);
 
-frt_status frt_runtime_resolve(frt_runtime *rt) {
-    rt->shaped = false;
+/* Resolves shapes of block b for the input (and outer) dims in b->v and plans its memory. */
+static frt_status brt_resolve(frt_brt *b) {
+    b->shaped = false;
     for (int attempt = 0; attempt < 40; attempt++) {
         bool full = false;
-        rt->shape_used = rt->shape_need = rt->shape_bytes = 0;
-        frt_status st = resolve_hiding_inputs(rt, &full);
+        b->shape_used = b->shape_need = b->shape_bytes = 0;
+        frt_status st = resolve_hiding_inputs(b, &full);
         if (st || !full) return st;
         /* shape buffer too small: grow it (an allocation only when shapes need more) and redo */
-        size_t cap = 2 * (rt->shape_cap > rt->shape_need ? rt->shape_cap : rt->shape_need) + 4096;
+        size_t cap = 2 * (b->shape_cap > b->shape_need ? b->shape_cap : b->shape_need) + 4096;
         void *nb = aligned_alloc(64, (cap + 63) & ~(size_t)63);
         if (!nb) return frt_error(FRT_ERR_NO_MEMORY, "out of memory resolving shapes");
-        free(rt->shape_mem);
-        rt->shape_mem = nb;
-        rt->shape_cap = cap;
+        free(b->shape_mem);
+        b->shape_mem = nb;
+        b->shape_cap = cap;
     }
     return frt_error(FRT_ERR_INTERNAL, "shape buffer did not converge");
 }
 
+frt_status frt_runtime_resolve(frt_runtime *rt) { return brt_resolve(&rt->blk[0]); }
 
-/* Shapes may depend on the dims of graph inputs but never on their values: a plan is reused for
- * as long as input shapes stay the same, so infer must not see input data (a Reshape whose shape
- * comes from a graph input is reported as unresolvable instead of silently going stale). */
-static frt_status resolve_hiding_inputs(frt_runtime *rt, bool *full) {
-    const frt_graph *g = &rt->m->g;
-    for (size_t i = 0; i < g->n_inputs; i++) rt->v[g->inputs[i]].data = NULL;
-    return resolve_once(rt, full);
+/* Shapes may depend on the dims of graph inputs (and of a block's outer values) but never on their
+ * values: a plan is reused for as long as those shapes stay the same, so infer must not see their
+ * data (a Reshape whose shape comes from a graph input is reported as unresolvable instead of
+ * silently going stale). */
+static frt_status resolve_hiding_inputs(frt_brt *b, bool *full) {
+    const frt_graph *g = b->b->g;
+    for (size_t i = 0; i < g->n_inputs; i++) b->v[g->inputs[i]].data = NULL;
+    for (size_t i = 0; i < b->n_outer; i++) b->v[b->outer[i]].data = NULL;
+    return resolve_once(b, full);
 }
 
-static frt_status resolve_once(frt_runtime *rt, bool *full) {
+/* Storage of the block's graph outputs: the runtime's output block for block 0, the block's own
+ * buffer for a child. */
+static frt_status output_storage(frt_brt *b, char **base) {
+    frt_runtime *rt = b->rt;
+    size_t need = b->plan.output_bytes;
+    if (b->id != 0) {
+        frt_status st = grow(&b->outmem, &b->out_cap, need);
+        *base = b->outmem;
+        return st;
+    }
+    if (!rt->out || rt->out->cap < need) {
+        frt_out_block *nb = frt_out_block_new(need);
+        if (!nb) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for outputs", need);
+        frt_out_block_unref(rt->out);
+        rt->out = nb;
+    }
+    *base = (char *)rt->out->data;
+    return FRT_OK;
+}
+
+static frt_status resolve_once(frt_brt *b, bool *full) {
+    frt_runtime *rt = b->rt;
     const frt_model *m = rt->m;
-    const frt_program *p = &m->prog;
-    const frt_graph *g = &m->g;
+    const frt_program *p = b->b->prog;
+    const frt_graph *g = b->b->g;
+    const frt_value *tmpl = b->b->tmpl;
     for (size_t i = 0; i < g->n_values; i++)
-        if (p->vclass[i] != FRT_VC_CONST && p->vclass[i] != FRT_VC_INPUT) rt->v[i].data = NULL;
+        if (p->vclass[i] != FRT_VC_CONST && p->vclass[i] != FRT_VC_INPUT) b->v[i].data = NULL;
 
     frt_value *in[MAX_NODE_IO], *out[MAX_NODE_IO];
     frt_value dummy;
     for (size_t si = 0; si < p->n_steps; si++) {
         const frt_step *s = &p->steps[si];
-        for (int j = 0; j < s->n_in; j++) in[j] = s->in[j] < 0 ? NULL : &rt->v[s->in[j]];
+        if (p->deferred[si]) continue; /* shaped when it runs */
+        for (int j = 0; j < s->n_in; j++) in[j] = s->in[j] < 0 ? NULL : &b->v[s->in[j]];
         for (int j = 0; j < s->n_out; j++) {
             if (s->out[j] < 0) memset(&dummy, 0, sizeof dummy);
-            out[j] = s->out[j] < 0 ? &dummy : &rt->v[s->out[j]];
+            out[j] = s->out[j] < 0 ? &dummy : &b->v[s->out[j]];
         }
         frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL, FRT_ISA_PORTABLE};
         frt_status st = p->defs[si]->infer(&c);
         if (st) return st;
         for (int j = 0; j < s->n_out; j++) {
             if (s->out[j] < 0) continue;
-            frt_value *o = &rt->v[s->out[j]];
+            frt_value *o = &b->v[s->out[j]];
+            o->layout = tmpl[s->out[j]].layout; /* fixed at load */
             if (!frt_shape_known(o)) {
-                char b[128];
+                char bs[128];
                 return frt_error(FRT_ERR_SHAPE,
                                  "node '%s' (%s): shape of output '%s' could not be resolved (%s); "
                                  "it may depend on data computed at run time",
                                  s->ir->name, s->ir->op_type, g->values[s->out[j]].name,
-                                 frt_shape_str(o, b, sizeof b));
+                                 frt_shape_str(o, bs, sizeof bs));
             }
             o->numel = frt_shape_numel(o->dims, o->rank);
             if (frt_value_nbytes(o) > MAX_TENSOR_BYTES) {
-                char b[128];
+                char bs[128];
                 return frt_error(FRT_ERR_NO_MEMORY, "node '%s' (%s): output '%s' %s is too large",
                                  s->ir->name, s->ir->op_type, g->values[s->out[j]].name,
-                                 frt_shape_str(o, b, sizeof b));
+                                 frt_shape_str(o, bs, sizeof bs));
             }
         }
         if (p->cls[si] == FRT_STEP_SHAPE) {
-            st = run_shape_step(rt, s, full);
+            st = run_shape_step(b, s, full);
             if (st || *full) return st; /* full: the caller grows the buffer and starts again */
         } else if (p->cls[si] == FRT_STEP_VIEW) {
-            frt_value *o = &rt->v[s->out[0]];
+            frt_value *o = &b->v[s->out[0]];
             if (frt_value_nbytes(o) != frt_value_nbytes(in[0]))
                 return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): view changes the size",
                                  s->ir->name, s->ir->op_type);
@@ -195,44 +319,236 @@ static frt_status resolve_once(frt_runtime *rt, bool *full) {
 
     for (size_t pos = 0; pos < p->n_compute; pos++) {
         const frt_step *s = &p->steps[p->compute[pos]];
-        rt->plan.scratch_bytes[pos] = s->k.scratch ? s->k.scratch(s, rt->v) : 0;
+        b->plan.scratch_bytes[pos] =
+            s->k.scratch && !p->deferred[p->compute[pos]] ? s->k.scratch(s, b->v) : 0;
     }
-    frt_status st = frt_plan_compute(p, rt->v, m->opt.planner, &rt->plan);
+    frt_status st = frt_plan_compute(p, b->v, m->opt.planner, &b->plan);
     if (st) return st;
-    st = grow(&rt->slab, &rt->slab_cap, rt->plan.slab_bytes);
+    st = grow(&b->slab, &b->slab_cap, b->plan.slab_bytes);
     if (st) return st;
-    if (!rt->out || rt->out->cap < rt->plan.output_bytes) {
-        frt_out_block *b = frt_out_block_new(rt->plan.output_bytes);
-        if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for outputs",
-                                 rt->plan.output_bytes);
-        frt_out_block_unref(rt->out);
-        rt->out = b;
-    }
+    char *outbase = NULL;
+    st = output_storage(b, &outbase);
+    if (st) return st;
     for (size_t i = 0; i < g->n_values; i++) {
-        if (p->vclass[i] == FRT_VC_MANAGED) rt->v[i].data = (char *)rt->slab + rt->plan.offset[i];
-        else if (p->vclass[i] == FRT_VC_OWNED)
-            rt->v[i].data = rt->out->data + rt->plan.offset[i];
+        if (p->vclass[i] == FRT_VC_MANAGED) b->v[i].data = (char *)b->slab + b->plan.offset[i];
+        else if (p->vclass[i] == FRT_VC_OWNED) b->v[i].data = outbase + b->plan.offset[i];
     }
     for (size_t si = 0; si < p->n_steps; si++)
         if (p->cls[si] == FRT_STEP_VIEW) {
             const frt_step *s = &p->steps[si];
-            rt->v[s->out[0]].data = rt->v[s->in[0]].data;
+            b->v[s->out[0]].data = b->v[s->in[0]].data;
         }
     if (m->check_plan) {
-        st = frt_plan_check(p, g, rt->v, &rt->plan);
+        st = frt_plan_check(p, g, b->v, &b->plan);
         if (st) return st;
     }
-    rt->n_run = 0;
+    b->n_run = 0;
     for (size_t pos = 0; pos < p->n_compute; pos++) {
-        if (rt->plan.skip[pos]) continue;
-        rt->run[rt->n_run] = &p->steps[p->compute[pos]];
-        rt->run_pos[rt->n_run++] = (int32_t)pos;
+        if (b->plan.skip[pos]) continue;
+        b->run[b->n_run] = &p->steps[p->compute[pos]];
+        b->run_pos[b->n_run++] = (int32_t)pos;
     }
-    for (size_t i = 0; i < g->n_inputs; i++)
-        memcpy(rt->in_dims[i], rt->v[g->inputs[i]].dims, sizeof rt->in_dims[i]);
-    rt->shaped = true;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        memcpy(b->in_dims[i], b->v[g->inputs[i]].dims, sizeof b->in_dims[i]);
+        b->in_rank[i] = b->v[g->inputs[i]].rank;
+    }
+    for (size_t i = 0; i < b->n_outer; i++) {
+        memcpy(b->in_dims[g->n_inputs + i], b->v[b->outer[i]].dims, sizeof b->in_dims[0]);
+        b->in_rank[g->n_inputs + i] = b->v[b->outer[i]].rank;
+    }
+    /* children planned for the previous shapes (and outer data) of this block re-plan when run */
+    for (size_t i = 0; i < rt->n_blk; i++)
+        if (rt->blk[i].b->parent == b->id) rt->blk[i].shaped = false;
+    b->shaped = true;
     return FRT_OK;
 }
+
+/* ---- running ----------------------------------------------------------------------------------- */
+
+/* A step whose outputs are sized now: FRT_DEFER_INFER shapes them with infer and gives them
+ * run-time-sized storage (a view only aliases); FRT_DEFER_KERNEL lets the kernel do it. */
+static frt_status run_deferred(frt_brt *b, const frt_step *s, uint8_t how, frt_exec *x) {
+    const frt_program *p = b->b->prog;
+    x->scratch = NULL;
+    if (how == FRT_DEFER_INFER) {
+        frt_value *in[MAX_NODE_IO], *out[MAX_NODE_IO];
+        frt_value dummy;
+        for (int j = 0; j < s->n_in; j++) in[j] = s->in[j] < 0 ? NULL : &b->v[s->in[j]];
+        for (int j = 0; j < s->n_out; j++) {
+            if (s->out[j] < 0) memset(&dummy, 0, sizeof dummy);
+            out[j] = s->out[j] < 0 ? &dummy : &b->v[s->out[j]];
+        }
+        frt_op_ctx c = {s->ir, s->ir->opset, s->n_in, s->n_out, in, out, NULL, FRT_ISA_PORTABLE};
+        frt_status st = p->defs[s - p->steps]->infer(&c);
+        if (st) return st;
+        for (int j = 0; j < s->n_out; j++) {
+            if (s->out[j] < 0) continue;
+            frt_value *o = &b->v[s->out[j]];
+            o->layout = b->b->tmpl[s->out[j]].layout;
+            size_t nb = frt_value_nbytes(o);
+            if (!frt_shape_known(o) || nb > MAX_TENSOR_BYTES) {
+                char bs[128];
+                return frt_step_fail(s, FRT_ERR_SHAPE, "output '%s' has no valid shape %s",
+                                     b->b->g->values[s->out[j]].name, frt_shape_str(o, bs, sizeof bs));
+            }
+            o->numel = frt_shape_numel(o->dims, o->rank);
+            if (s->k.flags & FRT_K_VIEW) {
+                if (nb != frt_value_nbytes(in[0]))
+                    return frt_step_fail(s, FRT_ERR_INTERNAL, "view changes the size");
+                o->data = in[0]->data;
+                return FRT_OK;
+            }
+            o->data = dyn_alloc(&b->dyn, nb);
+            if (!o->data) return frt_error(FRT_ERR_NO_MEMORY, "out of memory for a tensor");
+        }
+    }
+    if (s->k.scratch) {
+        x->scratch = dyn_alloc(&b->dyn, s->k.scratch(s, b->v));
+        if (!x->scratch) return frt_error(FRT_ERR_NO_MEMORY, "out of memory for scratch");
+    }
+    return s->k.fn(s, x);
+}
+
+static inline uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs the compute steps of a shaped block (profiled: block 0 only). */
+static frt_status brt_run(frt_brt *b, bool profile) {
+    const frt_program *p = b->b->prog;
+    frt_runtime *rt = b->rt;
+    frt_exec x = exec_for(b, NULL, rt->tp);
+    char *slab = b->slab;
+    const size_t *soff = b->plan.scratch_off;
+    const frt_step *const *run = b->run;
+    const int32_t *run_pos = b->run_pos;
+    size_t n_run = b->n_run;
+    frt_status st;
+    if (!profile && !p->has_dynamic) {
+        for (size_t i = 0; i < n_run; i++) {
+            x.scratch = slab + soff[run_pos[i]];
+            st = run[i]->k.fn(run[i], &x);
+            if (st) return st;
+        }
+        return FRT_OK;
+    }
+    if (p->has_dynamic) {
+        st = dyn_reset(&b->dyn);
+        if (st) return st;
+    }
+    for (size_t i = 0; i < n_run; i++) {
+        uint64_t t0 = profile ? now_ns() : 0;
+        uint8_t how = p->deferred[p->compute[run_pos[i]]];
+        if (how) {
+            st = run_deferred(b, run[i], how, &x);
+        } else {
+            x.scratch = slab + soff[run_pos[i]];
+            st = run[i]->k.fn(run[i], &x);
+        }
+        if (profile) rt->prof_ns[run_pos[i]] += now_ns() - t0;
+        if (st) return st;
+    }
+    return FRT_OK;
+}
+
+/* ---- services for kernels ------------------------------------------------------------------------ */
+
+/* Binds the inputs and outer values of child block c (of parent block pb); sets *changed when a
+ * shape differs from c's plan. */
+static frt_status bind_child(frt_brt *pb, frt_brt *c, const frt_value *inputs, size_t n_in,
+                             bool *changed) {
+    const frt_graph *g = c->b->g;
+    if (n_in != g->n_inputs)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "subgraph %s: %zu inputs given, it has %zu",
+                         g->path, n_in, g->n_inputs);
+    *changed = !c->shaped;
+    for (size_t i = 0; i < n_in; i++) {
+        const frt_value *t = &inputs[i];
+        const frt_value *decl = &c->b->tmpl[g->inputs[i]];
+        if (t->dtype != decl->dtype || (decl->rank >= 0 && t->rank != decl->rank) || t->layout ||
+            !frt_shape_known(t))
+            return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                             "subgraph %s: input '%s' is %s rank %d, expected %s rank %d",
+                             g->path, g->values[g->inputs[i]].name,
+                             frt_dtype_name((frt_dtype)t->dtype), (int)t->rank,
+                             frt_dtype_name((frt_dtype)decl->dtype), (int)decl->rank);
+        for (int d = 0; d < t->rank; d++)
+            if (decl->rank >= 0 && decl->dims[d] >= 0 && decl->dims[d] != t->dims[d])
+                return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                                 "subgraph %s: input '%s' dim %d is %lld, expected %lld", g->path,
+                                 g->values[g->inputs[i]].name, d, (long long)t->dims[d],
+                                 (long long)decl->dims[d]);
+        if (c->in_rank[i] != t->rank ||
+            memcmp(c->in_dims[i], t->dims, (size_t)t->rank * sizeof(int64_t)) != 0)
+            *changed = true;
+        frt_value *v = &c->v[g->inputs[i]];
+        *v = *t;
+        v->numel = frt_shape_numel(t->dims, t->rank);
+    }
+    const frt_node *owner = &pb->b->g->nodes[c->b->owner];
+    for (size_t i = 0; i < c->n_outer; i++) {
+        frt_value *v = &c->v[c->outer[i]];
+        const frt_value *src = &pb->v[owner->in[owner->n_in + g->values[c->outer[i]].outer]];
+        size_t k = g->n_inputs + i;
+        if (c->in_rank[k] != src->rank ||
+            memcmp(c->in_dims[k], src->dims, (size_t)src->rank * sizeof(int64_t)) != 0)
+            *changed = true;
+        *v = *src;
+    }
+    return FRT_OK;
+}
+
+static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inputs, size_t n_in,
+                                frt_value *outputs, size_t n_out) {
+    frt_brt *pb = x->ctx;
+    frt_runtime *rt = pb->rt;
+    if (block < 0 || (size_t)block >= rt->n_blk || rt->blk[block].b->parent != pb->id)
+        return frt_error(FRT_ERR_INTERNAL, "block %d is not a child of block %d", (int)block,
+                         (int)pb->id);
+    frt_brt *c = &rt->blk[block];
+    const frt_graph *g = c->b->g;
+    if (n_out > g->n_outputs)
+        return frt_error(FRT_ERR_INTERNAL, "subgraph %s: %zu outputs requested, it has %zu",
+                         g->path, n_out, g->n_outputs);
+    if (n_in && !inputs) return frt_error(FRT_ERR_INTERNAL, "frt_exec_block: inputs is NULL");
+    bool changed;
+    frt_status st = bind_child(pb, c, inputs, n_in, &changed);
+    if (st) return st;
+    if (changed) {
+        st = brt_resolve(c);
+        if (!st) st = bind_child(pb, c, inputs, n_in, &changed); /* resolve hid the data */
+        if (st) return frt_error_context(st, "subgraph %s", g->path);
+    }
+    st = brt_run(c, false);
+    if (st) return st;
+    for (size_t i = 0; i < n_out; i++) outputs[i] = c->v[g->outputs[i]];
+    return FRT_OK;
+}
+
+static void *svc_alloc_output(frt_exec *x, const frt_step *s, int j, int32_t dtype, int32_t rank,
+                              const int64_t *dims) {
+    frt_brt *b = x->ctx;
+    if (j < 0 || j >= s->n_out || s->out[j] < 0 || rank < 0 || rank > FRT_MAX_RANK ||
+        b->b->prog->vclass[s->out[j]] != FRT_VC_DYNAMIC) {
+        frt_step_fail(s, FRT_ERR_INTERNAL, "output %d is not run-time-sized", j);
+        return NULL;
+    }
+    frt_value *o = &x->values[s->out[j]];
+    frt_op_set_shape(o, dtype, rank, dims);
+    o->layout = FRT_LAYOUT_PLAIN;
+    size_t nb = frt_value_nbytes(o);
+    if (o->numel < 0 || nb > MAX_TENSOR_BYTES || (nb == 0 && o->numel > 0)) {
+        frt_step_fail(s, FRT_ERR_RUNTIME, "run-time-sized output %d is too large", j);
+        return NULL;
+    }
+    o->data = dyn_alloc(&b->dyn, nb);
+    if (!o->data) frt_step_fail(s, FRT_ERR_NO_MEMORY, "out of memory for output %d", j);
+    return o->data;
+}
+
+static const frt_exec_services services = {svc_run_block, svc_alloc_output};
 
 /* Matches caller inputs to graph inputs, validates them and stores their shapes in rt->v.
  * Sets *changed when any shape differs from the current plan's. */
@@ -251,7 +567,7 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
             if (!found) return frt_error(FRT_ERR_INVALID_ARGUMENT, "missing input '%s'", want);
         }
     }
-    *changed = !rt->shaped;
+    *changed = !rt->blk[0].shaped;
     for (size_t j = 0; j < n; j++) {
         const char *name = names[j];
         size_t i = 0;
@@ -349,23 +665,18 @@ void frt_out_block_unref(frt_out_block *b) {
 /* manage_outputs: the caller still holds tensors of the last run in the current block, so this
  * run writes its outputs into a fresh one. */
 static frt_status fresh_output_block(frt_runtime *rt) {
-    const frt_program *p = &rt->m->prog;
-    frt_out_block *b = frt_out_block_new(rt->plan.output_bytes);
+    const frt_program *p = rt->m->blocks[0].prog;
+    const frt_plan *plan = &rt->blk[0].plan;
+    frt_out_block *b = frt_out_block_new(plan->output_bytes);
     if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for outputs",
-                             rt->plan.output_bytes);
+                             plan->output_bytes);
     frt_out_block_unref(rt->out);
     rt->out = b;
     for (size_t i = 0; i < rt->m->g.n_values; i++)
-        if (p->vclass[i] == FRT_VC_OWNED) rt->v[i].data = b->data + rt->plan.offset[i];
+        if (p->vclass[i] == FRT_VC_OWNED) rt->v[i].data = b->data + plan->offset[i];
     for (size_t si = 0; si < p->n_steps; si++)
         if (p->cls[si] == FRT_STEP_VIEW) rt->v[p->steps[si].out[0]].data = rt->v[p->steps[si].in[0]].data;
     return FRT_OK;
-}
-
-static inline uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_output_mode mode) {
@@ -382,7 +693,7 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
             if (nb) memcpy(t->data, v->data, nb);
             t->_owner = NULL;
         } else if (mode == FRT_OUTPUTS_ALLOC && rt->m->opt.manage_outputs &&
-                   rt->m->prog.vclass[rt->m->prog.root[g->outputs[i]]] == FRT_VC_OWNED) {
+                   rt->m->blocks[0].prog->vclass[rt->m->blocks[0].prog->root[g->outputs[i]]] == FRT_VC_OWNED) {
             atomic_fetch_add_explicit(&rt->out->refs, 1, memory_order_relaxed);
             t->data = v->data;
             t->_owner = rt->out;
@@ -413,7 +724,7 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
                    frt_tensor *outputs, size_t n_out, frt_output_mode mode) {
     if (!rt) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: runtime is NULL");
     const frt_model *m = rt->m;
-    const frt_program *p = &m->prog;
+    const frt_program *p = m->blocks[0].prog;
     if (n_out > m->g.n_outputs)
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: %zu outputs requested, model has %zu",
                          n_out, m->g.n_outputs);
@@ -439,29 +750,10 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
         const frt_step *s = &p->steps[p->input_views[i]];
         rt->v[s->out[0]].data = rt->v[s->in[0]].data;
     }
-    frt_exec x = {rt->v, NULL, rt->tp};
-    char *slab = rt->slab;
-    const size_t *soff = rt->plan.scratch_off;
-    const frt_step *const *run = rt->run;
-    const int32_t *run_pos = rt->run_pos;
-    size_t n_run = rt->n_run;
     if (m->check_plan) rt->input_hash = hash_inputs(rt);
-    if (!rt->profiling) {
-        for (size_t i = 0; i < n_run; i++) {
-            x.scratch = slab + soff[run_pos[i]];
-            st = run[i]->k.fn(run[i], &x);
-            if (st) return st;
-        }
-    } else {
-        for (size_t i = 0; i < n_run; i++) {
-            x.scratch = slab + soff[run_pos[i]];
-            uint64_t t0 = now_ns();
-            st = run[i]->k.fn(run[i], &x);
-            rt->prof_ns[run_pos[i]] += now_ns() - t0;
-            if (st) return st;
-        }
-        rt->prof_runs++;
-    }
+    st = brt_run(&rt->blk[0], rt->profiling);
+    if (st) return st;
+    if (rt->profiling) rt->prof_runs++;
     if (m->check_plan && hash_inputs(rt) != rt->input_hash)
         return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
     (void)p;
@@ -470,19 +762,19 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
 
 frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *s) {
     if (!rt || !s) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_plan_stats: NULL argument");
-    if (!rt->shaped)
+    if (!rt->blk[0].shaped)
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "runtime has no plan yet: run or reshape it first");
     memset(s, 0, sizeof *s);
-    s->arena_bytes = rt->plan.slab_bytes;
-    s->naive_bytes = rt->plan.naive_bytes;
-    s->lower_bound_bytes = rt->plan.lower_bound_bytes;
-    s->num_managed = rt->plan.num_managed;
-    s->num_reused = rt->plan.num_reused;
-    s->output_bytes = rt->plan.output_bytes;
-    s->num_inplace = rt->plan.num_inplace;
-    s->num_concat_removed = rt->plan.num_concat_removed;
-    s->shape_bytes = rt->shape_bytes;
-    for (size_t i = 0; i < rt->m->g.n_values; i++) s->num_views += rt->m->prog.vclass[i] == FRT_VC_VIEW;
+    s->arena_bytes = rt->blk[0].plan.slab_bytes;
+    s->naive_bytes = rt->blk[0].plan.naive_bytes;
+    s->lower_bound_bytes = rt->blk[0].plan.lower_bound_bytes;
+    s->num_managed = rt->blk[0].plan.num_managed;
+    s->num_reused = rt->blk[0].plan.num_reused;
+    s->output_bytes = rt->blk[0].plan.output_bytes;
+    s->num_inplace = rt->blk[0].plan.num_inplace;
+    s->num_concat_removed = rt->blk[0].plan.num_concat_removed;
+    s->shape_bytes = rt->blk[0].shape_bytes;
+    for (size_t i = 0; i < rt->m->g.n_values; i++) s->num_views += rt->m->blocks[0].prog->vclass[i] == FRT_VC_VIEW;
     return FRT_OK;
 }
 
@@ -490,13 +782,13 @@ void frt_runtime_set_profiling(frt_runtime *rt, int on) {
     if (rt) rt->profiling = on != 0;
 }
 
-size_t frt_runtime_num_steps(const frt_runtime *rt) { return rt ? rt->m->prog.n_compute : 0; }
+size_t frt_runtime_num_steps(const frt_runtime *rt) { return rt ? rt->m->blocks[0].prog->n_compute : 0; }
 
 void frt_runtime_step_profile(const frt_runtime *rt, size_t i, frt_step_profile *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
-    if (!rt || i >= rt->m->prog.n_compute) return;
-    const frt_step *s = &rt->m->prog.steps[rt->m->prog.compute[i]];
+    if (!rt || i >= rt->m->blocks[0].prog->n_compute) return;
+    const frt_step *s = &rt->m->blocks[0].prog->steps[rt->m->blocks[0].prog->compute[i]];
     out->node_name = s->ir->name;
     out->op_type = s->ir->op_type;
     out->kernel = s->k.name ? s->k.name : "";
@@ -506,26 +798,26 @@ void frt_runtime_step_profile(const frt_runtime *rt, size_t i, frt_step_profile 
 
 void frt_runtime_reset_profile(frt_runtime *rt) {
     if (!rt) return;
-    memset(rt->prof_ns, 0, rt->m->prog.n_compute * sizeof *rt->prof_ns);
+    memset(rt->prof_ns, 0, rt->m->blocks[0].prog->n_compute * sizeof *rt->prof_ns);
     rt->prof_runs = 0;
 }
 
 size_t frt_runtime_plan_size(const frt_runtime *rt) {
-    if (!rt || !rt->shaped) return 0;
-    const frt_program *p = &rt->m->prog;
+    if (!rt || !rt->blk[0].shaped) return 0;
+    const frt_program *p = rt->m->blocks[0].prog;
     size_t n = 0;
     for (size_t v = 0; v < rt->m->g.n_values; v++) n += p->vclass[v] == FRT_VC_MANAGED;
     for (size_t pos = 0; pos < p->n_compute; pos++)
-        n += rt->plan.scratch_bytes[pos] && !rt->plan.skip[pos];
+        n += rt->blk[0].plan.scratch_bytes[pos] && !rt->blk[0].plan.skip[pos];
     return n;
 }
 
 frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index, frt_plan_entry *e) {
     if (!rt || !e) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_plan_entry: NULL argument");
-    const frt_program *p = &rt->m->prog;
-    const frt_plan *pl = &rt->plan;
+    const frt_program *p = rt->m->blocks[0].prog;
+    const frt_plan *pl = &rt->blk[0].plan;
     size_t k = 0;
-    for (size_t v = 0; rt->shaped && v < rt->m->g.n_values; v++) {
+    for (size_t v = 0; rt->blk[0].shaped && v < rt->m->g.n_values; v++) {
         if (p->vclass[v] != FRT_VC_MANAGED) continue;
         if (k++ != index) continue;
         e->name = rt->m->g.values[v].name;
@@ -536,7 +828,7 @@ frt_status frt_runtime_plan_entry(const frt_runtime *rt, size_t index, frt_plan_
         e->last = p->last_pos[v];
         return FRT_OK;
     }
-    for (size_t pos = 0; rt->shaped && pos < p->n_compute; pos++) {
+    for (size_t pos = 0; rt->blk[0].shaped && pos < p->n_compute; pos++) {
         if (!pl->scratch_bytes[pos] || pl->skip[pos]) continue;
         if (k++ != index) continue;
         e->name = p->steps[p->compute[pos]].ir->name;

@@ -130,7 +130,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     if (k.flags & FRT_K_VIEW) {
         memcpy(vals[op->n_in].data, vals[0].data, frt_value_nbytes(&vals[op->n_in]));
     } else {
-        frt_exec x = {vals, scratch, tp};
+        frt_exec x = {.values = vals, .scratch = scratch, .tp = tp};
         st = k.fn(&step, &x);
     }
     frt_threadpool_free(tp);

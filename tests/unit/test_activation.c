@@ -482,7 +482,7 @@ static void test_inplace(void) {
             CHECK_OK(def->select(&ctx, &k));
             CHECK(k.flags & FRT_K_INPLACE);
             frt_step s = {.k = k, .in = ids_in, .out = ids_out, .n_in = 1, .n_out = 1, .ir = &node};
-            frt_exec ex = {vals, NULL, NULL};
+            frt_exec ex = {.values = vals};
             CHECK_OK(k.fn(&s, &ex));
             CHECK_MSG(memcmp(x, ref, sizeof ref) == 0, "in place %s", ops[oi]);
             frt_arena_free(&ar);

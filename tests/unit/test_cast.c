@@ -362,7 +362,7 @@ static void test_errors_and_flags(void) {
         frt_kernel k = {0};
         CHECK_OK(def->select(&c, &k));
         frt_step s = {.k = k, .in = ids_in, .out = ids_out, .n_in = 1, .n_out = 1, .ir = &node};
-        frt_exec x = {&v, NULL, NULL};
+        frt_exec x = {.values = &v};
         CHECK_OK(k.fn(&s, &x));
         CHECK(memcmp(buf, want, sizeof want) == 0);
         frt_arena_free(&ar);

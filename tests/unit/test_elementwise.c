@@ -450,7 +450,7 @@ static void test_inplace(void) {
     CHECK_OK(def->select(&c, &k));
     CHECK(k.flags & FRT_K_INPLACE);
     frt_step s = {.k = k, .in = ids_in, .out = ids_out, .n_in = 2, .n_out = 1, .ir = &node};
-    frt_exec x = {vals, NULL, NULL};
+    frt_exec x = {.values = vals};
     CHECK_OK(k.fn(&s, &x));
     CHECK(memcmp(a, ref, sizeof ref) == 0);
     frt_arena_free(&ar);
@@ -496,7 +496,7 @@ static void test_shape_changes(void) {
             CHECK_OK(def->infer(&rc));
             v[2].data = o;
             frt_step st = {.k = k, .in = ids_in, .out = ids_out, .n_in = 2, .n_out = 1, .ir = &node};
-            frt_exec x = {v, NULL, r % 2 ? tp : NULL};
+            frt_exec x = {.values = v, .tp = r % 2 ? tp : NULL};
             CHECK_OK(k.fn(&st, &x));
             CHECK_MSG(memcmp(o, ref, (size_t)no * 4) == 0, "run %zu with kernel %s", r, k.name);
             free(a);

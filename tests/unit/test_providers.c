@@ -162,7 +162,7 @@ static float *run_program(net *t, const frt_program *p, const float *x) {
     memcpy(vals[t->ins[0]].data, x, 6 * sizeof(float));
     for (size_t pos = 0; pos < p->n_compute; pos++) {
         const frt_step *s = &p->steps[p->compute[pos]];
-        frt_exec ex = {vals, NULL, NULL};
+        frt_exec ex = {.values = vals};
         CHECK(!s->k.scratch);
         CHECK_OK(s->k.fn(s, &ex));
     }

@@ -231,7 +231,7 @@ static frt_status run_stripped(const char *op, int64_t opset, const frt_onnx_att
     s.n_out = 1;
     s.ir = &node;
     void *scratch = k.scratch ? calloc(1, k.scratch(&s, vals) + 64) : NULL;
-    frt_exec x = {vals, scratch, NULL};
+    frt_exec x = {.values = vals, .scratch = scratch};
     st = k.fn(&s, &x);
     free(scratch);
     *out = vals[n_in];
