@@ -181,6 +181,27 @@ static frt_status same_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
+/* Owned: Y = X, with heap params released by a destroy hook (counted) */
+static int g_destroyed;
+static void owned_destroy(void *params) {
+    free(params);
+    g_destroyed++;
+}
+static frt_status owned_run(const frt_step *s, frt_exec *x) {
+    const frt_value *a = &x->values[s->in[0]];
+    memcpy(x->values[s->out[0]].data, a->data, frt_value_nbytes(a));
+    return FRT_OK;
+}
+static frt_status owned_select(frt_op_ctx *c, frt_kernel *k) {
+    int *p = malloc(sizeof *p);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "no params");
+    k->name = "test_owned";
+    k->fn = owned_run;
+    k->params = p;
+    k->destroy = owned_destroy;
+    return FRT_OK;
+}
+
 #define TEST_OP(name, flags_, infer_fn, select_fn)                                                \
     {.domain = "test", .op_type = name, .since = 1, .max = FRT_OPSET_LATEST, .flags = (flags_),   \
      .family = "test", .infer = infer_fn, .select = select_fn}
@@ -191,6 +212,7 @@ static const frt_op_def test_ops[] = {
     TEST_OP("Bad", 0, same_infer, bad_select),
     /* Positives' kernel without the capability: compile must refuse it */
     TEST_OP("PositivesNoCap", 0, pos_infer, pos_select),
+    TEST_OP("Owned", 0, same_infer, owned_select),
 };
 
 static const frt_op_def *find(void *user, const char *domain, const char *op) {
@@ -509,6 +531,57 @@ static void test_dynamic_needs_capability(void) {
     free(mb.p);
 }
 
+/* Kernel destroy hooks run for the kernels of every block: once when the model is freed, and
+ * when the load fails after a child block's kernels were selected.
+ *   Y = RunBlock(X)  body: cy = RunBlock(cx)  inner: dz = Owned(dx);  O = Owned(Y)
+ * and the same with P = PositivesNoCap(O) appended (refused in block 0's selection). */
+static void test_destroy_every_block(void) {
+    for (int fail = 0; fail <= 1; fail++) {
+        ob_buf g = {0};
+        int64_t xd[1] = {4};
+        input(&g, "X", 1, xd);
+        ob_buf inner = sub1("dx", "dz");
+        add(&inner, node2("Owned", "test", "own_inner", "dx", NULL, "dz"));
+        ob_buf body = sub1("cx", "cy");
+        ob_buf rb_in = node2("RunBlock", "test", "rb_inner", "cx", NULL, "cy");
+        ob_attr_graph(&rb_in, "body", &inner);
+        add(&body, rb_in);
+        ob_buf rb = node2("RunBlock", "test", "rb", "X", NULL, "Y");
+        ob_attr_graph(&rb, "body", &body);
+        add(&g, rb);
+        add(&g, node2("Owned", "test", "own", "Y", NULL, "O"));
+        if (fail) add(&g, node2("PositivesNoCap", "test", "pos", "O", NULL, "P"));
+        output(&g, fail ? "P" : "O");
+        ob_buf mb = ob_model(&g);
+        frt_model *m = NULL;
+        g_destroyed = 0;
+        frt_status st = frt_model_load_buffer_with(mb.p, mb.n, NULL, NULL, &prov, &m);
+        free(mb.p);
+        if (fail) {
+            CHECK(st == FRT_ERR_INTERNAL && m == NULL);
+            CHECK_MSG(g_destroyed == 2, "%d destroyed after a failed load", g_destroyed);
+            continue;
+        }
+        CHECK_OK(st);
+        CHECK(m && m->n_blocks == 3);
+        frt_runtime *rt = NULL;
+        if (m) CHECK_OK(frt_runtime_create(m, &rt));
+        if (rt) {
+            float x[4] = {1, -2, 3, -4};
+            frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 1, .shape = {4}, .data = x,
+                             .nbytes = 16};
+            const char *names[] = {"X"};
+            frt_tensor out;
+            CHECK_OK(frt_run(rt, names, &in, 1, &out, 1, FRT_OUTPUTS_BORROW));
+            CHECK(out.nbytes == sizeof x && memcmp(out.data, x, sizeof x) == 0);
+        }
+        frt_runtime_free(rt);
+        CHECK(g_destroyed == 0);
+        frt_model_free(m);
+        CHECK_MSG(g_destroyed == 2, "%d destroyed at model free", g_destroyed);
+    }
+}
+
 /* Control-flow ops stay unsupported, but their subgraphs are built; unknown ops inside subgraphs
  * are named by path; undefined names inside subgraphs are malformed, with the path. */
 static void test_messages(void) {
@@ -594,6 +667,7 @@ int main(void) {
     test_dynamic(1);
     test_bad_alloc();
     test_dynamic_needs_capability();
+    test_destroy_every_block();
     test_messages();
     printf("test_blocks: %d checks, %d failures\n", t_checks, t_failures);
     return t_failures != 0;
