@@ -262,10 +262,10 @@ static frt_status compile_block(frt_compile_ctx *cx, frt_graph *g, int32_t paren
         cx->blocks = b;
         cx->cap_blocks = c;
     }
-    int32_t bid = (int32_t)cx->n_blocks++;
     frt_program *p = frt_arena_alloc(cx->arena, sizeof *p, 8);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
     memset(p, 0, sizeof *p);
+    int32_t bid = (int32_t)cx->n_blocks++; /* every counted block is initialized (release) */
     cx->blocks[bid] = (frt_block){g, p, NULL, parent, parent < 0 ? -1 : g->owner};
     *id = bid;
     int32_t **node_blocks = calloc(g->n_nodes + 1, sizeof *node_blocks);
