@@ -205,9 +205,8 @@ static frt_status conv_infer(frt_op_ctx *c) {
     int64_t cw;
     if (C >= 0 && Cg >= 0 && (__builtin_mul_overflow(Cg, a.group, &cw) || C != cw))
         return frt_op_fail(c, FRT_ERR_SHAPE,
-                           "X has %lld channels but W expects %lld (%lld per group x group %lld)",
-                           (long long)C, (long long)(Cg * a.group), (long long)Cg,
-                           (long long)a.group);
+                           "X has %lld channels but W expects %lld per group x group %lld",
+                           (long long)C, (long long)Cg, (long long)a.group);
     if (M >= 0 && M % a.group != 0)
         return frt_op_fail(c, FRT_ERR_SHAPE, "W has %lld output channels, not divisible by "
                            "group %lld", (long long)M, (long long)a.group);
