@@ -269,14 +269,3 @@ void frt_model_op_type(const frt_model *m, size_t i, const char **op_type, size_
     if (op_type) *op_type = m->op_types[i].op_type;
     if (count) *count = m->op_types[i].count;
 }
-
-void frt_tensor_release(frt_tensor *t) {
-    if (!t) return;
-    frt_out_block_unref(t->_owner);
-    memset(t, 0, sizeof *t);
-}
-
-int64_t frt_tensor_numel(const frt_tensor *t) {
-    if (!t || t->rank < 0 || t->rank > FRT_MAX_RANK) return -1;
-    return frt_shape_numel(t->shape, t->rank);
-}

@@ -662,6 +662,18 @@ void frt_out_block_unref(frt_out_block *b) {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
 }
 
+/* Public tensor helpers live beside the output blocks they release. */
+void frt_tensor_release(frt_tensor *t) {
+    if (!t) return;
+    frt_out_block_unref(t->_owner);
+    memset(t, 0, sizeof *t);
+}
+
+int64_t frt_tensor_numel(const frt_tensor *t) {
+    if (!t || t->rank < 0 || t->rank > FRT_MAX_RANK) return -1;
+    return frt_shape_numel(t->shape, t->rank);
+}
+
 /* manage_outputs: the caller still holds tensors of the last run in the current block, so this
  * run writes its outputs into a fresh one. */
 static frt_status fresh_output_block(frt_runtime *rt) {

@@ -146,9 +146,54 @@ def check_calls(objects):
                 f"{os.path.basename(obj)} uses {s} from {os.path.basename(to_obj)}")
     for (a, b), what in sorted(edges.items()):
         errors.append(f"layer {a} calls up into layer {b}: " + "; ".join(sorted(what)))
+    errors += file_cycles(uses, definer)
     if len(objects) > 1 and n_cross == 0:
         errors.append("no symbol is used across layers: the nm output was not understood")
     print(f"calls: {len(objects)} objects, {n_cross} uses of symbols defined in another layer")
+    return errors
+
+
+def file_cycles(uses, definer):
+    """Errors for call cycles between object files (also inside one layer): each strongly
+    connected component of the file-level "uses a symbol defined in" graph with two or more
+    files, named with one symbol per edge."""
+    graph, why = {}, {}
+    for _, obj, s in uses:
+        if s in definer and definer[s][1] != obj:
+            to = definer[s][1]
+            graph.setdefault(obj, set()).add(to)
+            why.setdefault((obj, to), s)
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan; the graphs here are small (tens of files)
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    errors = []
+    for comp in comps:
+        inside = set(comp)
+        links = [f"{os.path.basename(a)} uses {why[(a, b)]} from {os.path.basename(b)}"
+                 for a in comp for b in sorted(graph.get(a, ())) if b in inside]
+        errors.append("call cycle between files: " + "; ".join(links))
     return errors
 
 
@@ -213,6 +258,16 @@ def selftest(cc):
         expect("calls.good", check_calls([u, op]), False)
         u2 = obj("src/util/u2.c", "int o(void);\nint u2(void) { return o(); }\n")
         expect("calls.upward", check_calls([u, op, u2]), True, "layer util calls up into layer ops")
+        o2 = obj("src/ops/o2.c", "int o(void);\nint o2(void) { return o(); }\n"
+                 "int o3(void) { return 1; }\n")
+        o4 = obj("src/ops/o4.c", "int o3(void);\nint o4(void) { return o3(); }\n")
+        expect("calls.no_cycle", check_calls([u, op, o2, o4]), False)
+        o5 = obj("src/ops/o5.c", "int o2(void);\nint o5(void) { return o2(); }\n"
+                 "int o6(void) { return 1; }\n")
+        o7 = obj("src/ops/o7.c", "int o6(void);\nint o5(void);\n"
+                 "int o7(void) { return o6(); }\n")
+        cyc = obj("src/ops/o8.c", "int o7(void);\nint o2(void) { return o7(); }\n")
+        expect("calls.cycle", check_calls([u, op, o5, o7, cyc]), True, "call cycle between files")
     print("selftest:", "FAIL " + ", ".join(failures) if failures else "ok")
     return 1 if failures else 0
 
