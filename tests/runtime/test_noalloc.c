@@ -12,39 +12,7 @@
 
 #include "flatrt.h"
 
-static atomic_long g_allocs;
-
-#if defined(__SANITIZE_ADDRESS__)
-/* from the sanitizer allocator interface (declared here: gcc ships no header for it) */
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *));
-static void count_malloc(const volatile void *p, size_t n) {
-    (void)p, (void)n;
-    atomic_fetch_add(&g_allocs, 1);
-}
-static void ignore_free(const volatile void *p) { (void)p; }
-__attribute__((constructor)) static void install_hooks(void) {
-    __sanitizer_install_malloc_and_free_hooks(count_malloc, ignore_free);
-}
-#else
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
-
-void *malloc(size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { atomic_fetch_add(&g_allocs, 1); return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_realloc(p, n); }
-void free(void *p) { __libc_free(p); }
-void *aligned_alloc(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
-void *memalign(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
-int posix_memalign(void **p, size_t al, size_t n) {
-    atomic_fetch_add(&g_allocs, 1);
-    *p = __libc_memalign(al, n);
-    return *p ? 0 : ENOMEM;
-}
-#endif
+#include "../unit/alloc_count.h"
 
 /* Alternating batch sizes: after the largest batch was seen, switching between smaller and larger
  * ones must not allocate, and every batch must give the same per-sample results as the largest.

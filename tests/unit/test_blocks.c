@@ -15,57 +15,8 @@
 #include "onnx_build.h"
 #include "test_util.h"
 
-/* Counts every heap allocation of the process, to prove that steady-state runs (child blocks and
- * run-time-sized values included) allocate nothing: through the sanitizer's malloc hook under
- * AddressSanitizer, by interposing malloc in plain builds; not counted under ThreadSanitizer. */
-static atomic_long g_allocs;
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_ASAN 1
-#endif
-#if __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define T_ASAN 1
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define T_TSAN 1
-#endif
-#if defined(T_ASAN)
-static const int g_counting = 1;
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *));
-static void count_malloc(const volatile void *p, size_t n) {
-    (void)p, (void)n;
-    atomic_fetch_add(&g_allocs, 1);
-}
-static void ignore_free(const volatile void *p) { (void)p; }
-__attribute__((constructor)) static void install_hooks(void) {
-    __sanitizer_install_malloc_and_free_hooks(count_malloc, ignore_free);
-}
-#elif defined(T_TSAN)
-static const int g_counting = 0;
-#else
-static const int g_counting = 1;
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void __libc_free(void *);
-void *malloc(size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { atomic_fetch_add(&g_allocs, 1); return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_realloc(p, n); }
-void free(void *p) { __libc_free(p); }
-void *aligned_alloc(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
-void *memalign(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
-int posix_memalign(void **p, size_t al, size_t n) {
-    atomic_fetch_add(&g_allocs, 1);
-    *p = __libc_memalign(al, n);
-    return *p ? 0 : ENOMEM;
-}
-#endif
+/* Steady-state runs (child blocks and run-time-sized values included) must allocate nothing. */
+#include "alloc_count.h"
 
 /* ---- test ops ---- */
 
@@ -393,7 +344,7 @@ static void test_nested(frt_planner planner) {
         long before = atomic_load(&g_allocs);
         CHECK_OK(frt_run(rt, names, &in, 1, out, 3, FRT_OUTPUTS_BORROW));
         long got = atomic_load(&g_allocs) - before;
-        CHECK_MSG(!g_counting || got == 0, "batch %lld: %ld allocations", (long long)nb, got);
+        CHECK_MSG(!alloc_counting || got == 0, "batch %lld: %ld allocations", (long long)nb, got);
     }
     frt_runtime *cl = NULL;
     if (rt) CHECK_OK(frt_runtime_clone(rt, &cl));
@@ -462,7 +413,7 @@ static void test_dynamic(int manage) {
         long got = atomic_load(&g_allocs) - before;
         /* once the largest size was seen (run 2) and the buffer grew (run 3), runs allocate
            nothing */
-        if (r > 3) CHECK_MSG(!g_counting || got == 0, "run %d: %ld allocations", r, got);
+        if (r > 3) CHECK_MSG(!alloc_counting || got == 0, "run %d: %ld allocations", r, got);
         float keep[3][8];
         for (int o = 0; o < 3; o++) memcpy(keep[o], out[o].data, out[o].nbytes);
         CHECK_OK(frt_run(rt, names, &in, 1, out, 4, FRT_OUTPUTS_ALLOC));

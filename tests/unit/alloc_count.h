@@ -1,0 +1,66 @@
+/* Counts every heap allocation of the process, for tests that prove steady-state runs allocate
+ * nothing. Include in exactly one file of a test program. Plain builds interpose malloc and
+ * friends (glibc exports __libc_* for this); under AddressSanitizer, which owns malloc, the
+ * sanitizer's malloc hook counts; under ThreadSanitizer nothing is counted and
+ * alloc_counting == 0, so checks must be written as `!alloc_counting || got == 0`.
+ *   long before = atomic_load(&g_allocs); ...; long got = atomic_load(&g_allocs) - before; */
+#ifndef FRT_TEST_ALLOC_COUNT_H
+#define FRT_TEST_ALLOC_COUNT_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+static atomic_long g_allocs;
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ALLOC_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define T_ALLOC_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ALLOC_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define T_ALLOC_TSAN 1
+#endif
+
+#if defined(T_ALLOC_ASAN)
+static const int alloc_counting __attribute__((unused)) = 1;
+/* from the sanitizer allocator interface (declared here: gcc ships no header for it) */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
+static void count_malloc(const volatile void *p, size_t n) {
+    (void)p, (void)n;
+    atomic_fetch_add(&g_allocs, 1);
+}
+static void ignore_free(const volatile void *p) { (void)p; }
+__attribute__((constructor)) static void install_hooks(void) {
+    __sanitizer_install_malloc_and_free_hooks(count_malloc, ignore_free);
+}
+#elif defined(T_ALLOC_TSAN)
+static const int alloc_counting __attribute__((unused)) = 0;
+#else
+static const int alloc_counting __attribute__((unused)) = 1;
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+void *malloc(size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { atomic_fetch_add(&g_allocs, 1); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+void *aligned_alloc(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
+void *memalign(size_t al, size_t n) { atomic_fetch_add(&g_allocs, 1); return __libc_memalign(al, n); }
+int posix_memalign(void **p, size_t al, size_t n) {
+    atomic_fetch_add(&g_allocs, 1);
+    *p = __libc_memalign(al, n);
+    return *p ? 0 : ENOMEM;
+}
+#endif
+
+#endif
