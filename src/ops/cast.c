@@ -17,55 +17,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "dtype_util.h"
 #include "op.h"
 #include "x86/simd_elementwise.h"
-
-/* ---- float16 ------------------------------------------------------------------------------- */
-
-static inline uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float bits_f32(uint32_t u) {
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* IEEE half -> float, exact; a signaling NaN comes back quiet (as F16C does). */
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0x1f) return bits_f32(sign | 0x7f800000 | (m << 13) | (m ? 0x400000 : 0));
-    if (e) return bits_f32(sign | ((e + 112) << 23) | (m << 13));
-    return bits_f32(sign | f32_bits((float)m * 0x1p-24f)); /* zero or subnormal: exact */
-}
-
-/* float -> IEEE half, round to nearest even (bit-identical to VCVTPS2PH with RNE). */
-static uint16_t float_to_half(float f) {
-    uint32_t x = f32_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t ax = x & 0x7fffffff;
-    if (ax > 0x7f800000) return (uint16_t)(sign | 0x7e00 | ((ax >> 13) & 0x3ff)); /* NaN, quiet */
-    if (ax >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* >= 65520 (and inf): inf */
-    if (ax >= 0x38800000) {                                 /* normal half (>= 2^-14) */
-        uint32_t r = ax + 0xfff + ((ax >> 13) & 1);
-        return (uint16_t)(sign | ((r - 0x38000000) >> 13));
-    }
-    if (ax <= 0x33000000) return sign; /* <= 2^-25: rounds to zero (2^-25 is a tie to even 0) */
-    /* subnormal half: value / 2^-24 = mant * 2^(e - 126) */
-    uint32_t e = ax >> 23, mant = (ax & 0x7fffff) | 0x800000, shift = 126 - e;
-    uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-    return (uint16_t)(sign | q);
-}
 
 /* ---- element loads (to double or int64) and stores (from double or int64) ------------------ */
 
 typedef unsigned char uc;
 static inline double ld_f32(const uc *p) { float v; memcpy(&v, p, 4); return v; }
 static inline double ld_f64(const uc *p) { double v; memcpy(&v, p, 8); return v; }
-static inline double ld_f16(const uc *p) { uint16_t v; memcpy(&v, p, 2); return half_to_float(v); }
+static inline double ld_f16(const uc *p) { uint16_t v; memcpy(&v, p, 2); return frt_half_to_float(v); }
 static inline int64_t ld_i64(const uc *p) { int64_t v; memcpy(&v, p, 8); return v; }
 static inline int64_t ld_i32(const uc *p) { int32_t v; memcpy(&v, p, 4); return v; }
 static inline int64_t ld_i8(const uc *p) { return (int8_t)*p; }
@@ -91,7 +52,7 @@ static inline int64_t f2i(double d) {
     }
 ST_PAIR(f32, float, (float)d, (float)i)
 ST_PAIR(f64, double, d, (double)i)
-ST_PAIR(f16, uint16_t, float_to_half((float)d), float_to_half((float)i))
+ST_PAIR(f16, uint16_t, frt_float_to_half((float)d), frt_float_to_half((float)i))
 ST_PAIR(i64, int64_t, f2i(d), i)
 ST_PAIR(i32, int32_t, (int32_t)(uint32_t)(uint64_t)f2i(d), (int32_t)(uint32_t)(uint64_t)i)
 ST_PAIR(i8, int8_t, (int8_t)(uint8_t)(uint64_t)f2i(d), (int8_t)(uint8_t)(uint64_t)i)
@@ -156,10 +117,10 @@ static int type_index(int32_t dt) {
 
 /* half <-> float variants, best tier first; bit-identical to each other. */
 static void f16_to_f32_c(const uint16_t *x, float *y, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] = half_to_float(x[i]);
+    for (size_t i = 0; i < n; i++) y[i] = frt_half_to_float(x[i]);
 }
 static void f32_to_f16_c(const float *x, uint16_t *y, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] = float_to_half(x[i]);
+    for (size_t i = 0; i < n; i++) y[i] = frt_float_to_half(x[i]);
 }
 static const frt_f16_variant f16_variants[] = {
 #if FRT_HAVE_X86

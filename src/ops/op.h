@@ -155,9 +155,18 @@ enum {
     FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
     FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero, a block's
-                                        results): a kernel may be FRT_K_DYNAMIC_OUT; no registry
-                                        op has it yet */
+                                        results): a kernel may be FRT_K_DYNAMIC_OUT */
 };
+
+/* Capability: the output shapes depend on the *data* of input i (Reshape's shape, Expand's
+ * shape, Range's start/limit/delta, Reduce's axes...). infer reads in[i]->data when it is not
+ * NULL and otherwise leaves the dims it decides unknown (-1). When such an input is a constant or
+ * computed from shapes only, the shapes are resolved at load or reshape as usual; when it is
+ * computed at run time (a graph input, a compute step's output), compile defers the step
+ * (FRT_DEFER_INFER): infer runs just before the kernel, with the input's data, and the outputs
+ * get run-time-sized storage. Inputs 0..7. */
+#define FRT_OP_SHAPE_IN(i) (1u << (8 + (i)))
+#define FRT_OP_SHAPE_IN_MASK (0xffu << 8)
 
 /* What a family file implements for one op (or one opset range of it):
  *
