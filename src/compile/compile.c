@@ -518,6 +518,13 @@ static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
         bool reads_dynamic = false;
         for (int j = 0; j < n_reads; j++)
             if (n->in[j] >= 0 && p->vclass[p->root[n->in[j]]] == FRT_VC_DYNAMIC) reads_dynamic = true;
+        /* an input whose data decides the output shapes and that is known only while running */
+        uint32_t shape_in = (p->defs[si]->flags & FRT_OP_SHAPE_IN_MASK) >> 8;
+        for (int j = 0; j < n->n_in && j < 8; j++) {
+            if (!(shape_in >> j & 1) || n->in[j] < 0) continue;
+            int vc = p->vclass[p->root[n->in[j]]];
+            if (vc != FRT_VC_CONST && vc != FRT_VC_SHAPE) reads_dynamic = true;
+        }
         p->deferred[si] = (k.flags & FRT_K_DYNAMIC_OUT) ? FRT_DEFER_KERNEL
                           : reads_dynamic               ? FRT_DEFER_INFER
                                                         : FRT_DEFER_NONE;

@@ -442,6 +442,51 @@ static void test_dynamic(int manage) {
     frt_model_free(m);
 }
 
+/*   Y = Reshape(X, S) with S a graph input, Z = Relu(Y): the Reshape is deferred (its output shape
+ * is decided by S's data, known only while running) and Relu with it; a bad S is an error. */
+static void test_shape_from_input(void) {
+    ob_buf g = {0};
+    int64_t xd[1] = {6}, sd[1] = {2};
+    input(&g, "X", 1, xd);
+    ob_buf si = ob_vinfo("S", 7, 1, sd);
+    ob_msg(&g, OB_INPUT, &si);
+    add(&g, node2("Reshape", NULL, "reshape", "X", "S", "Y"));
+    add(&g, node2("Relu", NULL, "relu", "Y", NULL, "Z"));
+    output(&g, "Z");
+    ob_buf mb = ob_model(&g);
+    frt_model *m = NULL;
+    CHECK_OK(frt_model_load_buffer(mb.p, mb.n, NULL, NULL, &m));
+    free(mb.p);
+    if (!m) return;
+    const frt_program *p = m->blocks[0].prog;
+    CHECK(p->has_dynamic && p->vclass[vid(&m->g, "Z")] == FRT_VC_DYNAMIC);
+    for (size_t i = 0; i < p->n_steps; i++) CHECK(p->deferred[i] == FRT_DEFER_INFER);
+    frt_runtime *rt = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    const int64_t shapes[][2] = {{2, 3}, {3, 2}, {-1, 1}, {1, -1}, {4, 4}, {0, 3}, {2, 3}};
+    const frt_status want[] = {FRT_OK, FRT_OK, FRT_OK, FRT_OK, FRT_ERR_SHAPE, FRT_ERR_SHAPE, FRT_OK};
+    float x[6] = {-1, 2, -3, 4, -5, 6};
+    for (int r = 0; r < 7 && rt; r++) {
+        frt_tensor in[2] = {{.dtype = FRT_FLOAT32, .rank = 1, .shape = {6}, .data = x, .nbytes = 24},
+                            {.dtype = FRT_INT64, .rank = 1, .shape = {2}, .data = (void *)shapes[r],
+                             .nbytes = 16}};
+        const char *names[] = {"X", "S"};
+        frt_tensor out;
+        frt_status st = frt_run(rt, names, in, 2, &out, 1, FRT_OUTPUTS_ALLOC);
+        CHECK_MSG(st == want[r], "run %d: status %d (%s)", r, (int)st, st ? frt_last_error() : "");
+        if (st) {
+            CHECK(strstr(frt_last_error(), "reshape") != NULL);
+            continue;
+        }
+        int64_t d0 = shapes[r][0] < 0 ? 6 / shapes[r][1] : shapes[r][0];
+        CHECK(out.rank == 2 && out.shape[0] == d0 && out.shape[0] * out.shape[1] == 6);
+        for (int i = 0; i < 6; i++) CHECK(((float *)out.data)[i] == (x[i] > 0 ? x[i] : 0));
+        frt_tensor_release(&out);
+    }
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
 static void test_bad_alloc(void) {
     ob_buf g = {0};
     int64_t xd[1] = {4};
@@ -618,6 +663,7 @@ int main(void) {
     test_dynamic(1);
     test_bad_alloc();
     test_dynamic_needs_capability();
+    test_shape_from_input();
     test_destroy_every_block();
     test_messages();
     printf("test_blocks: %d checks, %d failures\n", t_checks, t_failures);
