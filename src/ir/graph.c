@@ -308,8 +308,9 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
     if (!m->graph) return frt_error(FRT_ERR_MALFORMED, "model has no graph");
     if (g->opset <= 0)
         return frt_error(FRT_ERR_UNSUPPORTED, "model imports no default-domain (ai.onnx) opset");
-    if (g->opset < 7 || g->opset > 21)
-        return frt_error(FRT_ERR_UNSUPPORTED, "ai.onnx opset %lld is not supported (7..21)",
+    /* each op's definition says which opsets of it are implemented (ops/ops.def) */
+    if (g->opset > 21)
+        return frt_error(FRT_ERR_UNSUPPORTED, "ai.onnx opset %lld is not supported (1..21)",
                          (long long)g->opset);
     return build(m, m->graph, NULL, arena, g);
 }
