@@ -25,7 +25,6 @@ static void test_table(void) {
         CHECK(d && d->infer && d->select && d->family && d->family[0]);
         CHECK_MSG(d->since >= 1 && d->max >= d->since && d->max <= FRT_OPSET_LATEST, "%s %d..%d",
                   d->op_type, d->since, d->max);
-        CHECK(!(d->flags & FRT_OP_DATA_SHAPE)); /* none yet */
         internal += strcmp(d->domain, FRT_DOMAIN_INTERNAL) == 0;
         /* each entry is what a lookup in its range returns */
         CHECK(frt_op_lookup(d->domain, d->op_type, d->since) == d);
