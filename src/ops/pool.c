@@ -13,20 +13,28 @@
  * window, or with count_include_pad=1 by the number of window positions inside the padded input
  * (positions past the end padding created by ceil_mode are not counted). A window with no input
  * element yields -FLT_MAX (max) or 0 (average).
- * MaxPool's optional Indices output is not supported.
+ * MaxPool with its Indices output (flat indices into X, row-major or with storage_order=1
+ * column-major over the spatial dims), MaxPool on float64/float16/int8/uint8, and LpPool
+ * (y = (sum |x|^p)^(1/p) over the window) run a generic window loop (pool_generic_*).
  *
  * Kernel: spatial dims are normalized to 3-D (D, H, W) with leading 1s. For each output row the
  * valid input rows of the window are first reduced element-wise into a temporary row (vectorized,
  * AVX2 when available), then each output reduces its horizontal window from that row — pooling is
  * separable for max and sum. Planes (N*C) are split over the intra-op pool.
  *
- * GlobalAveragePool: X [N, C, S...] -> [N, C, 1...], mean over the spatial dims.
+ * GlobalAveragePool / GlobalMaxPool: X [N, C, S...] -> [N, C, 1...], mean / max over the spatial
+ * dims.
+ *
+ * MaxUnpool: X [N, C, S...] and I (int64, same shape: flat indices into Y) -> Y zero except
+ * Y.flat[I[j]] = X[j]. Y's spatial dims are (S-1)*stride + kernel - pads, or output_shape (input
+ * 2, data decides the shape).
  */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "dtype_util.h"
 #include "op.h"
 #include "util/threadpool.h"
 
@@ -69,7 +77,7 @@ static const pool_variant pool_variants[] = {
     {FRT_ISA_PORTABLE, NULL, NULL, NULL, NULL},
 };
 
-enum { POOL_MAX = 0, POOL_AVG = 1 };
+enum { POOL_MAX = 0, POOL_AVG = 1, POOL_LP = 2 };
 enum { PAD_NOTSET = 0, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 
 #define TMP_ROW 2048 /* widest input row reduced through the temporary row */
@@ -80,6 +88,8 @@ typedef struct pool_params {
     int auto_pad;
     int ceil_mode;
     int include_pad;
+    int storage_order;     /* MaxPool Indices: 0 row-major, 1 column-major spatial dims */
+    int64_t p;             /* LpPool's p */
     const pool_variant *var; /* row loops of the tier */
     /* normalized to 3 spatial dims (index 0 = D, 1 = H, 2 = W) */
     int64_t k[3], s[3], d[3], pb[3], pe[3];
@@ -229,16 +239,30 @@ static frt_status parse_pool(const frt_op_ctx *c, int kind, int nsp, pool_params
                            (long long)cm, (long long)cip);
     p->ceil_mode = (int)cm;
     p->include_pad = kind == POOL_AVG && cip;
+    int64_t so = frt_attr_int(n, "storage_order", 0);
+    if (so != 0 && so != 1)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "storage_order %lld must be 0 or 1", (long long)so);
+    p->storage_order = (int)so;
+    p->p = frt_attr_int(n, "p", 2);
+    if (kind == POOL_LP && (p->p < 1 || p->p > 64))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "LpPool p=%lld (1..64 supported)",
+                           (long long)p->p);
     return FRT_OK;
 }
 
 static frt_status pool_infer_common(frt_op_ctx *c, int kind) {
     frt_status st = frt_op_check_arity(c, 1, 1, 1, kind == POOL_MAX ? 2 : 1);
-    if (st || (st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
     const frt_value *x = c->in[0];
+    int32_t dt = x->dtype;
+    bool ok = dt == FRT_FLOAT32 || ((kind == POOL_MAX || kind == POOL_LP) &&
+                                    (dt == FRT_FLOAT64 || dt == FRT_FLOAT16)) ||
+              (kind == POOL_MAX && (dt == FRT_INT8 || dt == FRT_UINT8));
+    if (!ok)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name(dt));
     char sx[128];
     if (x->rank < 0) {
-        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        frt_op_set_shape(c->out[0], dt, -1, NULL);
         if (c->n_out > 1 && c->out[1]) frt_op_set_shape(c->out[1], FRT_INT64, -1, NULL);
         return FRT_OK;
     }
@@ -262,11 +286,12 @@ static frt_status pool_infer_common(frt_op_ctx *c, int kind) {
                                (long long)p.d[3 - nsp + i], i);
         od[2 + i] = o;
     }
-    frt_op_set_shape(c->out[0], FRT_FLOAT32, x->rank, od);
+    frt_op_set_shape(c->out[0], dt, x->rank, od);
     if (c->n_out > 1 && c->out[1]) frt_op_set_shape(c->out[1], FRT_INT64, x->rank, od);
     return FRT_OK;
 }
 
+static frt_status lppool_infer(frt_op_ctx *c) { return pool_infer_common(c, POOL_LP); }
 static frt_status maxpool_infer(frt_op_ctx *c) { return pool_infer_common(c, POOL_MAX); }
 static frt_status avgpool_infer(frt_op_ctx *c) { return pool_infer_common(c, POOL_AVG); }
 
@@ -483,9 +508,103 @@ static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* ---- generic window loop: MaxPool with Indices or on other dtypes, LpPool ---- */
+
+typedef struct gen_run {
+    const pool_params *p;
+    const void *X;
+    void *Y;
+    int64_t *I;                  /* MaxPool Indices, or NULL */
+    int32_t dt;
+    int64_t in3[3], out3[3], pb3[3], st3[3]; /* st3: index strides of the Indices order */
+    int64_t in_plane, out_plane;
+} gen_run;
+
+static void gen_task(void *ctx, int64_t p0, int64_t p1) {
+    const gen_run *r = ctx;
+    const pool_params *p = r->p;
+    for (int64_t pl = p0; pl < p1; pl++) {
+        int64_t ib = pl * r->in_plane, ob = pl * r->out_plane, o = 0;
+        for (int64_t o0 = 0; o0 < r->out3[0]; o0++)
+            for (int64_t o1 = 0; o1 < r->out3[1]; o1++)
+                for (int64_t o2 = 0; o2 < r->out3[2]; o2++, o++) {
+                    double best = -INFINITY, acc = 0;
+                    int64_t bidx = -1;
+                    for (int64_t k0 = 0; k0 < p->k[0]; k0++) {
+                        int64_t i0 = o0 * p->s[0] - r->pb3[0] + k0 * p->d[0];
+                        if (i0 < 0 || i0 >= r->in3[0]) continue;
+                        for (int64_t k1 = 0; k1 < p->k[1]; k1++) {
+                            int64_t i1 = o1 * p->s[1] - r->pb3[1] + k1 * p->d[1];
+                            if (i1 < 0 || i1 >= r->in3[1]) continue;
+                            for (int64_t k2 = 0; k2 < p->k[2]; k2++) {
+                                int64_t i2 = o2 * p->s[2] - r->pb3[2] + k2 * p->d[2];
+                                if (i2 < 0 || i2 >= r->in3[2]) continue;
+                                int64_t off = (i0 * r->in3[1] + i1) * r->in3[2] + i2;
+                                double v = frt_ld_f64(r->dt, r->X, ib + off);
+                                if (p->kind == POOL_LP) {
+                                    acc += pow(fabs(v), (double)p->p);
+                                } else if (bidx < 0 || v > best) {
+                                    best = v;
+                                    bidx = i0 * r->st3[0] + i1 * r->st3[1] + i2 * r->st3[2];
+                                }
+                            }
+                        }
+                    }
+                    if (p->kind == POOL_LP) {
+                        frt_st_f64(r->dt, r->Y, ob + o, pow(acc, 1.0 / (double)p->p));
+                    } else {
+                        frt_st_f64(r->dt, r->Y, ob + o, best);
+                        if (r->I) r->I[ob + o] = bidx < 0 ? -1 : ib + bidx;
+                    }
+                }
+    }
+}
+
+static frt_status gen_kernel(const frt_step *s, frt_exec *x) {
+    const pool_params *p = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]], *yv = &x->values[s->out[0]];
+    if (xv->rank != p->nsp + 2 || yv->rank != xv->rank)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "pool input rank changed after inference");
+    gen_run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.X = xv->data;
+    r.Y = yv->data;
+    r.dt = xv->dtype;
+    r.I = s->n_out > 1 && s->out[1] >= 0 ? x->values[s->out[1]].data : NULL;
+    int off = 3 - p->nsp;
+    for (int i = 0; i < 3; i++) r.in3[i] = r.out3[i] = 1;
+    for (int i = 0; i < p->nsp; i++) {
+        r.in3[off + i] = xv->dims[2 + i];
+        r.out3[off + i] = yv->dims[2 + i];
+    }
+    for (int i = 0; i < 3; i++) {
+        int64_t pe, o = pool_out_dim(p, i, r.in3[i], &r.pb3[i], &pe);
+        if (o != r.out3[i])
+            return frt_step_fail(s, FRT_ERR_SHAPE, "pool output shape changed after inference");
+    }
+    /* Indices: row-major offsets, or column-major over the model's spatial dims */
+    r.st3[2] = 1;
+    r.st3[1] = r.in3[2];
+    r.st3[0] = r.in3[1] * r.in3[2];
+    if (p->storage_order == 1) {
+        int64_t m = 1;
+        for (int i = off; i < 3; i++) {
+            r.st3[i] = m;
+            m *= r.in3[i];
+        }
+    }
+    r.in_plane = r.in3[0] * r.in3[1] * r.in3[2];
+    r.out_plane = r.out3[0] * r.out3[1] * r.out3[2];
+    int64_t planes = xv->dims[0] * xv->dims[1];
+    if (planes == 0 || r.out_plane == 0) return FRT_OK;
+    frt_parallel_ranges(x->tp, planes, r.out_plane * p->k[0] * p->k[1] * p->k[2], 32768, gen_task,
+                        &r);
+    return FRT_OK;
+}
+
 static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
-    if (kind == POOL_MAX && c->n_out > 1 && c->node->out[1] >= 0)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "the Indices output of MaxPool is not supported");
+    bool indices = kind == POOL_MAX && c->n_out > 1 && c->node->out[1] >= 0;
     /* the spatial rank comes from kernel_shape (the input rank may be unknown at load) */
     size_t nk;
     if (!frt_attr_ints(c->node, "kernel_shape", &nk))
@@ -497,12 +616,18 @@ static frt_status pool_select_common(frt_op_ctx *c, frt_kernel *k, int kind) {
     frt_status st = parse_pool(c, kind, (int)nk, p);
     if (st) return st;
     p->var = FRT_PICK_VARIANT(pool_variants, c->isa);
+    k->params = p;
+    if (indices || kind == POOL_LP || c->in[0]->dtype != FRT_FLOAT32) {
+        k->name = kind == POOL_LP ? "lppool_generic" : indices ? "maxpool_indices_generic"
+                                                               : "maxpool_generic";
+        k->fn = gen_kernel;
+        return FRT_OK;
+    }
     static const char *const names[2][3][3] = {
         {P_TIERS("maxpool1d_f32"), P_TIERS("maxpool2d_f32"), P_TIERS("maxpool3d_f32")},
         {P_TIERS("avgpool1d_f32"), P_TIERS("avgpool2d_f32"), P_TIERS("avgpool3d_f32")}};
     k->name = names[kind][p->nsp - 1][p->var->isa];
     k->fn = pool_kernel;
-    k->params = p;
     k->scratch = pool_scratch;
     return FRT_OK;
 }
@@ -512,6 +637,9 @@ static frt_status maxpool_select(frt_op_ctx *c, frt_kernel *k) {
 }
 static frt_status avgpool_select(frt_op_ctx *c, frt_kernel *k) {
     return pool_select_common(c, k, POOL_AVG);
+}
+static frt_status lppool_select(frt_op_ctx *c, frt_kernel *k) {
+    return pool_select_common(c, k, POOL_LP);
 }
 
 /* ---- GlobalAveragePool ---- */
@@ -580,7 +708,186 @@ static frt_status gap_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
+/* ---- GlobalMaxPool (float32, float64, float16) ---- */
+
+static frt_status gmp_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    const frt_value *x = c->in[0];
+    if (!frt_dtype_is_float(x->dtype))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(x->dtype));
+    if (x->rank < 0) {
+        frt_op_set_shape(c->out[0], x->dtype, -1, NULL);
+        return FRT_OK;
+    }
+    char sx[128];
+    if (x->rank < 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "input %s must have rank >= 2",
+                           frt_shape_str(x, sx, sizeof sx));
+    int64_t od[FRT_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) od[i] = i < 2 ? x->dims[i] : 1;
+    frt_op_set_shape(c->out[0], x->dtype, x->rank, od);
+    return FRT_OK;
+}
+
+static frt_status gmp_kernel(const frt_step *s, frt_exec *x) {
+    (void)x;
+    const frt_value *xv = &x->values[s->in[0]], *yv = &x->values[s->out[0]];
+    int64_t S = 1, planes = xv->dims[0] * xv->dims[1];
+    for (int i = 2; i < xv->rank; i++) S *= xv->dims[i];
+    for (int64_t pl = 0; pl < planes; pl++) {
+        double m = -INFINITY;
+        if (xv->dtype == FRT_FLOAT32) {
+            const float *src = (const float *)xv->data + pl * S;
+            float fm = -INFINITY;
+            for (int64_t i = 0; i < S; i++) fm = src[i] > fm || src[i] != src[i] ? src[i] : fm;
+            m = fm;
+        } else {
+            for (int64_t i = 0; i < S; i++) {
+                double v = frt_ld_f64(xv->dtype, xv->data, pl * S + i);
+                m = v > m || v != v ? v : m;
+            }
+        }
+        frt_st_f64(yv->dtype, yv->data, pl, S ? m : NAN);
+    }
+    return FRT_OK;
+}
+
+static frt_status gmp_select(frt_op_ctx *c, frt_kernel *k) {
+    k->name = "global_maxpool";
+    k->fn = gmp_kernel;
+    return FRT_OK;
+}
+
+/* ---- MaxUnpool ---- */
+
+static frt_status unpool_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 2, 3, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0)) || (st = frt_op_check_input(c, 1, FRT_INT64)))
+        return st;
+    const frt_value *x = c->in[0], *ix = c->in[1];
+    const frt_value *os = c->n_in > 2 ? c->in[2] : NULL;
+    if (frt_dtype_size(x->dtype) == 0)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(x->dtype));
+    char sx[128], si[128];
+    if (x->rank >= 0 && ix->rank >= 0 &&
+        (x->rank != ix->rank || memcmp(x->dims, ix->dims, (size_t)x->rank * sizeof(int64_t))))
+        if (frt_shape_known(x) && frt_shape_known(ix))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "X %s and I %s must have the same shape",
+                               frt_shape_str(x, sx, sizeof sx), frt_shape_str(ix, si, sizeof si));
+    if (os) {
+        if ((st = frt_op_check_input(c, 2, FRT_INT64))) return st;
+        if (os->rank >= 0 && os->rank != 1)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "output_shape must be 1-D");
+        if (!os->data) {
+            int r = os->rank == 1 && os->dims[0] >= 0 ? (int)os->dims[0] : -1;
+            int64_t od[FRT_MAX_RANK];
+            for (int i = 0; i < FRT_MAX_RANK; i++) od[i] = -1;
+            if (r > FRT_MAX_RANK) return frt_op_fail(c, FRT_ERR_SHAPE, "output_shape too long");
+            frt_op_set_shape(c->out[0], x->dtype, r, od);
+            return FRT_OK;
+        }
+        if (os->numel != x->rank && x->rank >= 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "output_shape has %lld values for rank %d",
+                               (long long)os->numel, x->rank);
+        int64_t od[FRT_MAX_RANK];
+        for (int i = 0; i < os->numel && i < FRT_MAX_RANK; i++) {
+            od[i] = ((const int64_t *)os->data)[i];
+            if (od[i] < 0 || od[i] > ((int64_t)1 << 40))
+                return frt_op_fail(c, FRT_ERR_SHAPE, "output_shape[%d] = %lld", i, (long long)od[i]);
+        }
+        frt_op_set_shape(c->out[0], x->dtype, (int32_t)os->numel, od);
+        return FRT_OK;
+    }
+    if (x->rank < 0) {
+        frt_op_set_shape(c->out[0], x->dtype, -1, NULL);
+        return FRT_OK;
+    }
+    if (x->rank < 3 || x->rank > 5)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "input %s: only 1 to 3 spatial dims supported",
+                           frt_shape_str(x, sx, sizeof sx));
+    int nsp = x->rank - 2;
+    pool_params p;
+    if ((st = parse_pool(c, POOL_MAX, nsp, &p))) return st;
+    int64_t od[FRT_MAX_RANK] = {x->dims[0], x->dims[1]};
+    for (int i = 0; i < nsp; i++) {
+        int j = 3 - nsp + i;
+        int64_t in = x->dims[2 + i];
+        od[2 + i] = in < 0 ? -1 : (in - 1) * p.s[j] + p.k[j] - p.pb[j] - p.pe[j];
+        if (in >= 0 && od[2 + i] < 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "output spatial dim %d would be %lld", i,
+                               (long long)od[2 + i]);
+    }
+    frt_op_set_shape(c->out[0], x->dtype, x->rank, od);
+    return FRT_OK;
+}
+
+/* Indices are flat offsets into the unpooled shape the attributes give (N, C, (S-1)*stride +
+ * kernel - pads ...); with output_shape each lands at the same (n, c, spatial) coordinates of Y. */
+static frt_status unpool_kernel(const frt_step *s, frt_exec *x) {
+    const pool_params *p = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]], *iv = &x->values[s->in[1]];
+    const frt_value *yv = &x->values[s->out[0]];
+    size_t es = frt_dtype_size(xv->dtype);
+    if (iv->numel != xv->numel || xv->rank != p->nsp + 2 || yv->rank != xv->rank)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "X, I and Y shapes do not agree");
+    int r = xv->rank;
+    int64_t dd[FRT_MAX_RANK], dnum = 1; /* the default unpooled shape */
+    bool same = true;
+    for (int i = 0; i < r; i++) {
+        int j = 3 - p->nsp + i - 2;
+        dd[i] = i < 2 ? xv->dims[i] : (xv->dims[i] - 1) * p->s[j] + p->k[j] - p->pb[j] - p->pe[j];
+        dnum *= dd[i];
+        same = same && dd[i] == yv->dims[i];
+    }
+    memset(yv->data, 0, (size_t)yv->numel * es);
+    const int64_t *I = iv->data;
+    for (int64_t j = 0; j < xv->numel; j++) {
+        int64_t at = I[j];
+        if (at < 0 || at >= dnum)
+            return frt_step_fail(s, FRT_ERR_RUNTIME, "index I[%lld] = %lld is outside the unpooled "
+                                 "shape (%lld elements)", (long long)j, (long long)at,
+                                 (long long)dnum);
+        if (!same) { /* unravel in the default shape, ravel in Y's; outside Y: dropped */
+            int64_t rem = at, o = 0, mul = 1;
+            bool inside = true;
+            for (int i = r - 1; i >= 0; i--) {
+                int64_t c = rem % dd[i];
+                rem /= dd[i];
+                if (c >= yv->dims[i]) inside = false;
+                o += c * mul;
+                mul *= yv->dims[i];
+            }
+            if (!inside) continue;
+            at = o;
+        }
+        memcpy((char *)yv->data + (size_t)at * es, (const char *)xv->data + (size_t)j * es, es);
+    }
+    return FRT_OK;
+}
+
+static frt_status unpool_select(frt_op_ctx *c, frt_kernel *k) {
+    size_t nk;
+    if (!frt_attr_ints(c->node, "kernel_shape", &nk))
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "kernel_shape attribute is required");
+    if (nk < 1 || nk > 3)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "%zu spatial dims (only 1 to 3 supported)", nk);
+    pool_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    frt_status st = parse_pool(c, POOL_MAX, (int)nk, p);
+    if (st) return st;
+    k->name = "maxunpool";
+    k->fn = unpool_kernel;
+    k->params = p;
+    return FRT_OK;
+}
+
 /* Implementations referred to by src/ops/ops.def. */
 FRT_OP_IMPL(pool, MaxPool, maxpool_infer, maxpool_select);
 FRT_OP_IMPL(pool, AveragePool, avgpool_infer, avgpool_select);
 FRT_OP_IMPL(pool, GlobalAveragePool, gap_infer, gap_select);
+FRT_OP_IMPL(pool, GlobalMaxPool, gmp_infer, gmp_select);
+FRT_OP_IMPL(pool, LpPool, lppool_infer, lppool_select);
+FRT_OP_IMPL(pool, MaxUnpool, unpool_infer, unpool_select);
