@@ -335,8 +335,10 @@ static frt_status identity_select(frt_op_ctx *c, frt_kernel *k) {
     return view_kernel(k, "identity");
 }
 
-/* Inference-mode Dropout: output = data. Opset < 12: ratio attribute; opset >= 12: optional ratio
- * and training_mode inputs. The mask output (bool, same shape) is inferred but not supported. */
+/* Inference-mode Dropout: output = data, mask (optional output, bool) all true. Opset < 12: ratio
+ * attribute; opset >= 12: optional ratio and training_mode inputs. training_mode must be absent or
+ * a constant; a constant true is accepted only with a constant ratio of 0 (dropping nothing: the
+ * same result as inference). With the mask the kernel copies; without it it is a view. */
 static frt_status dropout_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, c->opset >= 12 ? 3 : 1, 1, 2);
     if (st || (st = frt_op_check_input(c, 0, 0))) return st;
@@ -346,9 +348,16 @@ static frt_status dropout_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
+static frt_status dropout_mask_kernel(const frt_step *s, frt_exec *x) {
+    const frt_value *in = &x->values[s->in[0]], *out = &x->values[s->out[0]];
+    const frt_value *mask = &x->values[s->out[1]];
+    size_t nb = frt_value_nbytes(in);
+    if (nb && out->data != in->data) memcpy(out->data, in->data, nb);
+    if (mask->numel > 0) memset(mask->data, 1, (size_t)mask->numel);
+    return FRT_OK;
+}
+
 static frt_status dropout_select(frt_op_ctx *c, frt_kernel *k) {
-    if (c->n_out == 2 && c->node->out[1] >= 0)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "Dropout mask output not supported");
     if (c->opset >= 12 && c->n_in >= 3 && c->in[2] && !c->in[2]->data)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
                            "Dropout whose training_mode is not a constant: flatrt runs inference "
@@ -362,9 +371,19 @@ static frt_status dropout_select(frt_op_ctx *c, frt_kernel *k) {
         case 1: on = *(const uint8_t *)t->data != 0; break;
         default: on = frt_value_get_int(t, 0) != 0; break;
         }
-        if (on)
+        const frt_value *r = c->n_in >= 2 ? c->in[1] : NULL;
+        bool zero_ratio = r && r->data && r->numel == 1 &&
+                          ((r->dtype == FRT_FLOAT32 && *(const float *)r->data == 0.0f) ||
+                           (r->dtype == FRT_FLOAT64 && *(const double *)r->data == 0.0));
+        if (on && !zero_ratio)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
-                               "Dropout with training_mode=true is not supported");
+                               "Dropout with training_mode=true (and a ratio other than a constant "
+                               "0) is not supported");
+    }
+    if (c->n_out == 2 && c->node->out[1] >= 0) {
+        k->name = "dropout_mask";
+        k->fn = dropout_mask_kernel;
+        return FRT_OK;
     }
     return view_kernel(k, "dropout");
 }

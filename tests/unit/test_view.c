@@ -472,11 +472,27 @@ static void test_identity_dropout(void) {
     tm = 1;
     CHECK(run("Dropout", 13, NULL, 0, ins, 3, 6, 0, &out, NULL) == FRT_ERR_UNSUPPORTED);
     CHECK(err_has("test_node") && err_has("training_mode"));
-    /* mask output present -> unsupported at select; absent second output is fine */
+    /* ... unless the ratio is a constant 0: nothing is dropped */
+    float r0 = 0.0f;
+    ins[1] = frt_test_value(FRT_FLOAT32, 0, NULL, &r0);
+    expect_view("Dropout", 13, NULL, 0, ins, 3, 6, 0, 3, x);
+    ins[1] = frt_test_value(FRT_FLOAT32, 0, NULL, &r);
+    tm = 0;
+    /* mask output present: a copy and an all-true mask; absent second output: a view */
     frt_kernel k;
-    CHECK(select_only("Dropout", 13, NULL, 0, ins, 1, 2, 3, &k) == FRT_ERR_UNSUPPORTED);
-    CHECK(err_has("Dropout mask output not supported"));
-    CHECK(select_only("Dropout", 10, &ratio, 1, ins, 1, 2, 3, &k) == FRT_ERR_UNSUPPORTED);
+    CHECK_OK(select_only("Dropout", 13, NULL, 0, ins, 1, 2, 3, &k));
+    CHECK(k.fn && !(k.flags & FRT_K_VIEW) && !strcmp(k.name, "dropout_mask"));
+    for (int opset = 10; opset <= 13; opset += 3) {
+        frt_test_op t = {.op_type = "Dropout", .opset = opset, .attrs = opset < 12 ? &ratio : NULL,
+                         .n_attrs = opset < 12, .inputs = ins, .n_in = 1, .n_out = 2};
+        frt_value o2[2];
+        CHECK_OK(frt_test_run_op(&t, o2, NULL));
+        CHECK(o2[0].numel == 70 && memcmp(o2[0].data, g_data, 70 * sizeof(float)) == 0);
+        CHECK(o2[1].dtype == FRT_BOOL && o2[1].numel == 70);
+        for (int i = 0; i < 70; i++) CHECK(((uint8_t *)o2[1].data)[i] == 1);
+        free(o2[0].data);
+        free(o2[1].data);
+    }
     CHECK_OK(select_only("Dropout", 13, NULL, 0, ins, 1, 2, 1, &k));
     CHECK(k.flags == FRT_K_VIEW && !k.fn);
     /* mask shape is inferred (bool, same shape) */
