@@ -107,6 +107,21 @@ FRT_API const char *frt_version(void);
 /* Message of the last failed call on this thread ("" if none). */
 FRT_API const char *frt_last_error(void);
 
+/* The operators this build implements, one entry per op and opset range (a selective build lists
+ * only the ops it kept). Strings are static. */
+typedef struct frt_op_info {
+    const char *domain;    /* "" (ai.onnx), "ai.onnx.preview.training", ...; "flatrt" for ops
+                              that only load-time passes create */
+    const char *op_type;
+    int since_opset;       /* opsets of the domain this entry implements: [since, max] */
+    int max_opset;
+    const char *family;    /* implementation family (source file src/ops/<family>.c) */
+    int data_shape;        /* 1: output shapes may depend on input data (run-time sized) */
+} frt_op_info;
+FRT_API size_t frt_num_ops(void);
+/* Fills *out for entry index < frt_num_ops(); FRT_ERR_INVALID_ARGUMENT otherwise. */
+FRT_API frt_status frt_op_info_get(size_t index, frt_op_info *out);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Tensors exchanged with the caller                                                               */
 /* ---------------------------------------------------------------------------------------------- */

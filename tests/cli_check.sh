@@ -108,6 +108,12 @@ info)
         "memory plan (symbolic dims = 1)" "arena" "lower bound"; do
         contains "$TMP/out" "$text" "info"
     done
+    # the operator list of this build
+    expect 0 "info --ops" -- "$FLATRT" info --ops
+    for text in "ConvTranspose" "ai.onnx" "1..21" "conv_transpose" "NonMaxSuppression" "entries"; do
+        contains "$TMP/out" "$text" "info --ops"
+    done
+    expect 2 "info --ops extra" -- "$FLATRT" info --ops "$MODEL"
     ;;
 bench)
     expect 0 "bench" -- "$FLATRT" bench "$MODEL" --iters 50 --warmup 5 --input "image=$SAMPLE" \

@@ -63,6 +63,9 @@ static void usage(FILE *f) {
             "  info MODEL [--memory]\n"
             "      Inputs, outputs, producer, opset, op types, compile statistics, parameters and\n"
             "      the memory plan with symbolic dims = 1. --memory compares every planner.\n"
+            "  info --ops\n"
+            "      The operators this build implements: op, domain, opsets, family, and '*' for\n"
+            "      ops whose output shapes may depend on input data.\n"
             "  plan MODEL --svg FILE [--shape NAME=d0,d1,...]... [--input NAME=FILE]...\n"
             "      Draw the memory plan (steps across, slab offset down, one rectangle per tensor)\n"
             "      for the given (or default: symbolic dims = 1) input shapes.\n"
@@ -1261,6 +1264,22 @@ done:
     return rc;
 }
 
+/* `flatrt info --ops`: the registry, one line per op and opset range. */
+static int cmd_ops(void) {
+    size_t n = frt_num_ops();
+    printf("%-28s %-26s %-9s %-16s %s\n", "op", "domain", "opsets", "family", "data-shape");
+    for (size_t i = 0; i < n; i++) {
+        frt_op_info o;
+        if (frt_op_info_get(i, &o) != FRT_OK) return fail_frt("info --ops");
+        char range[32];
+        snprintf(range, sizeof range, "%d..%d", o.since_opset, o.max_opset);
+        printf("%-28s %-26s %-9s %-16s %s\n", o.op_type, o.domain[0] ? o.domain : "ai.onnx",
+               range, o.family, o.data_shape ? "*" : "");
+    }
+    printf("%zu entries\n", n);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -1299,6 +1318,10 @@ int main(int argc, char **argv) {
         }
         if (first >= argc) return usage_error("'check' needs at least one CASE_DIR");
         return flatrt_check_main(argc - first, argv + first, (int)threads);
+    }
+    if (!strcmp(cmd, "info") && argc >= 3 && !strcmp(argv[2], "--ops")) {
+        if (argc > 3) return usage_error("'info --ops' takes no other arguments");
+        return cmd_ops();
     }
     int which;
     if (!strcmp(cmd, "run")) which = CMD_RUN;

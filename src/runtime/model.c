@@ -269,3 +269,22 @@ void frt_model_op_type(const frt_model *m, size_t i, const char **op_type, size_
     if (op_type) *op_type = m->op_types[i].op_type;
     if (count) *count = m->op_types[i].count;
 }
+
+/* ---- the operator list (frt_num_ops / frt_op_info_get) ---- */
+
+size_t frt_num_ops(void) { return frt_op_def_count(); }
+
+frt_status frt_op_info_get(size_t index, frt_op_info *out) {
+    const frt_op_def *d = frt_op_def_at(index);
+    if (!out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_op_info_get: out is NULL");
+    if (!d)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_op_info_get: index %zu of %zu", index,
+                         frt_op_def_count());
+    out->domain = d->domain;
+    out->op_type = d->op_type;
+    out->since_opset = d->since;
+    out->max_opset = d->max;
+    out->family = d->family;
+    out->data_shape = (d->flags & (FRT_OP_DATA_SHAPE | FRT_OP_SHAPE_IN_MASK)) != 0;
+    return FRT_OK;
+}
