@@ -1,4 +1,4 @@
-/* Relu Clip Sigmoid Tanh Softmax Neg.
+/* Relu Clip Sigmoid Tanh Softmax.
  *
  * Relu, Clip: float32, int64, int32; out = in's shape. Clip bounds: opset < 11 from the float
  * attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one element each, same dtype
@@ -25,10 +25,6 @@
 
 static void relu_f32_c(const float *x, float *y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = 0.0f > x[i] ? 0.0f : x[i];
-}
-
-static void neg_f32_c(const float *x, float *y, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] = -x[i];
 }
 
 static void clip_f32_c(const float *x, float *y, size_t n, float lo, float hi) {
@@ -513,46 +509,7 @@ static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
-/* Neg: float32 through the unary path; int64/int32 wrap (two's complement) like numpy. */
-static frt_status k_neg_int(const frt_step *s, frt_exec *x) {
-    const frt_value *a = &x->values[s->in[0]];
-    frt_value *o = &x->values[s->out[0]];
-    if (a->dtype == FRT_INT64) {
-        const int64_t *p = a->data;
-        int64_t *q = o->data;
-        for (int64_t i = 0; i < o->numel; i++) q[i] = (int64_t)(0 - (uint64_t)p[i]);
-    } else {
-        const int32_t *p = a->data;
-        int32_t *q = o->data;
-        for (int64_t i = 0; i < o->numel; i++) q[i] = (int32_t)(0 - (uint32_t)p[i]);
-    }
-    return FRT_OK;
-}
-
-static frt_status neg_select(frt_op_ctx *c, frt_kernel *k) {
-    un_params *p = new_params(c);
-    if (!p) return FRT_ERR_NO_MEMORY;
-    k->params = p;
-    k->flags = FRT_K_INPLACE;
-    switch (c->in[0]->dtype) {
-    case FRT_FLOAT32:
-        p->f = neg_f32_c;
-        k->name = "neg_f32";
-        k->fn = k_unary_f32;
-        return FRT_OK;
-    case FRT_INT64:
-    case FRT_INT32:
-        k->name = "neg_int";
-        k->fn = k_neg_int;
-        return FRT_OK;
-    default:
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
-                           frt_dtype_name(c->in[0]->dtype));
-    }
-}
-
 /* Implementations referred to by src/ops/ops.def. */
-FRT_OP_IMPL(activation, Neg, relu_infer, neg_select);
 FRT_OP_IMPL(activation, Relu, relu_infer, relu_select);
 FRT_OP_IMPL(activation, Clip, clip_infer, clip_select);
 FRT_OP_IMPL(activation, Sigmoid, float_unary_infer, sigmoid_select);

@@ -1,5 +1,6 @@
 #include "op_harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +93,11 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     frt_kernel k = {0};
     st = def->select(&c, &k);
     if (st) goto done;
-    if (kernel_name) *kernel_name = k.name;
+    if (kernel_name) { /* the name may live in the arena freed below: keep a copy */
+        static char name_copy[128];
+        snprintf(name_copy, sizeof name_copy, "%s", k.name ? k.name : "");
+        *kernel_name = name_copy;
+    }
 
     /* run time: every value concrete */
     frt_value vals[2 * MAXIO];

@@ -10,7 +10,7 @@
  * select time (as an initializer would be); other inputs are seen by select with their shapes
  * (or all dims -1 when unknown_dims is set, to test dynamic-shape selection).
  * On success each outputs[i] has its shape set and data malloc'ed (free with free()).
- * kernel_name (may be NULL) receives the chosen kernel's name. */
+ * kernel_name (may be NULL) receives the chosen kernel's name (a copy, valid until the next call). */
 typedef struct frt_test_op {
     const char *op_type;
     int64_t opset;                 /* 0 -> 17 */

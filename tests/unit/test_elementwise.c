@@ -408,8 +408,8 @@ static void test_errors(void) {
     t.unknown_dims = 1;
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_SHAPE);
     t.unknown_dims = 0;
-    /* unsupported dtype */
-    frt_value in4[2] = {frt_test_value(FRT_FLOAT64, 1, d3, d), frt_test_value(FRT_FLOAT64, 1, d3, d)};
+    /* unsupported dtype (bool arithmetic) */
+    frt_value in4[2] = {frt_test_value(FRT_BOOL, 1, d3, d), frt_test_value(FRT_BOOL, 1, d3, d)};
     t.inputs = in4;
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
     /* arity */

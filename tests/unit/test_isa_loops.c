@@ -3,7 +3,7 @@
  * AVX2 up to the one this process runs (FRT_ISA caps it; ctest runs this binary once per tier).
  * Sizes 0..70 (every tail of 8- and 16-lane blocks, 64-element unrolls) and 1001; special values
  * (NaN, +-inf, +-0, denormals, FLT_MAX, large |x| for exp/sigmoid/tanh); in place where allowed.
- * Exact loops (arithmetic, Relu, Clip, max, mul, half <-> float) must match bit for bit (NaN
+ * Exact loops (arithmetic incl. NaN-propagating min/max, Relu, Clip, max, mul, half <-> float) must match bit for bit (NaN
  * matches any NaN); exp-based ones within the tolerances of test_activation.c. */
 #include <float.h>
 #include <stdint.h>
@@ -45,7 +45,7 @@ static int same_f32(const float *a, const float *b, size_t n, size_t *at) {
 static frt_isa tier_hi(void) { return FRT_HAVE_X86 ? frt_cpu_tier() : FRT_ISA_PORTABLE; }
 
 static void test_binary(void) {
-    static const char *ops[4] = {"add", "sub", "mul", "div"};
+    static const char *ops[FRT_EW_N] = {"add", "sub", "mul", "div", "min", "max"};
     const frt_ew_variant *ref = frt_ew_variant_get(FRT_ISA_PORTABLE);
     CHECK(ref->isa == FRT_ISA_PORTABLE && ref->suffix[0] == 0);
     float *a = malloc(MAXN * 4), *b = malloc(MAXN * 4), *o1 = malloc(MAXN * 4),
@@ -53,7 +53,7 @@ static void test_binary(void) {
     for (int t = FRT_ISA_AVX2; t <= (int)tier_hi(); t++) {
         const frt_ew_variant *v = frt_ew_variant_get((frt_isa)t);
         CHECK_MSG(v->isa == (frt_isa)t, "tier %s has no elementwise variant", frt_isa_name(t));
-        for (int op = 0; op < 4; op++)
+        for (int op = 0; op < FRT_EW_N; op++)
             for (size_t si = 0; si < NNS; si++) {
                 size_t n = NS[si], at = 0;
                 fill_x(a, n, 1u + (unsigned)n, 3.0f);

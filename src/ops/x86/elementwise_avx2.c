@@ -1,4 +1,4 @@
-/* AVX2 float32 loops for Add/Sub/Mul/Div, and F16C half <-> float conversion for Cast.
+/* AVX2 float32 loops for Add/Sub/Mul/Div/Min/Max, and F16C half <-> float conversion for Cast.
  * Compiled with -mavx2 -mfma -mf16c; reached through the variant tables in simd_elementwise.h.
  * Results are bit-identical to the portable loops: each lane does the same IEEE operation. */
 #include <immintrin.h>
@@ -73,16 +73,32 @@
 #define S_MUL(x, y) ((x) * (y))
 #define S_DIV(x, y) ((x) / (y))
 
+
+/* NaN-propagating min/max: MINPS/MAXPS return the second operand when either is NaN, so a NaN
+ * in x is put back with a blend. */
+static inline __m256 vmin_nan(__m256 x, __m256 y) {
+    return _mm256_blendv_ps(_mm256_min_ps(x, y), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+static inline __m256 vmax_nan(__m256 x, __m256 y) {
+    return _mm256_blendv_ps(_mm256_max_ps(x, y), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+#define S_MIN(x, y) ((x) != (x) ? (x) : (x) < (y) ? (x) : (y))
+#define S_MAX(x, y) ((x) != (x) ? (x) : (x) > (y) ? (x) : (y))
+
 AVX_LOOPS(add_avx2, _mm256_add_ps, S_ADD)
 AVX_LOOPS(sub_avx2, _mm256_sub_ps, S_SUB)
 AVX_LOOPS(mul_avx2, _mm256_mul_ps, S_MUL)
 AVX_LOOPS(div_avx2, _mm256_div_ps, S_DIV)
+AVX_LOOPS(min_avx2, vmin_nan, S_MIN)
+AVX_LOOPS(max_avx2, vmax_nan, S_MAX)
 
-const frt_bin_loops frt_ew_f32_avx2[4] = {
+const frt_bin_loops frt_ew_f32_avx2[FRT_EW_N] = {
     [FRT_EW_ADD] = {add_avx2_vv, add_avx2_vs, add_avx2_sv},
     [FRT_EW_SUB] = {sub_avx2_vv, sub_avx2_vs, sub_avx2_sv},
     [FRT_EW_MUL] = {mul_avx2_vv, mul_avx2_vs, mul_avx2_sv},
     [FRT_EW_DIV] = {div_avx2_vv, div_avx2_vs, div_avx2_sv},
+    [FRT_EW_MIN] = {min_avx2_vv, min_avx2_vs, min_avx2_sv},
+    [FRT_EW_MAX] = {max_avx2_vv, max_avx2_vs, max_avx2_sv},
 };
 
 /* ---- F16C conversions (round to nearest even, like the portable ones in cast.c) ----------- */

@@ -1,4 +1,4 @@
-/* AVX-512 float32 loops for Add/Sub/Mul/Div, and half <-> float conversion for Cast.
+/* AVX-512 float32 loops for Add/Sub/Mul/Div/Min/Max, and half <-> float conversion for Cast.
  * Compiled with -mavx512f/bw/vl/dq; reached through the variant tables in simd_elementwise.h.
  * Results are bit-identical to the portable loops: each lane does the same IEEE operation, and
  * tails use masked loads/stores (masked-off lanes are neither read nor written). */
@@ -80,16 +80,30 @@ static inline __mmask16 tail16(size_t r) { return (__mmask16)((1u << r) - 1u); }
         return 0;                                                                                \
     }
 
+
+/* NaN-propagating min/max: VMINPS/VMAXPS return the second operand when either is NaN, so a NaN
+ * in x is put back with a masked move. */
+static inline __m512 vmin_nan(__m512 x, __m512 y) {
+    return _mm512_mask_mov_ps(_mm512_min_ps(x, y), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+static inline __m512 vmax_nan(__m512 x, __m512 y) {
+    return _mm512_mask_mov_ps(_mm512_max_ps(x, y), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
 AVX512_LOOPS(add_avx512, _mm512_add_ps)
 AVX512_LOOPS(sub_avx512, _mm512_sub_ps)
 AVX512_LOOPS(mul_avx512, _mm512_mul_ps)
 AVX512_LOOPS(div_avx512, _mm512_div_ps)
+AVX512_LOOPS(min_avx512, vmin_nan)
+AVX512_LOOPS(max_avx512, vmax_nan)
 
-const frt_bin_loops frt_ew_f32_avx512[4] = {
+const frt_bin_loops frt_ew_f32_avx512[FRT_EW_N] = {
     [FRT_EW_ADD] = {add_avx512_vv, add_avx512_vs, add_avx512_sv},
     [FRT_EW_SUB] = {sub_avx512_vv, sub_avx512_vs, sub_avx512_sv},
     [FRT_EW_MUL] = {mul_avx512_vv, mul_avx512_vs, mul_avx512_sv},
     [FRT_EW_DIV] = {div_avx512_vv, div_avx512_vs, div_avx512_sv},
+    [FRT_EW_MIN] = {min_avx512_vv, min_avx512_vs, min_avx512_sv},
+    [FRT_EW_MAX] = {max_avx512_vv, max_avx512_vs, max_avx512_sv},
 };
 
 /* ---- half <-> float (round to nearest even, like the portable ones in cast.c) ---------------- */

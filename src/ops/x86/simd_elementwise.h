@@ -26,7 +26,8 @@ typedef struct frt_bin_loops {
     frt_bin_fn vv, vs, sv;
 } frt_bin_loops;
 
-enum { FRT_EW_ADD = 0, FRT_EW_SUB = 1, FRT_EW_MUL = 2, FRT_EW_DIV = 3 };
+enum { FRT_EW_ADD = 0, FRT_EW_SUB = 1, FRT_EW_MUL = 2, FRT_EW_DIV = 3, FRT_EW_MIN = 4,
+       FRT_EW_MAX = 5, FRT_EW_N = 6 };
 
 /* y[i] = min(max(x[i], lo), hi), NaN propagating (a NaN x gives NaN). y may equal x. */
 typedef void (*frt_clip_fn)(const float *x, float *y, size_t n, float lo, float hi);
@@ -42,12 +43,13 @@ typedef void (*frt_softmax_rows_fn)(const float *x, float *y, size_t rows, size_
  * frt_cpu_tier() to get the loops this host runs, and compare the two. `suffix` is appended to
  * kernel names ("" portable, "_avx2", "_avx512") so profiles show the tier. */
 
-/* Float32 Add/Sub/Mul/Div loops, indexed by FRT_EW_ADD.. (elementwise.c). Bit-identical across
- * tiers: each lane does the same IEEE operation. */
+/* Float32 Add/Sub/Mul/Div/Min/Max loops, indexed by FRT_EW_ADD.. (elementwise.c). Bit-identical
+ * across tiers: each lane does the same IEEE operation; Min/Max propagate NaN (any NaN operand
+ * gives a NaN). */
 typedef struct frt_ew_variant {
     frt_isa isa;
     const char *suffix;
-    const frt_bin_loops *f32; /* [4] */
+    const frt_bin_loops *f32; /* [FRT_EW_N] */
 } frt_ew_variant;
 const frt_ew_variant *frt_ew_variant_get(frt_isa cap);
 
@@ -111,7 +113,7 @@ static inline void frt_ew_parallel(frt_threadpool *tp, size_t n, size_t unit_ele
 
 #if FRT_HAVE_X86
 /* elementwise_avx2.c, elementwise_avx512.c: float32 loops indexed by FRT_EW_ADD.. */
-extern const frt_bin_loops frt_ew_f32_avx2[4], frt_ew_f32_avx512[4];
+extern const frt_bin_loops frt_ew_f32_avx2[FRT_EW_N], frt_ew_f32_avx512[FRT_EW_N];
 void frt_f16_to_f32_avx2(const uint16_t *x, float *y, size_t n);
 void frt_f32_to_f16_avx2(const float *x, uint16_t *y, size_t n);
 void frt_f16_to_f32_avx512(const uint16_t *x, float *y, size_t n);
