@@ -2,7 +2,8 @@
  * flatrt check CASE_DIR... — runs ONNX backend test cases (the layout of ONNX's node suite:
  * CASE_DIR/model.onnx and CASE_DIR/test_data_set_N/{input_K.pb, output_K.pb}) and compares
  * flatrt's outputs with the expected ones, with the ONNX backend's rule: for floating types
- * |got - want| <= atol + rtol * |want| elementwise (rtol 1e-3, atol 1e-7; NaN matches NaN), and
+ * |got - want| <= atol + rtol * |want| elementwise (rtol 1e-3, atol 1e-7; NaN matches NaN; bfloat16
+ * and float16 values compared as the floats they hold, as the backend's numpy arrays are), and
  * exact equality for integers and booleans. Dtype and shape must match exactly.
  *
  * One line per case on stdout:
@@ -47,7 +48,7 @@ static result set(outcome *o, result r, const char *fmt, ...) {
 }
 
 static int is_floating(frt_dtype t) {
-    return t == FRT_FLOAT32 || t == FRT_FLOAT64 || t == FRT_FLOAT16;
+    return t == FRT_FLOAT32 || t == FRT_FLOAT64 || t == FRT_FLOAT16 || t == FRT_BFLOAT16;
 }
 
 static void shape_text(const frt_tensor *t, char *buf, size_t cap) {
