@@ -3,7 +3,9 @@
  * CASE_DIR/model.onnx and CASE_DIR/test_data_set_N/{input_K.pb, output_K.pb}) and compares
  * flatrt's outputs with the expected ones, with the ONNX backend's rule: for floating types
  * |got - want| <= atol + rtol * |want| elementwise (rtol 1e-3, atol 1e-7; NaN matches NaN; bfloat16
- * and float16 values compared as the floats they hold, as the backend's numpy arrays are), and
+ * and float16 values compared as the floats they hold, as the backend's numpy arrays are; bfloat16
+ * test data, which the generator stores as uint16 bit patterns, is fed as bfloat16 and compared
+ * as uint16 numbers with the float tolerance, as the backend runner compares it), and
  * exact equality for integers and booleans. Dtype and shape must match exactly.
  *
  * One line per case on stdout:
@@ -17,6 +19,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +64,10 @@ static void shape_text(const frt_tensor *t, char *buf, size_t cap) {
 /* Compares got with want; returns R_PASS or R_FAIL with the first mismatch described. */
 static result compare(const char *name, const frt_tensor *got, const frt_tensor *want, outcome *o) {
     char gs[128], ws[128];
-    if (got->dtype != want->dtype)
+    /* bfloat16 data is stored by the suite's generator as uint16 bit patterns, and the ONNX
+     * backend runner compares those arrays as numbers with its float tolerance; do the same */
+    bool bf16_codes = got->dtype == FRT_BFLOAT16 && want->dtype == FRT_UINT16;
+    if (got->dtype != want->dtype && !bf16_codes)
         return set(o, R_FAIL, "output '%s': dtype %s, expected %s", name,
                    frt_dtype_name(got->dtype), frt_dtype_name(want->dtype));
     shape_text(got, gs, sizeof gs);
@@ -75,7 +81,15 @@ static result compare(const char *name, const frt_tensor *got, const frt_tensor 
         return set(o, R_FAIL, "output '%s': %zu bytes, expected %zu", name, got->nbytes,
                    want->nbytes);
     for (int64_t i = 0; i < n; i++) {
-        if (is_floating(want->dtype)) {
+        if (bf16_codes) {
+            uint16_t g, w;
+            memcpy(&g, (const char *)got->data + (size_t)i * 2, 2);
+            memcpy(&w, (const char *)want->data + (size_t)i * 2, 2);
+            if (!(fabs((double)g - w) <= CHECK_ATOL + CHECK_RTOL * w))
+                return set(o, R_FAIL, "output '%s' %s: bfloat16 element %lld is 0x%04x, "
+                           "expected 0x%04x (compared as uint16 codes, as the ONNX runner does)",
+                           name, ws, (long long)i, g, w);
+        } else if (is_floating(want->dtype)) {
             double g = tio_element_as_double(got, (size_t)i), w = tio_element_as_double(want, (size_t)i);
             if (isnan(w) && isnan(g)) continue;
             if (isinf(w) && g == w) continue;
@@ -159,6 +173,9 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
             r = load_pb(p, &in[k], &pbnames[k], o);
             frt_tensor_info info;
             frt_model_input(m, (size_t)k, &info);
+            /* the suite stores bfloat16 inputs as their uint16 bit patterns */
+            if (r == R_PASS && info.dtype == FRT_BFLOAT16 && in[k].dtype == FRT_UINT16)
+                in[k].dtype = FRT_BFLOAT16;
             /* the suite names each input after the graph input; fall back to position */
             names[k] = pbnames[k] && pbnames[k][0] ? pbnames[k] : info.name;
         }
