@@ -154,8 +154,10 @@ enum {
     FRT_OP_MAY_ALIAS = 1u << 1,      /* a kernel may be a view: output 0 aliases input 0 */
     FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
-    FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero, a block's
+    FRT_OP_DATA_SHAPE = 1u << 4,     /* output shape depends on input data (NonZero, a block's
                                         results): a kernel may be FRT_K_DYNAMIC_OUT */
+    FRT_OP_NO_FOLD = 1u << 5         /* outputs may differ between runs (random ops): never
+                                        evaluated at load, even when every input is constant */
 };
 
 /* Capability: the output shapes depend on the *data* of input i (Reshape's shape, Expand's
