@@ -143,6 +143,8 @@ typedef struct frt_op_ctx {
  * "flatrt" holds internal ops that passes create and that models may not use. */
 #define FRT_DOMAIN_ONNX ""
 #define FRT_DOMAIN_INTERNAL "flatrt"
+/* The preview training domain (Adagrad, Adam, Momentum); its opset 1. */
+#define FRT_DOMAIN_TRAINING "ai.onnx.preview.training"
 
 /* Newest ai.onnx opset the definitions were checked against (the graph loader's upper bound). */
 #define FRT_OPSET_LATEST 21
@@ -205,7 +207,7 @@ typedef frt_status (*frt_select_fn)(frt_op_ctx *c, frt_kernel *k);
 
 /* One registered op over an opset range: its contract and its implementation. */
 typedef struct frt_op_def {
-    const char *domain;          /* FRT_DOMAIN_ONNX or FRT_DOMAIN_INTERNAL */
+    const char *domain;          /* FRT_DOMAIN_ONNX, FRT_DOMAIN_TRAINING or FRT_DOMAIN_INTERNAL */
     const char *op_type;
     int since, max;              /* opsets of the domain this entry implements: [since, max] */
     uint32_t flags;              /* FRT_OP_* */
