@@ -91,7 +91,8 @@ typedef enum frt_dtype {
     FRT_FLOAT16 = 10,
     FRT_FLOAT64 = 11,
     FRT_UINT32 = 12,
-    FRT_UINT64 = 13
+    FRT_UINT64 = 13,
+    FRT_BFLOAT16 = 16 /* the upper 16 bits of a float32 */
 } frt_dtype;
 
 /* Name of a status or dtype ("FRT_OK", "float32"); never NULL. */

@@ -2,8 +2,15 @@
  * flatrt check CASE_DIR... — runs ONNX backend test cases (the layout of ONNX's node suite:
  * CASE_DIR/model.onnx and CASE_DIR/test_data_set_N/{input_K.pb, output_K.pb}) and compares
  * flatrt's outputs with the expected ones, with the ONNX backend's rule: for floating types
- * |got - want| <= atol + rtol * |want| elementwise (rtol 1e-3, atol 1e-7; NaN matches NaN), and
+ * |got - want| <= atol + rtol * |want| elementwise (rtol 1e-3, atol 1e-7; NaN matches NaN; bfloat16
+ * and float16 values compared as the floats they hold, as the backend's numpy arrays are; bfloat16
+ * test data, which the generator stores as uint16 bit patterns, is fed as bfloat16 and compared
+ * as uint16 numbers with the float tolerance, as the backend runner compares it), and
  * exact equality for integers and booleans. Dtype and shape must match exactly.
+ *
+ * Random ops (RandomUniform/Normal(Like), Bernoulli): the suite's expected values come from numpy's
+ * generator and cannot be reproduced, so in a model that contains one, every output is compared by
+ * dtype, shape and range only (compare_random) and a pass says "(random: shape/range checked)".
  *
  * One line per case on stdout:
  *   pass CASE (N data sets)
@@ -16,6 +23,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,7 @@ typedef enum { R_PASS, R_FAIL, R_UNSUPPORTED, R_ERROR } result;
 typedef struct outcome {
     result r;
     char why[1024];
+    bool random; /* the model has a random op: outputs were compared by compare_random */
 } outcome;
 
 static result set(outcome *o, result r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -47,7 +56,7 @@ static result set(outcome *o, result r, const char *fmt, ...) {
 }
 
 static int is_floating(frt_dtype t) {
-    return t == FRT_FLOAT32 || t == FRT_FLOAT64 || t == FRT_FLOAT16;
+    return t == FRT_FLOAT32 || t == FRT_FLOAT64 || t == FRT_FLOAT16 || t == FRT_BFLOAT16;
 }
 
 static void shape_text(const frt_tensor *t, char *buf, size_t cap) {
@@ -60,7 +69,10 @@ static void shape_text(const frt_tensor *t, char *buf, size_t cap) {
 /* Compares got with want; returns R_PASS or R_FAIL with the first mismatch described. */
 static result compare(const char *name, const frt_tensor *got, const frt_tensor *want, outcome *o) {
     char gs[128], ws[128];
-    if (got->dtype != want->dtype)
+    /* bfloat16 data is stored by the suite's generator as uint16 bit patterns, and the ONNX
+     * backend runner compares those arrays as numbers with its float tolerance; do the same */
+    bool bf16_codes = got->dtype == FRT_BFLOAT16 && want->dtype == FRT_UINT16;
+    if (got->dtype != want->dtype && !bf16_codes)
         return set(o, R_FAIL, "output '%s': dtype %s, expected %s", name,
                    frt_dtype_name(got->dtype), frt_dtype_name(want->dtype));
     shape_text(got, gs, sizeof gs);
@@ -74,7 +86,15 @@ static result compare(const char *name, const frt_tensor *got, const frt_tensor 
         return set(o, R_FAIL, "output '%s': %zu bytes, expected %zu", name, got->nbytes,
                    want->nbytes);
     for (int64_t i = 0; i < n; i++) {
-        if (is_floating(want->dtype)) {
+        if (bf16_codes) {
+            uint16_t g, w;
+            memcpy(&g, (const char *)got->data + (size_t)i * 2, 2);
+            memcpy(&w, (const char *)want->data + (size_t)i * 2, 2);
+            if (!(fabs((double)g - w) <= CHECK_ATOL + CHECK_RTOL * w))
+                return set(o, R_FAIL, "output '%s' %s: bfloat16 element %lld is 0x%04x, "
+                           "expected 0x%04x (compared as uint16 codes, as the ONNX runner does)",
+                           name, ws, (long long)i, g, w);
+        } else if (is_floating(want->dtype)) {
             double g = tio_element_as_double(got, (size_t)i), w = tio_element_as_double(want, (size_t)i);
             if (isnan(w) && isnan(g)) continue;
             if (isinf(w) && g == w) continue;
@@ -87,6 +107,60 @@ static result compare(const char *name, const frt_tensor *got, const frt_tensor 
                        (long long)i, tio_element_as_double(got, (size_t)i),
                        tio_element_as_double(want, (size_t)i));
         }
+    }
+    return R_PASS;
+}
+
+/* The ops whose values come from a random generator: the suite's expected values come from
+ * numpy's generator and cannot be reproduced. */
+static bool model_is_random(const frt_model *m) {
+    static const char *const ops[] = {"RandomUniform", "RandomNormal", "RandomUniformLike",
+                                      "RandomNormalLike", "Bernoulli"};
+    for (size_t i = 0; i < frt_model_num_op_types(m); i++) {
+        const char *op;
+        size_t count;
+        frt_model_op_type(m, i, &op, &count);
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            if (strcmp(op, ops[k]) == 0) return true;
+    }
+    return false;
+}
+
+/* The rule for outputs of a model with a random op: dtype and shape exactly; values finite and in
+ * the range the expected output shows: when every expected value is 0 or 1 (Bernoulli-style
+ * outputs, bool or numeric), every value must be 0 or 1; otherwise every value must lie within
+ * [min - w, max + w] of the expected values, w = max - min (their spread). */
+static result compare_random(const char *name, const frt_tensor *got, const frt_tensor *want,
+                             outcome *o) {
+    char gs[128], ws[128];
+    if (got->dtype != want->dtype)
+        return set(o, R_FAIL, "output '%s': dtype %s, expected %s (random)", name,
+                   frt_dtype_name(got->dtype), frt_dtype_name(want->dtype));
+    shape_text(got, gs, sizeof gs);
+    shape_text(want, ws, sizeof ws);
+    if (got->rank != want->rank ||
+        memcmp(got->shape, want->shape, (size_t)want->rank * sizeof want->shape[0]) != 0)
+        return set(o, R_FAIL, "output '%s': shape %s, expected %s (random)", name, gs, ws);
+    int64_t n = frt_tensor_numel(want);
+    size_t es = frt_dtype_size(want->dtype);
+    if (n < 0 || !es || got->nbytes < (size_t)n * es || want->nbytes < (size_t)n * es)
+        return set(o, R_FAIL, "output '%s': %zu bytes, expected %zu", name, got->nbytes,
+                   want->nbytes);
+    bool binary = true;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double w = tio_element_as_double(want, (size_t)i);
+        if (w != 0 && w != 1) binary = false;
+        if (w < lo) lo = w;
+        if (w > hi) hi = w;
+    }
+    double span = hi - lo;
+    for (int64_t i = 0; i < n; i++) {
+        double g = tio_element_as_double(got, (size_t)i);
+        bool ok = binary ? (g == 0 || g == 1) : (isfinite(g) && g >= lo - span && g <= hi + span);
+        if (!ok)
+            return set(o, R_FAIL, "output '%s' %s: element %lld is %.9g, outside the range %s "
+                       "(random)", name, ws, (long long)i, g, binary ? "{0, 1}" : "of the expected");
     }
     return R_PASS;
 }
@@ -131,6 +205,7 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
         return o->r;
     }
     size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
+    o->random = model_is_random(m);
     result r = R_PASS;
     *n_sets = 0;
     if (ni > MAX_IO || no > MAX_IO) {
@@ -158,6 +233,9 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
             r = load_pb(p, &in[k], &pbnames[k], o);
             frt_tensor_info info;
             frt_model_input(m, (size_t)k, &info);
+            /* the suite stores bfloat16 inputs as their uint16 bit patterns */
+            if (r == R_PASS && info.dtype == FRT_BFLOAT16 && in[k].dtype == FRT_UINT16)
+                in[k].dtype = FRT_BFLOAT16;
             /* the suite names each input after the graph input; fall back to position */
             names[k] = pbnames[k] && pbnames[k][0] ? pbnames[k] : info.name;
         }
@@ -175,7 +253,8 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
                 for (size_t k = 0; r == R_PASS && k < no; k++) {
                     frt_tensor_info info;
                     frt_model_output(m, k, &info);
-                    r = compare(info.name, &got[k], &want[k], o);
+                    r = o->random ? compare_random(info.name, &got[k], &want[k], o)
+                                  : compare(info.name, &got[k], &want[k], o);
                 }
                 for (size_t k = 0; k < no; k++) frt_tensor_release(&got[k]);
             }
@@ -209,7 +288,7 @@ int flatrt_check_main(int argc, char **argv, int threads) {
     frt_options_init(&opt);
     opt.num_threads = threads;
     for (int i = 0; i < argc; i++) {
-        outcome o = {R_PASS, ""};
+        outcome o = {R_PASS, "", false};
         int sets = 0;
         result r = run_case(argv[i], &opt, &o, &sets);
         char name[512];
@@ -217,7 +296,9 @@ int flatrt_check_main(int argc, char **argv, int threads) {
         char *slash = strchr(name, '/');
         if (slash) *slash = 0;
         static const char *const word[] = {"pass", "fail", "unsupported", "error"};
-        if (r == R_PASS) printf("pass %s (%d data set%s)\n", name, sets, sets == 1 ? "" : "s");
+        if (r == R_PASS)
+            printf("pass %s (%d data set%s)%s\n", name, sets, sets == 1 ? "" : "s",
+                   o.random ? " (random: shape/range checked)" : "");
         else printf("%s %s: %s\n", word[r], name, o.why);
         fflush(stdout);
         counts[r]++;

@@ -556,6 +556,12 @@ static int fill_random(frt_tensor *t, const char *name) {
         case FRT_FLOAT32: ((float *)t->data)[i] = f; break;
         case FRT_FLOAT64: ((double *)t->data)[i] = 2.0 * u - 1.0; break;
         case FRT_FLOAT16: ((uint16_t *)t->data)[i] = tio_float_to_half(f); break;
+        case FRT_BFLOAT16: { /* truncated: f's upper half */
+            uint32_t bits;
+            memcpy(&bits, &f, 4);
+            ((uint16_t *)t->data)[i] = (uint16_t)(bits >> 16);
+            break;
+        }
         case FRT_INT64: ((int64_t *)t->data)[i] = k; break;
         case FRT_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
         case FRT_INT32: ((int32_t *)t->data)[i] = k; break;

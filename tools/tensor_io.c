@@ -82,7 +82,7 @@ static size_t elem_size(frt_dtype t) {
     switch (t) {
     case FRT_FLOAT32: case FRT_INT32: case FRT_UINT32: return 4;
     case FRT_FLOAT64: case FRT_INT64: case FRT_UINT64: return 8;
-    case FRT_FLOAT16: case FRT_INT16: case FRT_UINT16: return 2;
+    case FRT_FLOAT16: case FRT_INT16: case FRT_UINT16: case FRT_BFLOAT16: return 2;
     case FRT_INT8: case FRT_UINT8: case FRT_BOOL: return 1;
     default: return 0;
     }
@@ -645,7 +645,7 @@ static int pb_convert(const pb_tensor *pt, frt_dtype dtype, int64_t numel, unsig
             memcpy(out + 2 * i, &v, 2);
             break;
         }
-        case FRT_UINT16: case FRT_FLOAT16: {
+        case FRT_UINT16: case FRT_FLOAT16: case FRT_BFLOAT16: {
             ok = s >= 0 && s <= UINT16_MAX;
             uint16_t v = (uint16_t)s;
             memcpy(out + 2 * i, &v, 2);
@@ -695,7 +695,7 @@ int tio_pb_parse(const void *buf, size_t size, frt_tensor *out, char **name_out,
         fail(err, errlen, "string tensors are not supported");
         goto done;
     }
-    size_t esize = pt.data_type <= FRT_UINT64 ? elem_size(dtype) : 0;
+    size_t esize = pt.data_type <= FRT_UINT64 || pt.data_type == FRT_BFLOAT16 ? elem_size(dtype) : 0;
     if (!esize) {
         fail(err, errlen, "unsupported data_type %llu (%s)", (unsigned long long)pt.data_type,
              dtype_str((int)pt.data_type));
@@ -912,6 +912,14 @@ double tio_element_as_double(const frt_tensor *t, size_t i) {
     case FRT_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
     case FRT_FLOAT64: { double v; memcpy(&v, p, 8); return v; }
     case FRT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return tio_half_to_float(v); }
+    case FRT_BFLOAT16: { /* the upper half of a float32 */
+        uint16_t v;
+        memcpy(&v, p, 2);
+        uint32_t bits = (uint32_t)v << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
     case FRT_INT8: return (int8_t)p[0];
     case FRT_UINT8: return p[0];
     case FRT_BOOL: return p[0] != 0;

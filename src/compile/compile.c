@@ -223,7 +223,7 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
         bool foldable = all_inputs_const(g, n) ||
                         ((def->flags & FRT_OP_SHAPE_ONLY) && inputs_shape_known(g, n));
         /* only registry ops fold (they run without a runtime); never a node with subgraphs */
-        foldable = foldable && !n->n_sub &&
+        foldable = foldable && !n->n_sub && !(def->flags & FRT_OP_NO_FOLD) &&
                    frt_op_lookup(n->domain, n->op_type, n->opset) == def;
         if (opt->fold_constants && foldable) {
             int r = frt_pass_fold_node(g, (int32_t)i, def, cx->arena, &st);

@@ -306,9 +306,9 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph 
     g->owner = -1;
     g->opset = frt_onnx_default_opset(m);
     if (!m->graph) return frt_error(FRT_ERR_MALFORMED, "model has no graph");
-    if (g->opset <= 0)
-        return frt_error(FRT_ERR_UNSUPPORTED, "model imports no default-domain (ai.onnx) opset");
-    /* each op's definition says which opsets of it are implemented (ops/ops.def) */
+    /* No default-domain import is fine when every node comes from another domain (the preview
+     * training ops): a node of a domain the model does not import finds no implementation (opset
+     * 0) and is reported with the unsupported operators. */
     if (g->opset > 21)
         return frt_error(FRT_ERR_UNSUPPORTED, "ai.onnx opset %lld is not supported (1..21)",
                          (long long)g->opset);
@@ -373,8 +373,8 @@ static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope
         if (!vi->has_type)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", vi->name);
         if (frt_dtype_size(g->values[id].v.dtype) == 0)
-            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has unsupported dtype %d", vi->name,
-                 (int)g->values[id].v.dtype);
+            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s': unsupported: dtype %s (%d)", vi->name,
+                 frt_dtype_name(g->values[id].v.dtype), (int)g->values[id].v.dtype);
         if (!vi->has_shape && !up) /* a subgraph's input shapes come from its owner at run time */
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has no shape (rank must be declared)",
                  vi->name);

@@ -370,10 +370,10 @@ static const char *onnx_type_name(int64_t dt) {
 
 /* Element size of a tensor data type flatrt handles; fails for others. */
 static frt_status check_dtype(dec *d, int64_t dt, size_t off, size_t *esize) {
-    if (dt == FRT_STRING || (dt >= 14 && dt <= 23))
+    if (dt == FRT_STRING || (dt >= 14 && dt <= 23 && dt != FRT_BFLOAT16))
         return fail(d, FRT_ERR_UNSUPPORTED, off, "tensors of data type %s (%" PRId64
                     ") are not supported", onnx_type_name(dt), dt);
-    size_t sz = dt >= 1 && dt <= 13 ? frt_dtype_size((frt_dtype)dt) : 0;
+    size_t sz = (dt >= 1 && dt <= 13) || dt == FRT_BFLOAT16 ? frt_dtype_size((frt_dtype)dt) : 0;
     if (sz == 0)
         return fail(d, FRT_ERR_MALFORMED, off, "unknown tensor data type %" PRId64, dt);
     *esize = sz;
@@ -426,7 +426,9 @@ static frt_status decode_external(dec *d, const uint8_t *data, size_t len, frt_o
 static void store_int(void *dst, size_t i, int32_t dtype, uint64_t v) {
     switch (dtype) {
     case FRT_INT32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
-    case FRT_INT16: case FRT_UINT16: case FRT_FLOAT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+    case FRT_INT16: case FRT_UINT16: case FRT_FLOAT16: case FRT_BFLOAT16:
+        ((uint16_t *)dst)[i] = (uint16_t)v;
+        break;
     case FRT_INT8: case FRT_UINT8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
     case FRT_BOOL: ((uint8_t *)dst)[i] = (uint32_t)v != 0; break;
     case FRT_INT64: case FRT_UINT64: ((uint64_t *)dst)[i] = v; break;
@@ -474,7 +476,7 @@ static int typed_field_for(int32_t dt) {
     switch (dt) {
     case FRT_FLOAT32: return 4;
     case FRT_INT32: case FRT_INT16: case FRT_INT8: case FRT_UINT16: case FRT_UINT8:
-    case FRT_BOOL: case FRT_FLOAT16: return 5;
+    case FRT_BOOL: case FRT_FLOAT16: case FRT_BFLOAT16: return 5;
     case FRT_INT64: return 7;
     case FRT_FLOAT64: return 10;
     case FRT_UINT32: case FRT_UINT64: return 11;

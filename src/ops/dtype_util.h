@@ -67,7 +67,7 @@ static inline uint16_t frt_float_to_bf16(float f) {
 }
 
 static inline bool frt_dtype_is_float(int32_t dt) {
-    return dt == FRT_FLOAT32 || dt == FRT_FLOAT64 || dt == FRT_FLOAT16;
+    return dt == FRT_FLOAT32 || dt == FRT_FLOAT64 || dt == FRT_FLOAT16 || dt == FRT_BFLOAT16;
 }
 static inline bool frt_dtype_is_int(int32_t dt) {
     return dt == FRT_INT8 || dt == FRT_INT16 || dt == FRT_INT32 || dt == FRT_INT64 ||
@@ -83,6 +83,7 @@ static inline double frt_ld_f64(int32_t dt, const void *p, int64_t i) {
     case FRT_FLOAT32: return ((const float *)p)[i];
     case FRT_FLOAT64: return ((const double *)p)[i];
     case FRT_FLOAT16: return frt_half_to_float(((const uint16_t *)p)[i]);
+    case FRT_BFLOAT16: return frt_bf16_to_float(((const uint16_t *)p)[i]);
     case FRT_INT8: return ((const int8_t *)p)[i];
     case FRT_INT16: return ((const int16_t *)p)[i];
     case FRT_INT32: return ((const int32_t *)p)[i];
@@ -105,7 +106,7 @@ static inline int64_t frt_ld_i64(int32_t dt, const void *p, int64_t i) {
     case FRT_UINT16: return ((const uint16_t *)p)[i];
     case FRT_UINT32: return ((const uint32_t *)p)[i];
     case FRT_UINT64: return (int64_t)((const uint64_t *)p)[i];
-    case FRT_FLOAT32: case FRT_FLOAT64: case FRT_FLOAT16: {
+    case FRT_FLOAT32: case FRT_FLOAT64: case FRT_FLOAT16: case FRT_BFLOAT16: {
         double d = frt_ld_f64(dt, p, i);
         return d != d ? 0 : d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d;
     }
@@ -118,6 +119,7 @@ static inline void frt_st_f64(int32_t dt, void *p, int64_t i, double v) {
     case FRT_FLOAT32: ((float *)p)[i] = (float)v; break;
     case FRT_FLOAT64: ((double *)p)[i] = v; break;
     case FRT_FLOAT16: ((uint16_t *)p)[i] = frt_float_to_half((float)v); break;
+    case FRT_BFLOAT16: ((uint16_t *)p)[i] = frt_float_to_bf16((float)v); break;
     case FRT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     default: {
         int64_t k = v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;

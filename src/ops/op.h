@@ -143,6 +143,8 @@ typedef struct frt_op_ctx {
  * "flatrt" holds internal ops that passes create and that models may not use. */
 #define FRT_DOMAIN_ONNX ""
 #define FRT_DOMAIN_INTERNAL "flatrt"
+/* The preview training domain (Adagrad, Adam, Momentum); its opset 1. */
+#define FRT_DOMAIN_TRAINING "ai.onnx.preview.training"
 
 /* Newest ai.onnx opset the definitions were checked against (the graph loader's upper bound). */
 #define FRT_OPSET_LATEST 21
@@ -154,8 +156,10 @@ enum {
     FRT_OP_MAY_ALIAS = 1u << 1,      /* a kernel may be a view: output 0 aliases input 0 */
     FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
-    FRT_OP_DATA_SHAPE = 1u << 4      /* output shape depends on input data (NonZero, a block's
+    FRT_OP_DATA_SHAPE = 1u << 4,     /* output shape depends on input data (NonZero, a block's
                                         results): a kernel may be FRT_K_DYNAMIC_OUT */
+    FRT_OP_NO_FOLD = 1u << 5         /* outputs may differ between runs (random ops): never
+                                        evaluated at load, even when every input is constant */
 };
 
 /* Capability: the output shapes depend on the *data* of input i (Reshape's shape, Expand's
@@ -203,7 +207,7 @@ typedef frt_status (*frt_select_fn)(frt_op_ctx *c, frt_kernel *k);
 
 /* One registered op over an opset range: its contract and its implementation. */
 typedef struct frt_op_def {
-    const char *domain;          /* FRT_DOMAIN_ONNX or FRT_DOMAIN_INTERNAL */
+    const char *domain;          /* FRT_DOMAIN_ONNX, FRT_DOMAIN_TRAINING or FRT_DOMAIN_INTERNAL */
     const char *op_type;
     int since, max;              /* opsets of the domain this entry implements: [since, max] */
     uint32_t flags;              /* FRT_OP_* */

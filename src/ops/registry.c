@@ -34,6 +34,7 @@
 
 #define FRT_DOM_ONNX FRT_DOMAIN_ONNX
 #define FRT_DOM_INTERNAL FRT_DOMAIN_INTERNAL
+#define FRT_DOM_TRAINING FRT_DOMAIN_TRAINING
 #define LATEST FRT_OPSET_LATEST /* the list's name for it */
 
 /* Declarations of the listed implementations. */

@@ -1,4 +1,4 @@
-/* Concat Transpose Gather Slice Shape Constant.
+/* Concat Transpose Gather Slice Shape Size Constant.
  *
  * Every kernel here moves bytes without interpreting them, so each works for any dtype with a fixed
  * element size (1, 2, 4 or 8 bytes get typed loops; other sizes fall back to memcpy). Attributes
@@ -878,6 +878,37 @@ static frt_status shape_select(frt_op_ctx *c, frt_kernel *k) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Size                                                                                            */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Size(x): an int64 scalar, the number of elements of x (any dtype; x's data is never read). */
+static frt_status size_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
+    if (st || (st = frt_op_check_input(c, 0, 0))) return st;
+    frt_op_set_shape(c->out[0], FRT_INT64, 0, NULL);
+    return FRT_OK;
+}
+
+static frt_status size_kernel(const frt_step *s, frt_exec *x) {
+    const frt_value *in = &x->values[s->in[0]];
+    frt_value *out = &x->values[s->out[0]];
+    if (out->dtype != FRT_INT64 || out->numel != 1)
+        return frt_step_fail(s, FRT_ERR_INTERNAL, "output not shaped as an int64 scalar");
+    int64_t n = 1;
+    for (int d = 0; d < in->rank; d++) n *= in->dims[d];
+    memcpy(out->data, &n, 8);
+    return FRT_OK;
+}
+
+static frt_status size_select(frt_op_ctx *c, frt_kernel *k) {
+    (void)c;
+    k->name = "size";
+    k->fn = size_kernel;
+    k->flags = FRT_K_SHAPE_ONLY;
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Constant                                                                                        */
 /* ---------------------------------------------------------------------------------------------- */
 
@@ -912,8 +943,12 @@ static frt_status constant_source(const frt_op_ctx *c, constant_src *cs) {
     static const frt_onnx_attr_type types[] = {FRT_ATTR_TENSOR, FRT_ATTR_FLOAT, FRT_ATTR_FLOATS,
                                                FRT_ATTR_INT,    FRT_ATTR_INTS,  FRT_ATTR_STRING,
                                                FRT_ATTR_STRINGS};
-    if (which >= 5)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "attribute '%s' is not supported", names[which]);
+    if (which == 5 || which == 6)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "unsupported: dtype string (attribute '%s')",
+                           names[which]);
+    if (which == 7)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                           "unsupported: attribute 'sparse_value' (sparse tensors)");
     if (a->type != types[which])
         return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute '%s' has the wrong type (%d)",
                            names[which], (int)a->type);
@@ -923,7 +958,7 @@ static frt_status constant_source(const frt_op_ctx *c, constant_src *cs) {
         if (!t) return frt_op_fail(c, FRT_ERR_MALFORMED, "attribute 'value' has no tensor");
         size_t es = frt_dtype_size((frt_dtype)t->dtype);
         if (!es)
-            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "constant of dtype %s is not supported",
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "unsupported: dtype %s (constant)",
                                frt_dtype_name((frt_dtype)t->dtype));
         if (t->rank < 0 || t->rank > FRT_MAX_RANK)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "constant rank %d", t->rank);
@@ -1022,4 +1057,5 @@ FRT_OP_IMPL(tensor, Transpose, transpose_infer, transpose_select);
 FRT_OP_IMPL(tensor, Gather, gather_infer, gather_select);
 FRT_OP_IMPL(tensor, Slice, slice_infer, slice_select);
 FRT_OP_IMPL(tensor, Shape, shape_infer, shape_select);
+FRT_OP_IMPL(tensor, Size, size_infer, size_select);
 FRT_OP_IMPL(tensor, Constant, constant_infer, constant_select);

@@ -19,6 +19,7 @@ const char *frt_dtype_name(frt_dtype t) {
     case FRT_FLOAT64: return "float64";
     case FRT_UINT32: return "uint32";
     case FRT_UINT64: return "uint64";
+    case FRT_BFLOAT16: return "bfloat16";
     case FRT_DTYPE_UNDEFINED: return "undefined";
     }
     return "unknown";
@@ -27,7 +28,7 @@ const char *frt_dtype_name(frt_dtype t) {
 size_t frt_dtype_size(frt_dtype t) {
     switch (t) {
     case FRT_UINT8: case FRT_INT8: case FRT_BOOL: return 1;
-    case FRT_UINT16: case FRT_INT16: case FRT_FLOAT16: return 2;
+    case FRT_UINT16: case FRT_INT16: case FRT_FLOAT16: case FRT_BFLOAT16: return 2;
     case FRT_FLOAT32: case FRT_INT32: case FRT_UINT32: return 4;
     case FRT_INT64: case FRT_FLOAT64: case FRT_UINT64: return 8;
     default: return 0;

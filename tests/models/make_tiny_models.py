@@ -282,7 +282,8 @@ def build_malformed(out_dir):
     f = TensorProto.FLOAT
 
     def save(name, graph, expect, opset=OPSET):
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+        imports = [helper.make_opsetid("", opset)] if opset else [helper.make_opsetid("com.x", 1)]
+        m = helper.make_model(graph, opset_imports=imports,
                               producer_name="make_tiny_models")
         with open(os.path.join(d, name + ".onnx"), "wb") as fh:
             fh.write(m.SerializeToString())
@@ -304,7 +305,9 @@ def build_malformed(out_dir):
     save("output_not_produced", helper.make_graph([
         helper.make_node("Relu", ["x"], ["z"], name="r1")], "g", x, y), "not produced")
     save("no_opset", helper.make_graph([
-        helper.make_node("Relu", ["x"], ["y"], name="r1")], "g", x, y), "opset", opset=99)
+        helper.make_node("Relu", ["x"], ["y"], name="r1")], "g", x, y), "opset", opset=None)
+    save("opset_too_new", helper.make_graph([
+        helper.make_node("Relu", ["x"], ["y"], name="r1")], "g", x, y), "opset 99", opset=99)
     save("huge_dim", helper.make_graph([
         helper.make_node("Relu", ["x"], ["y"], name="r1")], "g",
         [_vi("x", f, [1 << 40, 1 << 40])], y), "")

@@ -386,7 +386,7 @@ static void test_pb_handmade(void) {
         {{0x08, 0x01, 0x10, 0x01}, 4, "holds 0 values"},
         {{0x08, 0x01, 0x10, 0x08}, 4, "string"},
         {{0x08, 0x01, 0x10, 0x0e}, 4, "complex64"},
-        {{0x08, 0x01, 0x10, 0x10}, 4, "bfloat16"},
+        {{0x08, 0x01, 0x10, 0x11}, 4, "unsupported data_type 17"},
         {{0x08, 0x01, 0x10, 0x63}, 4, "unsupported data_type 99"},
         {{0x08, 0x01, 0x10, 0x01, 0x6a, 0x00}, 6, "external data"},
         {{0x08, 0x01, 0x10, 0x01, 0x70, 0x01}, 6, "external data"},
@@ -418,6 +418,18 @@ static void test_pb_handmade(void) {
         {{0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x01}, 14,
          "overflows"},
     };
+    { /* bfloat16 in int32_data (low 16 bits): [2] = {1.0, -2.0} */
+        static const unsigned char bf[] = {0x08, 0x02, 0x10, 0x10, 0x2a, 0x05,
+                                           0x80, 0x7f, 0x80, 0x80, 0x03};
+        CHECK(pb(bf, sizeof bf, &t, &name) == 0);
+        CHECK(t.dtype == FRT_BFLOAT16 && t.rank == 1 && t.shape[0] == 2 && t.nbytes == 4);
+        if (t.data) {
+            CHECK(tio_element_as_double(&t, 0) == 1.0 && tio_element_as_double(&t, 1) == -2.0);
+        }
+        tio_tensor_free(&t);
+        free(name);
+        name = NULL;
+    }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = pb(bad[i].bytes, bad[i].n, &t, &name);
         CHECK_MSG(rc != 0, "case %zu accepted", i);

@@ -44,6 +44,7 @@ frt_value frt_test_value(int32_t dtype, int rank, const int64_t *dims, void *dat
 frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char **kernel_name) {
     const frt_op_def *def = frt_op_find("", op->op_type);
     if (!def) def = frt_op_find("flatrt", op->op_type); /* internal ops made by passes */
+    if (!def) def = frt_op_find(FRT_DOMAIN_TRAINING, op->op_type);
     if (!def) return frt_error(FRT_ERR_UNSUPPORTED, "no op %s", op->op_type);
     if (op->n_in > MAXIO || op->n_out > MAXIO) return frt_error(FRT_ERR_INTERNAL, "too many io");
 
@@ -53,7 +54,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     frt_node node = {0};
     node.name = "test_node";
     node.op_type = op->op_type;
-    node.domain = frt_op_find("", op->op_type) ? "" : "flatrt";
+    node.domain = def->domain;
     node.n_in = op->n_in;
     node.n_out = op->n_out;
     node.in = in_ids;

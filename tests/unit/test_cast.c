@@ -1,6 +1,7 @@
-/* Cast through infer -> select -> kernel: every pair of float32, float64, int64, int32, int8,
- * uint8, bool, float16 against a naive reference (truncation toward zero, wrap-around, saturation,
- * NaN/inf, bool), float16 rounding against an independent search-based reference over a sweep of
+/* Cast through infer -> select -> kernel: every pair of float32, float64, float16, bfloat16,
+ * int8..int64, uint8..uint64 and bool against a naive reference (truncation toward zero,
+ * wrap-around, saturation, NaN/inf, bool, bfloat16 round to nearest even), CastLike, float16
+ * rounding against an independent search-based reference over a sweep of
  * float bit patterns, F16C vs portable bit-equality, odd sizes, threads, views and errors. */
 #include <float.h>
 #include <stdint.h>
@@ -9,10 +10,37 @@
 #include "ops/x86/simd_elementwise.h"
 #include "test_util.h"
 
-#define NT 8
-static const int DT[NT] = {FRT_FLOAT32, FRT_FLOAT64, FRT_INT64, FRT_INT32,
-                           FRT_INT8,    FRT_UINT8,   FRT_BOOL,  FRT_FLOAT16};
-static int is_float(int dt) { return dt == FRT_FLOAT32 || dt == FRT_FLOAT64 || dt == FRT_FLOAT16; }
+#define NT 13
+static const int DT[NT] = {FRT_FLOAT32, FRT_FLOAT64, FRT_INT64,  FRT_INT32,  FRT_INT8,
+                           FRT_UINT8,   FRT_BOOL,    FRT_FLOAT16, FRT_BFLOAT16, FRT_INT16,
+                           FRT_UINT16,  FRT_UINT32,  FRT_UINT64};
+static int is_float(int dt) {
+    return dt == FRT_FLOAT32 || dt == FRT_FLOAT64 || dt == FRT_FLOAT16 || dt == FRT_BFLOAT16;
+}
+
+/* ---- independent bfloat16 reference: nearest of the two neighbours, ties to even ---- */
+static double bf_value(uint32_t hi16) { /* 0x7f80 (inf) reads as 2^128 for rounding purposes */
+    if ((hi16 & 0x7fff) == 0x7f80) return (hi16 & 0x8000) ? -0x1p128 : 0x1p128;
+    uint32_t b = hi16 << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static uint16_t ref_f2bf(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (isnan(f)) return (uint16_t)((b >> 16) | 0x40);
+    if (isinf(f)) return (uint16_t)(b >> 16);
+    uint32_t lo = b >> 16, hi = lo + 1; /* same sign: |value(lo)| <= |f| < |value(hi)| */
+    double a = fabs((double)f), dl = a - fabs(bf_value(lo)), dh = fabs(bf_value(hi)) - a;
+    return (uint16_t)(dl < dh ? lo : dh < dl ? hi : (lo & 1 ? hi : lo));
+}
+static double ref_bf2d(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
 
 /* ---- independent float16 reference ---- */
 static double half_value(uint16_t h) { /* 0x7c00 (inf) reads as 65536 for rounding purposes */
@@ -50,27 +78,44 @@ static int64_t ref_trunc(double d) {
 static void ref_cast(int sdt, const void *p, int ddt, void *q) {
     double d = 0;
     int64_t i = 0;
-    int fl = is_float(sdt);
+    uint64_t uu = 0;
+    int fl = is_float(sdt), big = sdt == FRT_UINT64;
     switch (sdt) {
     case FRT_FLOAT32: d = *(const float *)p; break;
     case FRT_FLOAT64: d = *(const double *)p; break;
     case FRT_FLOAT16: d = ref_h2d(*(const uint16_t *)p); break;
+    case FRT_BFLOAT16: d = ref_bf2d(*(const uint16_t *)p); break;
     case FRT_INT64: i = *(const int64_t *)p; break;
     case FRT_INT32: i = *(const int32_t *)p; break;
+    case FRT_INT16: i = *(const int16_t *)p; break;
     case FRT_INT8: i = *(const int8_t *)p; break;
     case FRT_UINT8: i = *(const uint8_t *)p; break;
+    case FRT_UINT16: i = *(const uint16_t *)p; break;
+    case FRT_UINT32: i = *(const uint32_t *)p; break;
+    case FRT_UINT64: uu = *(const uint64_t *)p; i = (int64_t)uu; break;
     case FRT_BOOL: i = *(const uint8_t *)p != 0; break;
     }
     int64_t iv = fl ? ref_trunc(d) : i;
     uint64_t u = (uint64_t)iv;
+    uint64_t u64 = u; /* to uint64 only: [2^63, 2^64) exact, beyond saturated */
+    if (fl && d >= 18446744073709551616.0) u64 = UINT64_MAX;
+    else if (fl && d >= 9223372036854775808.0) u64 = (uint64_t)d;
+    /* the value as float / double, rounded once from the source */
+    float asf = fl ? (float)d : big ? (float)uu : (float)i;
+    double asd = fl ? d : big ? (double)uu : (double)i;
     switch (ddt) {
-    case FRT_FLOAT32: *(float *)q = fl ? (float)d : (float)i; break;
-    case FRT_FLOAT64: *(double *)q = fl ? d : (double)i; break;
-    case FRT_FLOAT16: *(uint16_t *)q = ref_f2h(fl ? (float)d : (float)i); break;
+    case FRT_FLOAT32: *(float *)q = asf; break;
+    case FRT_FLOAT64: *(double *)q = asd; break;
+    case FRT_FLOAT16: *(uint16_t *)q = ref_f2h(asf); break;
+    case FRT_BFLOAT16: *(uint16_t *)q = ref_f2bf(asf); break;
     case FRT_INT64: *(int64_t *)q = iv; break;
     case FRT_INT32: *(int32_t *)q = (int32_t)(uint32_t)u; break;
+    case FRT_INT16: *(int16_t *)q = (int16_t)(uint16_t)u; break;
     case FRT_INT8: *(int8_t *)q = (int8_t)(uint8_t)u; break;
     case FRT_UINT8: *(uint8_t *)q = (uint8_t)u; break;
+    case FRT_UINT16: *(uint16_t *)q = (uint16_t)u; break;
+    case FRT_UINT32: *(uint32_t *)q = (uint32_t)u; break;
+    case FRT_UINT64: *(uint64_t *)q = u64; break;
     case FRT_BOOL: *(uint8_t *)q = fl ? d != 0 : i != 0; break;
     }
 }
@@ -81,6 +126,8 @@ static int eq_elem(int dt, const void *a, const void *b) {
     if (dt == FRT_FLOAT64 && isnan(*(const double *)a)) return isnan(*(const double *)b);
     if (dt == FRT_FLOAT16 && (*(const uint16_t *)a & 0x7fff) > 0x7c00)
         return (*(const uint16_t *)b & 0x7fff) > 0x7c00;
+    if (dt == FRT_BFLOAT16 && (*(const uint16_t *)a & 0x7fff) > 0x7f80)
+        return (*(const uint16_t *)b & 0x7fff) > 0x7f80;
     if (dt == FRT_BOOL) /* bool -> bool is a view: non-canonical bytes pass through */
         return (*(const uint8_t *)a != 0) == (*(const uint8_t *)b != 0);
     return memcmp(a, b, es) == 0;
@@ -310,11 +357,42 @@ static void test_errors_and_flags(void) {
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
     at = frt_test_attr_int("to", -3);
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
-    uint16_t u16[2] = {0};
-    frt_value in16 = frt_test_value(FRT_UINT16, 1, &n, u16);
-    at = frt_test_attr_int("to", FRT_FLOAT32);
-    t.inputs = &in16;
+    CHECK(strstr(frt_last_error(), "unsupported") != NULL);
+    at = frt_test_attr_int("to", FRT_STRING);
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
+    CHECK(strstr(frt_last_error(), "unsupported: cast to dtype string") != NULL);
+    uint16_t u16[2] = {0};
+    frt_value ins = frt_test_value(FRT_STRING, 1, &n, u16);
+    at = frt_test_attr_int("to", FRT_FLOAT32);
+    t.inputs = &ins;
+    CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
+    CHECK(strstr(frt_last_error(), "dtype string") != NULL);
+
+    /* CastLike: the target dtype is the second input's (its data unused) */
+    {
+        float fx[3] = {1.5f, -2.5f, 1e30f};
+        int64_t n3 = 3, n1 = 1;
+        frt_value cl[2] = {frt_test_value(FRT_FLOAT32, 1, &n3, fx),
+                           frt_test_value(FRT_BFLOAT16, 1, &n1, u16)};
+        frt_test_op tl = {.op_type = "CastLike", .opset = 15, .inputs = cl, .n_in = 2,
+                          .n_out = 1};
+        CHECK_OK(frt_test_run_op(&tl, &out, NULL));
+        CHECK(out.dtype == FRT_BFLOAT16 && out.numel == 3);
+        if (out.data) {
+            const uint16_t *y = out.data;
+            CHECK(y[0] == 0x3fc0 && y[1] == 0xc020 && y[2] == ref_f2bf(1e30f));
+        }
+        free(out.data);
+        cl[1] = frt_test_value(FRT_INT8, 1, &n1, u16);
+        CHECK_OK(frt_test_run_op(&tl, &out, NULL));
+        CHECK(out.dtype == FRT_INT8 && out.data && ((int8_t *)out.data)[1] == -2);
+        free(out.data);
+        tl.n_in = 1;
+        CHECK(frt_test_run_op(&tl, &out, NULL) != FRT_OK);
+        cl[1] = frt_test_value(FRT_STRING, 1, &n1, u16);
+        tl.n_in = 2;
+        CHECK(frt_test_run_op(&tl, &out, NULL) == FRT_ERR_UNSUPPORTED);
+    }
 
     /* flags: in place only between equal element sizes; same dtype is a view */
     const frt_op_def *def = frt_op_find("", "Cast");

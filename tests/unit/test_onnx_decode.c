@@ -915,7 +915,7 @@ static void test_tensor_errors(void) {
         {99, FRT_ERR_MALFORMED, "unknown tensor data type 99"},
         {-1, FRT_ERR_MALFORMED, "unknown tensor data type -1"},
         {8, FRT_ERR_UNSUPPORTED, "string"},
-        {16, FRT_ERR_UNSUPPORTED, "bfloat16"},
+        {17, FRT_ERR_UNSUPPORTED, "float8e4m3fn"},
         {14, FRT_ERR_UNSUPPORTED, "complex64"}};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         int64_t d[1] = {1};

@@ -828,6 +828,20 @@ static void test_constant(void) {
     CHECK(err_has("test_node") && err_has("sparse_value"));
     a = frt_test_attr_string("value_string", "hello");
     CHECK(run("Constant", 13, &a, 1, NULL, 0, 0, 0, &out, NULL) == FRT_ERR_UNSUPPORTED);
+    CHECK(err_has("unsupported: dtype string"));
+    /* a bfloat16 tensor */
+    uint16_t bf[2] = {0x3f80, 0xc000};
+    frt_onnx_tensor t5 = t;
+    t5.dtype = FRT_BFLOAT16;
+    t5.rank = 1;
+    t5.dims[0] = 2;
+    t5.numel = 2;
+    t5.data = bf;
+    t5.nbytes = 4;
+    at.t = &t5;
+    CHECK_OK(run("Constant", 13, &at, 1, NULL, 0, 0, 0, &out, NULL));
+    CHECK(out.dtype == FRT_BFLOAT16 && out.numel == 2 && out.data && memcmp(out.data, bf, 4) == 0);
+    free(out.data);
     CHECK(run("Constant", 13, NULL, 0, NULL, 0, 0, 0, &out, NULL) == FRT_ERR_MALFORMED);
     frt_onnx_attr two[2] = {frt_test_attr_int("value_int", 1), frt_test_attr_float("value_float", 1)};
     CHECK(run("Constant", 13, two, 2, NULL, 0, 0, 0, &out, NULL) == FRT_ERR_MALFORMED);
@@ -842,7 +856,27 @@ static void test_constant(void) {
     CHECK(run("Constant", 13, &a, 1, NULL, 0, 0, 0, &out, NULL) == FRT_ERR_MALFORMED);
 }
 
+/* Size: int64 scalar element count, any dtype, also with unknown dims at select */
+static void test_size(void) {
+    static const int32_t dts[] = {FRT_FLOAT32, FRT_BOOL, FRT_BFLOAT16, FRT_UINT64, FRT_INT8};
+    int64_t shapes[][3] = {{3, 4, 5}, {7, 1, 1}, {2, 0, 9}};
+    char buf[3 * 4 * 5 * 8] = {0};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
+        for (int si = 0; si < 3; si++)
+            for (int r = 0; r <= 3; r++) {
+                frt_value in = frt_test_value(dts[di], r, shapes[si], buf), out;
+                const char *kn = "";
+                CHECK_OK(run("Size", 13, NULL, 0, &in, 1, 0, si & 1, &out, &kn));
+                CHECK(out.dtype == FRT_INT64 && out.rank == 0 && strcmp(kn, "size") == 0);
+                CHECK(out.data && *(int64_t *)out.data == numel(shapes[si], r));
+                free(out.data);
+            }
+    frt_value none[2], out;
+    CHECK(run("Size", 13, NULL, 0, none, 0, 0, 0, &out, NULL) == FRT_ERR_MALFORMED);
+}
+
 int main(void) {
+    test_size();
     test_concat();
     test_transpose();
     test_gather();
