@@ -1,6 +1,6 @@
 /* The parametric activation loops and LogSoftmax rows, written once over a small vector
- * vocabulary that activation_param_avx2.c (8 lanes) and activation_param_avx512.c (16 lanes)
- * define before including this file:
+ * vocabulary that x86/vec_avx2.h (8 lanes) and x86/vec_avx512.h (16 lanes) define; the
+ * including file (activation_param_{avx2,avx512}.c) includes one of them first:
  *
  *   V, M, VW                   vector, comparison mask, lanes
  *   vset vload vstore vadd vsub vmul vdiv vmax vmin vabs
