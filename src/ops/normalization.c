@@ -16,6 +16,9 @@
  * MeanVarianceNormalization (9, 13): axes (default [0, 2, 3]): (X - mean) / (sqrt(var) + 1e-9)
  *   with mean and population variance over the axes (the ONNX reference's formula).
  * LpNormalization: axis (default -1), p (1 or 2): X / ||X||_p along the axis; a zero norm gives 0.
+ * GroupNormalization (18): X [N, C, ...], scale, bias, num_groups (required, divides C), epsilon:
+ *   each (n, group of C / num_groups channels) standardized, then * scale + bias per channel:
+ *   scale/bias [num_groups] (one value per group) before opset 21, [C] from 21.
  * LRN: X [N, C, ...], size (required, odd or even), alpha (1e-4), beta (0.75), bias (1):
  *   Y = X / (bias + alpha / size * sum of squares over channels
  *        [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta.
@@ -560,7 +563,121 @@ static frt_status lrn_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
+/* ---- GroupNormalization ------------------------------------------------------------------- */
+
+typedef struct gn_params {
+    float eps;
+    int64_t groups;
+    bool per_channel; /* opset >= 21: scale/bias [C]; before: [num_groups] */
+    frt_norm_row_fn row;
+} gn_params;
+
+static frt_status gn_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 3, 3, 1, 1);
+    for (int i = 0; !st && i < 3; i++) st = frt_op_check_input(c, i, 0);
+    if (st) return st;
+    const frt_value *x = c->in[0];
+    if (!float_dt(x->dtype))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (float32, float64, "
+                           "float16)", frt_dtype_name(x->dtype));
+    int64_t G = frt_attr_int(c->node, "num_groups", 0);
+    if (G < 1) return frt_op_fail(c, FRT_ERR_SHAPE, "num_groups must be given and >= 1");
+    if (x->rank >= 0 && x->rank < 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "input must have rank >= 2 ([N, C, ...])");
+    int64_t C = x->rank >= 2 ? x->dims[1] : -1;
+    if (C >= 0 && C % G != 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "num_groups %lld does not divide %lld channels",
+                           (long long)G, (long long)C);
+    const int64_t want = c->opset >= 21 ? C : G;
+    for (int i = 1; i < 3; i++) {
+        const frt_value *p = c->in[i];
+        if (p->dtype != x->dtype)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "input %d has dtype %s, X has %s", i,
+                               frt_dtype_name(p->dtype), frt_dtype_name(x->dtype));
+        if (p->rank >= 0 && (p->rank != 1 || (want >= 0 && p->dims[0] >= 0 && p->dims[0] != want)))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "%s must have shape [%lld] (%s)",
+                               i == 1 ? "scale" : "bias", (long long)want,
+                               c->opset >= 21 ? "channels" : "num_groups");
+    }
+    frt_op_set_shape(c->out[0], x->dtype, x->rank, x->dims);
+    return FRT_OK;
+}
+
+static frt_status k_groupnorm(const frt_step *s, frt_exec *x) {
+    const gn_params *p = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]], *sv = &x->values[s->in[1]],
+                    *bv = &x->values[s->in[2]];
+    frt_value *yv = &x->values[s->out[0]];
+    if (xv->rank < 2) return frt_step_fail(s, FRT_ERR_SHAPE, "input rank < 2");
+    const int64_t N = xv->dims[0], C = xv->dims[1], G = p->groups;
+    if (C % G) return frt_step_fail(s, FRT_ERR_SHAPE, "num_groups does not divide the channels");
+    const int64_t want = p->per_channel ? C : G;
+    if (sv->numel != want || bv->numel != want)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "scale/bias have %lld/%lld values, expected %lld",
+                             (long long)sv->numel, (long long)bv->numel, (long long)want);
+    if (xv->numel == 0) return FRT_OK;
+    const int64_t S = xv->numel / (N * C), cpg = C / G, len = cpg * S;
+    const int32_t dt = xv->dtype;
+    static const float one = 1.0f;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t g = 0; g < G; g++) {
+            const int64_t base = (n * G + g) * len;
+            double mean, inv;
+            if (dt == FRT_FLOAT32) { /* standardize the group, then the affine per channel */
+                float stat[2];
+                p->row((const float *)xv->data + base, (float *)yv->data + base, (size_t)len, &one,
+                       NULL, 0, p->eps, stat);
+                for (int64_t k = 0; k < cpg; k++) {
+                    const int64_t ch = g * cpg + k, pi = p->per_channel ? ch : g;
+                    const float a = ((const float *)sv->data)[pi], b = ((const float *)bv->data)[pi];
+                    float *y = (float *)yv->data + base + k * S;
+                    for (int64_t i = 0; i < S; i++) y[i] = y[i] * a + b;
+                }
+                continue;
+            }
+            double sum = 0, ss = 0;
+            for (int64_t i = 0; i < len; i++) sum += frt_ld_f64(dt, xv->data, base + i);
+            mean = sum / (double)len;
+            for (int64_t i = 0; i < len; i++) {
+                double d = frt_ld_f64(dt, xv->data, base + i) - mean;
+                ss += d * d;
+            }
+            inv = 1.0 / sqrt(ss / (double)len + p->eps);
+            for (int64_t k = 0; k < cpg; k++) {
+                const int64_t pi = p->per_channel ? g * cpg + k : g;
+                const double a = frt_ld_f64(dt, sv->data, pi), b = frt_ld_f64(dt, bv->data, pi);
+                for (int64_t i = 0; i < S; i++) {
+                    const int64_t at = base + k * S + i;
+                    frt_st_f64(dt, yv->data, at, (frt_ld_f64(dt, xv->data, at) - mean) * inv * a + b);
+                }
+            }
+        }
+    return FRT_OK;
+}
+
+static frt_status gn_select(frt_op_ctx *c, frt_kernel *k) {
+    gn_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->eps = frt_attr_float(c->node, "epsilon", 1e-5f);
+    p->groups = frt_attr_int(c->node, "num_groups", 0);
+    p->per_channel = c->opset >= 21;
+    if (!(p->eps >= 0.0f)) return frt_op_fail(c, FRT_ERR_SHAPE, "epsilon %g must be >= 0", p->eps);
+    k->params = p;
+    k->fn = k_groupnorm;
+    if (c->in[0]->dtype == FRT_FLOAT32) {
+        static const char *const names[3] = {"groupnorm_f32", "groupnorm_f32_avx2",
+                                             "groupnorm_f32_avx512"};
+        const frt_norm_variant *v = frt_norm_variant_get(c->isa);
+        p->row = v->row;
+        k->name = names[v->isa];
+    } else {
+        k->name = "groupnorm_generic";
+    }
+    return FRT_OK;
+}
+
 /* Implementations referred to by src/ops/ops.def. */
+FRT_OP_IMPL(normalization, GroupNormalization, gn_infer, gn_select);
 FRT_OP_IMPL(normalization, InstanceNormalization, in_infer, in_select);
 FRT_OP_IMPL(normalization, LayerNormalization, ln_infer, ln_select);
 FRT_OP_IMPL(normalization, LpNormalization, lp_infer, lp_select);

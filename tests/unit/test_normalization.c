@@ -1,6 +1,6 @@
-/* LayerNormalization InstanceNormalization MeanVarianceNormalization LpNormalization LRN through
- * infer -> select -> kernel against naive double references: odd sizes, every axis, broadcast
- * Scale/B, optional outputs, every ISA tier vs the portable row (twins), threads, float64, and
+/* LayerNormalization InstanceNormalization GroupNormalization MeanVarianceNormalization
+ * LpNormalization LRN through infer -> select -> kernel against naive double references: odd
+ * sizes, every axis, broadcast Scale/B, optional outputs, every ISA tier vs the portable row (twins), threads, float64, and
  * error paths (dtype, axis, attribute, parameter shapes). */
 #include <stdint.h>
 
@@ -305,7 +305,72 @@ static void test_lrn(void) {
     CHECK(run("LRN", 13, &at, 1, &in, 1, 0, &out, 1, 0, 0) == FRT_ERR_SHAPE);
 }
 
+static void test_groupnorm(void) {
+    int64_t d[4] = {2, 6, 3, 5}, S = 15, C = 6;
+    float x[180], sc[6] = {0.5f, -1, 2, 1.5f, 0.25f, 3}, b[6] = {0.1f, 0.2f, -0.3f, 0, 1, -1};
+    t_fill(x, 180, 21);
+    for (int64_t G = 1; G <= 6; G++) {
+        if (C % G) continue;
+        for (int opset = 18; opset <= 21; opset += 3)
+            for (int v = 0; v < 3; v++) {
+                int64_t np = opset >= 21 ? C : G;
+                frt_value in[3] = {frt_test_value(FRT_FLOAT32, 4, d, x),
+                                   frt_test_value(FRT_FLOAT32, 1, &np, sc),
+                                   frt_test_value(FRT_FLOAT32, 1, &np, b)}, out;
+                frt_onnx_attr at[2] = {frt_test_attr_int("num_groups", G),
+                                       frt_test_attr_float("epsilon", 0.01f)};
+                CHECK_OK(run("GroupNormalization", opset, at, 2, in, 3, 0, &out, 1,
+                             v == 0 ? FRT_TEST_ISA(FRT_ISA_PORTABLE) : v == 1 ? FRT_TEST_ISA(FRT_ISA_AVX2) : 0,
+                             1));
+                if (!out.data) continue;
+                int bad = 0;
+                const int64_t cpg = C / G, len = cpg * S;
+                for (int64_t n = 0; n < 2; n++)
+                    for (int64_t g = 0; g < G; g++) {
+                        const float *xg = x + (n * G + g) * len;
+                        double m = 0, var = 0;
+                        for (int64_t i = 0; i < len; i++) m += xg[i];
+                        m /= (double)len;
+                        for (int64_t i = 0; i < len; i++) var += (xg[i] - m) * (xg[i] - m);
+                        var /= (double)len;
+                        for (int64_t i = 0; i < len; i++) {
+                            int64_t ch = g * cpg + i / S, pi = opset >= 21 ? ch : g;
+                            double r = (xg[i] - m) / sqrt(var + (double)0.01f) * sc[pi] + b[pi];
+                            if (!close_d(((float *)out.data)[(n * G + g) * len + i], r, 1e-5, 1e-6))
+                                bad++;
+                        }
+                    }
+                CHECK_MSG(!bad, "groupnorm G %lld opset %d variant %d", (long long)G, opset, v);
+                free(out.data);
+            }
+    }
+    /* float64; errors: groups not dividing C, scale of the wrong size, missing num_groups */
+    double xd[180], sd[2] = {1, 2}, bd[2] = {0, 1};
+    for (int i = 0; i < 180; i++) xd[i] = x[i];
+    int64_t two = 2, four = 4;
+    frt_value in[3] = {frt_test_value(FRT_FLOAT64, 4, d, xd), frt_test_value(FRT_FLOAT64, 1, &two, sd),
+                       frt_test_value(FRT_FLOAT64, 1, &two, bd)}, out;
+    frt_onnx_attr at = frt_test_attr_int("num_groups", 2);
+    CHECK_OK(run("GroupNormalization", 18, &at, 1, in, 3, 0, &out, 1, 0, 0));
+    if (out.data) {
+        double m = 0, var = 0;
+        for (int i = 0; i < 45; i++) m += xd[i];
+        m /= 45;
+        for (int i = 0; i < 45; i++) var += (xd[i] - m) * (xd[i] - m);
+        var /= 45;
+        CHECK(close_d(((double *)out.data)[7], (xd[7] - m) / sqrt(var + (double)1e-5f), 1e-12, 1e-12));
+        free(out.data);
+    }
+    frt_onnx_attr a4 = frt_test_attr_int("num_groups", 4);
+    in[1] = frt_test_value(FRT_FLOAT64, 1, &four, sd);
+    CHECK(run("GroupNormalization", 18, &a4, 1, in, 3, 0, &out, 1, 0, 0) == FRT_ERR_SHAPE);
+    in[1] = frt_test_value(FRT_FLOAT64, 1, &four, sd);
+    CHECK(run("GroupNormalization", 18, &at, 1, in, 3, 0, &out, 1, 0, 0) == FRT_ERR_SHAPE);
+    CHECK(run("GroupNormalization", 18, NULL, 0, in, 3, 0, &out, 1, 0, 0) == FRT_ERR_SHAPE);
+}
+
 int main(void) {
+    test_groupnorm();
     test_layernorm();
     test_twins();
     test_instancenorm();
