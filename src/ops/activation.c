@@ -358,7 +358,7 @@ static frt_status clip_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, c->opset < 11 ? 1 : 3, 1, 1);
     if (!st) st = frt_op_check_input(c, 0, 0);
     if (st) return st;
-    if (c->opset < 11 && c->in[0]->dtype != FRT_FLOAT32)
+    if (c->opset < 11 && !frt_dtype_is_float(c->in[0]->dtype))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported before opset 11",
                            frt_dtype_name(c->in[0]->dtype));
     for (int i = 1; i < c->n_in; i++) {
@@ -388,6 +388,8 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
     if (c->opset < 11) {
         p->lo = frt_attr_float(c->node, "min", -INFINITY);
         p->hi = frt_attr_float(c->node, "max", INFINITY);
+        p->dlo = p->lo;
+        p->dhi = p->hi;
     } else {
         for (int i = 1; i < c->n_in; i++) {
             const frt_value *b = c->in[i];

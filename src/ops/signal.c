@@ -41,20 +41,22 @@ static bool out_float_dtype(int64_t dt) {
     return dt == FRT_FLOAT32 || dt == FRT_FLOAT64 || dt == FRT_FLOAT16;
 }
 
-/* One DFT of n points from a strided complex (or real, im NULL-like via cplx 0) signal of `len`
- * available points, written as bins [0, nb) to y at stride ys (pairs re, im). */
+/* One DFT of n points of a signal of `len` available points (zero beyond), element t at
+ * x[xoff + t * xs] (real) or the pair at x[xoff + 2 t xs] (cplx), times win[t] when win is not
+ * NULL (dtype dt too); bins [0, nb) written as (re, im) pairs at y[yoff + 2 k ys]. */
 static void dft1(int32_t dt, const void *x, int64_t xoff, int64_t xs, int64_t len, bool cplx,
-                 const double *win, int64_t n, int64_t nb, bool inverse, int32_t ydt, void *y,
+                 const void *win, int64_t n, int64_t nb, bool inverse, int32_t ydt, void *y,
                  int64_t yoff, int64_t ys) {
     const double sg = inverse ? 1.0 : -1.0;
     for (int64_t k = 0; k < nb; k++) {
         double re = 0, im = 0;
         for (int64_t t = 0; t < n && t < len; t++) {
-            double a = frt_ld_f64(dt, x, xoff + t * xs * (cplx ? 2 : 1) * 1);
+            double a = frt_ld_f64(dt, x, xoff + t * xs * (cplx ? 2 : 1));
             double b = cplx ? frt_ld_f64(dt, x, xoff + t * xs * 2 + 1) : 0.0;
             if (win) {
-                a *= win[t];
-                b *= win[t];
+                const double w = frt_ld_f64(dt, win, t);
+                a *= w;
+                b *= w;
             }
             double ang = sg * 2.0 * PI * (double)((k * t) % n) / (double)n;
             double c = cos(ang), s = sin(ang);
@@ -202,13 +204,6 @@ static frt_status stft_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
-static size_t stft_scratch(const frt_step *s, const frt_value *values) {
-    const frt_value *y = &values[s->out[0]];
-    (void)s;
-    return (size_t)(y->rank == 4 && y->dims[2] > 0 ? y->dims[2] * 2 + 2 : 2) * sizeof(double) +
-           64;
-}
-
 static frt_status k_stft(const frt_step *s, frt_exec *x) {
     const bool onesided = *(const bool *)s->k.params;
     const frt_value *xv = &x->values[s->in[0]];
@@ -225,12 +220,7 @@ static frt_status k_stft(const frt_step *s, frt_exec *x) {
     if (yv->rank != 4 || yv->dims[1] != F || yv->dims[2] != nb)
         return frt_step_fail(s, FRT_ERR_SHAPE, "frame sizes do not match the output");
     const bool cplx = xv->dims[2] == 2;
-    double *w = NULL;
-    if (win) {
-        /* n doubles: the scratch holds >= 2 * nb + 2 >= n + 2 */
-        w = x->scratch;
-        for (int64_t t = 0; t < n; t++) w[t] = frt_ld_f64(win->dtype, win->data, t);
-    }
+    const void *w = win ? win->data : NULL;
     const int64_t ci = cplx ? 2 : 1;
     for (int64_t b = 0; b < B; b++)
         for (int64_t f = 0; f < F; f++)
@@ -245,7 +235,6 @@ static frt_status stft_select(frt_op_ctx *c, frt_kernel *k) {
     *p = frt_attr_int(c->node, "onesided", 1) != 0;
     k->params = p;
     k->fn = k_stft;
-    k->scratch = stft_scratch;
     k->name = "stft_generic";
     return FRT_OK;
 }
@@ -343,9 +332,10 @@ static frt_status mel_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
-static size_t mel_scratch(const frt_step *s, const frt_value *values) {
-    const frt_value *y = &values[s->out[0]];
-    return (size_t)(y->rank == 2 && y->dims[1] > 0 ? y->dims[1] + 2 : 2) * sizeof(int64_t) + 64;
+/* Spectrum bin of mel point i (of bins + 2 evenly spaced between the edges' mels). */
+static int64_t mel_bin(int64_t i, double lo_mel, double step, int64_t len, int64_t rate) {
+    double hz = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1.0);
+    return (int64_t)floor((double)(len + 1) * hz / (double)rate);
 }
 
 static frt_status k_mel(const frt_step *s, frt_exec *x) {
@@ -362,14 +352,11 @@ static frt_status k_mel(const frt_step *s, frt_exec *x) {
     const double lo_mel = 2595.0 * log10(1.0 + lo_hz / 700.0);
     const double hi_mel = 2595.0 * log10(1.0 + hi_hz / 700.0);
     const double step = (hi_mel - lo_mel) / (double)(bins + 2);
-    int64_t *fb = x->scratch;
-    for (int64_t i = 0; i < bins + 2; i++) {
-        double hz = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1.0);
-        fb[i] = (int64_t)floor((double)(len + 1) * hz / (double)rate);
-    }
     for (int64_t i = 0; i < yv->numel; i++) frt_st_f64(yv->dtype, yv->data, i, 0.0);
     for (int64_t i = 0; i < bins; i++) {
-        const int64_t l = fb[i], ce = fb[i + 1], h = fb[i + 2];
+        const int64_t l = mel_bin(i, lo_mel, step, len, rate);
+        const int64_t ce = mel_bin(i + 1, lo_mel, step, len, rate);
+        const int64_t h = mel_bin(i + 2, lo_mel, step, len, rate);
         if (l < 0 || h >= nspec + 1 || ce < 0 || ce >= nspec || l > ce || ce > h)
             return frt_step_fail(s, FRT_ERR_SHAPE, "mel filter %lld out of the spectrum range",
                                  (long long)i);
@@ -388,7 +375,6 @@ static frt_status k_mel(const frt_step *s, frt_exec *x) {
 
 static frt_status mel_select(frt_op_ctx *c, frt_kernel *k) {
     k->fn = k_mel;
-    k->scratch = mel_scratch;
     k->name = "melweightmatrix";
     return FRT_OK;
 }

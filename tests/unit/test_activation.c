@@ -302,6 +302,16 @@ static void test_clip(void) {
         cfg c6 = {.opset = 6};
         frt_value i64in[1] = {frt_test_value(FRT_INT64, 1, &n, &ib)};
         CHECK(run_op("Clip", c6, i64in, 1, &out, NULL) == FRT_ERR_UNSUPPORTED);
+        double xd6[3] = {-5, 0.5, 9};
+        frt_onnx_attr mm[2] = {frt_test_attr_float("min", -1.0f), frt_test_attr_float("max", 2.0f)};
+        cfg c6a = {.opset = 6, .attrs = mm, .n_attrs = 2};
+        frt_value d6[1] = {frt_test_value(FRT_FLOAT64, 1, &n, xd6)};
+        CHECK_OK(run_op("Clip", c6a, d6, 1, &out, NULL)); /* float64 with attributes */
+        if (out.data) {
+            const double *y = out.data;
+            CHECK(y[0] == -1 && y[1] == 0.5 && y[2] == 2);
+            free(out.data);
+        }
         CHECK(run_op("Clip", c6, bad_n, 2, &out, NULL) != FRT_OK); /* inputs before opset 11 */
     }
 }

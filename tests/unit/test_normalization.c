@@ -1,6 +1,7 @@
 /* LayerNormalization InstanceNormalization GroupNormalization MeanVarianceNormalization
  * LpNormalization LRN through infer -> select -> kernel against naive double references: odd
- * sizes, every axis, broadcast Scale/B, optional outputs, every ISA tier vs the portable row (twins), threads, float64, and
+ * sizes, every axis, broadcast Scale/B, optional outputs, every ISA tier vs the portable row
+ * (twins), threads, float64, and
  * error paths (dtype, axis, attribute, parameter shapes). */
 #include <stdint.h>
 
