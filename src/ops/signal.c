@@ -374,6 +374,7 @@ static frt_status k_mel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status mel_select(frt_op_ctx *c, frt_kernel *k) {
+    (void)c;
     k->fn = k_mel;
     k->name = "melweightmatrix";
     return FRT_OK;

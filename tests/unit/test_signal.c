@@ -8,6 +8,8 @@
 #include "ops/dtype_util.h"
 #include "test_util.h"
 
+static const double T_PI = 3.14159265358979323846;
+
 static frt_status run(const char *op, const frt_onnx_attr *at, size_t na, frt_value *in, int n_in,
                       unsigned absent, unsigned cmask, frt_value *out) {
     frt_test_op t = {0};
@@ -29,7 +31,7 @@ static void naive_dft(const double *re, const double *im, int64_t st, int64_t le
     for (int64_t k = 0; k < n; k++) {
         double a = 0, b = 0;
         for (int64_t t = 0; t < n && t < len; t++) {
-            double ang = (inverse ? 2 : -2) * M_PI * (double)k * (double)t / (double)n;
+            double ang = (inverse ? 2 : -2) * T_PI * (double)k * (double)t / (double)n;
             a += re[t * st] * cos(ang) - im[t * st] * sin(ang);
             b += re[t * st] * sin(ang) + im[t * st] * cos(ang);
         }
@@ -125,7 +127,7 @@ static void test_dft(void) {
 }
 
 static double win_ref(int kind, int64_t k, int64_t size, int periodic) {
-    double N = (double)(periodic ? size : size - 1), t = N > 0 ? 2 * M_PI * (double)k / N : 0;
+    double N = (double)(periodic ? size : size - 1), t = N > 0 ? 2 * T_PI * (double)k / N : 0;
     return kind == 0 ? 0.5 - 0.5 * cos(t)
            : kind == 1 ? 0.54347826086956519 - 0.45652173913043481 * cos(t)
                        : 0.42 - 0.5 * cos(t) + 0.08 * cos(2 * t);
