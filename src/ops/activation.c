@@ -1,24 +1,30 @@
-/* Relu Clip Sigmoid Tanh Softmax.
+/* Relu Clip Sigmoid Tanh Softmax LogSoftmax Hardmax.
  *
- * Relu, Clip: float32, int64, int32; out = in's shape. Clip bounds: opset < 11 from the float
- * attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one element each, same dtype
- * as the input), read at select when constant, else at every run. An absent bound is no bound
- * (+-inf for floats). If min > max every element becomes max (as numpy.clip). NaN stays NaN.
+ * Relu, Clip: float32, int64, int32 typed; every other integer dtype, float64 and float16 through
+ * one generic loop (integers compared as int64, floats in double); out = in's shape. Clip bounds:
+ * opset < 11 from the float attributes min/max; opset >= 11 from the optional inputs 1 and 2 (one
+ * element each, same dtype as the input), read at select when constant, else at every run. An
+ * absent bound is no bound (+-inf for floats). If min > max every element becomes max (as
+ * numpy.clip). NaN stays NaN.
  * Sigmoid, Tanh: float32; SIMD versions accurate to ~2e-7 relative (x86/activation_avx*.c).
- * Softmax: float32, max-subtracted (stable).
- *   opset < 13: input flattened to 2-D [prod(d[0..axis)), prod(d[axis..])] and softmax taken over
+ * Softmax, LogSoftmax, Hardmax: max-subtracted (stable); LogSoftmax = (x - max) - log(sum).
+ *   opset < 13: input flattened to 2-D [prod(d[0..axis)), prod(d[axis..])] and the op taken over
  *               each row; axis default 1, range [-r, r].
- *   opset >= 13: softmax along one axis (default -1) of [outer, A, inner]: contiguous rows when
+ *   opset >= 13: along one axis (default -1) of [outer, A, inner]: contiguous rows when
  *               inner == 1, else a strided kernel that works on blocks of lanes across A.
+ *   Float32 Softmax/LogSoftmax have typed (SIMD) loops; float64/float16 and Hardmax (1 at the
+ *   first maximum, 0 elsewhere) run a portable loop in double.
  * Float32 kernel names end in the tier of their loops ("" portable, _avx2, _avx512), picked at
- * select from the frt_act_variant table by the context's ISA tier.
+ * select from the frt_act_variant / frt_actp_variant tables by the context's ISA tier.
  * Every float kernel may run in place (FRT_K_INPLACE) and splits tensors of >= 32K elements into
  * 16K-element tasks over the thread pool.
  */
 #include <math.h>
 #include <string.h>
 
+#include "dtype_util.h"
 #include "op.h"
+#include "x86/simd_act.h"
 #include "x86/simd_elementwise.h"
 
 /* ---- portable float loops ------------------------------------------------------------------ */
@@ -109,6 +115,7 @@ typedef struct un_params {
     frt_clip_fn clip;  /* Clip */
     float lo, hi;      /* float Clip bounds known at select */
     int64_t ilo, ihi;  /* integer Clip bounds known at select */
+    double dlo, dhi;   /* float64/float16 Clip bounds known at select */
     bool lo_run, hi_run; /* bound read from input 1 / 2 at run time */
 } un_params;
 
@@ -201,13 +208,63 @@ static frt_status k_clip_f32(const frt_step *s, frt_exec *x) {
 INT_CLIP_KERNEL(k_clip_i64, int64_t)
 INT_CLIP_KERNEL(k_clip_i32, int32_t)
 
+/* Relu/Clip of the other dtypes (int8/16, unsigned, float64, float16): integers compared as
+ * int64 (uint64 above INT64_MAX included only when no upper bound applies), floats in double
+ * (NaN stays NaN). Portable, single-threaded. */
+static frt_status k_clip_generic(const frt_step *s, frt_exec *x) {
+    const un_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]], *bv;
+    frt_value *out = &x->values[s->out[0]];
+    const int32_t dt = in->dtype;
+    if (frt_dtype_is_float(dt)) {
+        double lo = p->dlo, hi = p->dhi;
+        if (p->lo_run) {
+            if (bound_value(s, x, 1, &bv)) return FRT_ERR_SHAPE;
+            lo = frt_ld_f64(dt, bv->data, 0);
+        }
+        if (p->hi_run) {
+            if (bound_value(s, x, 2, &bv)) return FRT_ERR_SHAPE;
+            hi = frt_ld_f64(dt, bv->data, 0);
+        }
+        for (int64_t i = 0; i < out->numel; i++) {
+            double v = frt_ld_f64(dt, in->data, i);
+            v = lo > v ? lo : v;
+            frt_st_f64(dt, out->data, i, hi < v ? hi : v);
+        }
+        return FRT_OK;
+    }
+    int64_t lo = p->ilo, hi = p->ihi;
+    if (p->lo_run) {
+        if (bound_value(s, x, 1, &bv)) return FRT_ERR_SHAPE;
+        lo = frt_ld_i64(dt, bv->data, 0);
+    }
+    if (p->hi_run) {
+        if (bound_value(s, x, 2, &bv)) return FRT_ERR_SHAPE;
+        hi = frt_ld_i64(dt, bv->data, 0);
+    }
+    for (int64_t i = 0; i < out->numel; i++) {
+        int64_t v = frt_ld_i64(dt, in->data, i);
+        if (dt == FRT_UINT64 && v < 0) { /* above INT64_MAX */
+            if (hi != INT64_MAX) frt_st_i64(dt, out->data, i, hi < lo ? lo : hi);
+            else frt_st_i64(dt, out->data, i, v);
+            continue;
+        }
+        v = v < lo ? lo : v;
+        frt_st_i64(dt, out->data, i, v > hi ? hi : v);
+    }
+    return FRT_OK;
+}
+
 /* ---- infer / select of the unary ops ------------------------------------------------------- */
 
+/* ints_ok: every integer dtype, float64 and float16 too (Relu, Clip). */
 static frt_status same_shape_infer(frt_op_ctx *c, bool ints_ok) {
     const frt_value *a = c->in[0];
-    if (a->dtype != FRT_FLOAT32 && !(ints_ok && (a->dtype == FRT_INT64 || a->dtype == FRT_INT32)))
+    if (a->dtype != FRT_FLOAT32 &&
+        !(ints_ok && (frt_dtype_is_int(a->dtype) || frt_dtype_is_float(a->dtype))))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (%s)",
-                           frt_dtype_name(a->dtype), ints_ok ? "float32, int64, int32" : "float32");
+                           frt_dtype_name(a->dtype),
+                           ints_ok ? "float32, float64, float16, integers" : "float32");
     frt_op_set_shape(c->out[0], a->dtype, a->rank, a->dims);
     return FRT_OK;
 }
@@ -255,8 +312,16 @@ static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
         k->fn = k_clip_i32;
         return FRT_OK;
     }
-    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
-                       frt_dtype_name(c->in[0]->dtype));
+    if (!frt_dtype_is_int(c->in[0]->dtype) && !frt_dtype_is_float(c->in[0]->dtype))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
+                           frt_dtype_name(c->in[0]->dtype));
+    p->ilo = 0;
+    p->ihi = INT64_MAX;
+    p->dlo = 0;
+    p->dhi = INFINITY;
+    k->name = "relu_generic";
+    k->fn = k_clip_generic;
+    return FRT_OK;
 }
 
 static frt_status sigmoid_tanh_select(frt_op_ctx *c, frt_kernel *k, bool is_tanh) {
@@ -289,7 +354,7 @@ static frt_status clip_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, c->opset < 11 ? 1 : 3, 1, 1);
     if (!st) st = frt_op_check_input(c, 0, 0);
     if (st) return st;
-    if (c->opset < 11 && c->in[0]->dtype != FRT_FLOAT32)
+    if (c->opset < 11 && !frt_dtype_is_float(c->in[0]->dtype))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported before opset 11",
                            frt_dtype_name(c->in[0]->dtype));
     for (int i = 1; i < c->n_in; i++) {
@@ -314,9 +379,13 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
     p->hi = INFINITY;
     p->ilo = dt == FRT_INT32 ? INT32_MIN : INT64_MIN;
     p->ihi = dt == FRT_INT32 ? INT32_MAX : INT64_MAX;
+    p->dlo = -INFINITY;
+    p->dhi = INFINITY;
     if (c->opset < 11) {
         p->lo = frt_attr_float(c->node, "min", -INFINITY);
         p->hi = frt_attr_float(c->node, "max", INFINITY);
+        p->dlo = p->lo;
+        p->dhi = p->hi;
     } else {
         for (int i = 1; i < c->n_in; i++) {
             const frt_value *b = c->in[i];
@@ -330,8 +399,12 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
                 float v = *(const float *)b->data;
                 if (i == 1) p->lo = v;
                 else p->hi = v;
+            } else if (frt_dtype_is_float(dt)) {
+                double v = frt_ld_f64(dt, b->data, 0);
+                if (i == 1) p->dlo = v;
+                else p->dhi = v;
             } else {
-                int64_t v = frt_value_get_int(b, 0);
+                int64_t v = frt_ld_i64(dt, b->data, 0);
                 if (i == 1) p->ilo = v;
                 else p->ihi = v;
             }
@@ -365,15 +438,23 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
         k->name = "clip_i32";
         return FRT_OK;
     }
-    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name(dt));
+    if (!frt_dtype_is_int(dt) && !frt_dtype_is_float(dt))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name(dt));
+    k->fn = k_clip_generic;
+    k->name = "clip_generic";
+    return FRT_OK;
 }
 
 /* ---- Softmax ------------------------------------------------------------------------------- */
 
+enum { SM_SOFTMAX = 0, SM_LOG = 1, SM_HARDMAX = 2 };
+
 typedef struct sm_params {
     int64_t axis;  /* as given; normalized per run against the run-time rank */
     bool legacy;   /* opset < 13: flatten to 2-D at axis */
+    int mode;      /* SM_* */
     void (*rows)(const float *x, float *y, size_t rows, size_t len);
+    void (*lrows)(const float *x, float *y, size_t rows, size_t len);
     void (*vmax)(float *m, const float *x, size_t n);
     void (*expsub_acc)(const float *x, const float *m, float *y, float *s, size_t n);
     void (*vmul)(float *y, const float *r, size_t n);
@@ -456,14 +537,106 @@ static frt_status k_softmax(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* Float32 LogSoftmax over strided lanes: same [outer, A, inner] units as sm_strided_range. */
+static void lsm_strided_range(void *ctx, size_t lo, size_t hi) {
+    const sm_job *j = ctx;
+    const sm_params *p = j->p;
+    float m[SM_LANES], s[SM_LANES];
+    for (size_t u = lo; u < hi; u++) {
+        size_t o = u / j->nblk, j0 = (u % j->nblk) * SM_LANES;
+        size_t w = j->inner - j0 < SM_LANES ? j->inner - j0 : SM_LANES;
+        const float *xb = j->x + o * j->a * j->inner + j0;
+        float *yb = j->y + o * j->a * j->inner + j0;
+        memcpy(m, xb, w * sizeof(float));
+        for (size_t k = 1; k < j->a; k++) p->vmax(m, xb + k * j->inner, w);
+        memset(s, 0, w * sizeof(float));
+        for (size_t k = 0; k < j->a; k++) /* y is scratch here: overwritten below */
+            p->expsub_acc(xb + k * j->inner, m, yb + k * j->inner, s, w);
+        for (size_t i = 0; i < w; i++) s[i] = logf(s[i]);
+        for (size_t k = 0; k < j->a; k++) {
+            const float *xk = xb + k * j->inner;
+            float *yk = yb + k * j->inner;
+            for (size_t i = 0; i < w; i++) yk[i] = (xk[i] - m[i]) - s[i];
+        }
+    }
+}
+
+static void lsm_rows_range(void *ctx, size_t lo, size_t hi) {
+    const sm_job *j = ctx;
+    j->p->lrows(j->x + lo * j->a, j->y + lo * j->a, hi - lo, j->a);
+}
+
+static frt_status k_logsoftmax(const frt_step *s, frt_exec *x) {
+    const sm_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]];
+    frt_value *out = &x->values[s->out[0]];
+    size_t outer, a, inner;
+    if (!sm_split(p, in, &outer, &a, &inner))
+        return frt_step_fail(s, FRT_ERR_SHAPE, "axis %lld out of range for rank %d",
+                             (long long)p->axis, in->rank);
+    if (out->numel == 0) return FRT_OK;
+    sm_job j = {p, in->data, out->data, a, inner, 0};
+    if (inner == 1) {
+        frt_ew_parallel(x->tp, outer, a, lsm_rows_range, &j);
+        return FRT_OK;
+    }
+    j.nblk = (inner + SM_LANES - 1) / SM_LANES;
+    frt_ew_parallel(x->tp, outer * j.nblk, a * (inner < SM_LANES ? inner : SM_LANES),
+                    lsm_strided_range, &j);
+    return FRT_OK;
+}
+
+/* Softmax / LogSoftmax of any float dtype in double, and Hardmax of any float dtype (1 at the
+ * first maximum along the axis, 0 elsewhere; NaN never is a maximum unless all are NaN, then the
+ * first element). Portable, single-threaded. */
+static frt_status k_softmax_generic(const frt_step *s, frt_exec *x) {
+    const sm_params *p = s->k.params;
+    const frt_value *in = &x->values[s->in[0]];
+    frt_value *out = &x->values[s->out[0]];
+    size_t outer, a, inner;
+    if (!sm_split(p, in, &outer, &a, &inner))
+        return frt_step_fail(s, FRT_ERR_SHAPE, "axis %lld out of range for rank %d",
+                             (long long)p->axis, in->rank);
+    const int32_t dt = in->dtype;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            const int64_t b = (int64_t)(o * a * inner + i), st = (int64_t)inner;
+            if (a == 0) continue;
+            size_t arg = 0;
+            double m = frt_ld_f64(dt, in->data, b);
+            for (size_t k = 1; k < a; k++) {
+                double v = frt_ld_f64(dt, in->data, b + (int64_t)k * st);
+                if (v > m || (m != m && v == v)) {
+                    m = v;
+                    arg = k;
+                }
+            }
+            if (p->mode == SM_HARDMAX) {
+                for (size_t k = 0; k < a; k++)
+                    frt_st_f64(dt, out->data, b + (int64_t)k * st, k == arg ? 1.0 : 0.0);
+                continue;
+            }
+            double sum = 0;
+            for (size_t k = 0; k < a; k++)
+                sum += exp(frt_ld_f64(dt, in->data, b + (int64_t)k * st) - m);
+            const double ls = log(sum), inv = 1.0 / sum;
+            for (size_t k = 0; k < a; k++) {
+                double d = frt_ld_f64(dt, in->data, b + (int64_t)k * st) - m;
+                frt_st_f64(dt, out->data, b + (int64_t)k * st,
+                           p->mode == SM_LOG ? d - ls : exp(d) * inv);
+            }
+        }
+    return FRT_OK;
+}
+
 static frt_status softmax_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
     if (!st) st = frt_op_check_input(c, 0, 0);
     if (st) return st;
     const frt_value *a = c->in[0];
-    if (a->dtype != FRT_FLOAT32)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (float32)",
-                           frt_dtype_name(a->dtype));
+    if (!frt_dtype_is_float(a->dtype))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (float32, float64, "
+                           "float16)", frt_dtype_name(a->dtype));
     bool legacy = c->opset < 13;
     int64_t axis = frt_attr_int(c->node, "axis", legacy ? 1 : -1);
     if (a->rank >= 0) {
@@ -476,17 +649,28 @@ static frt_status softmax_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
-static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
+static frt_status softmax_select_mode(frt_op_ctx *c, frt_kernel *k, int mode) {
     const frt_value *a = c->in[0];
-    if (a->dtype != FRT_FLOAT32)
+    if (!frt_dtype_is_float(a->dtype))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
                            frt_dtype_name(a->dtype));
     sm_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->legacy = c->opset < 13;
+    p->mode = mode;
     p->axis = frt_attr_int(c->node, "axis", p->legacy ? 1 : -1);
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    if (a->dtype != FRT_FLOAT32 || mode == SM_HARDMAX) {
+        static const char *const gnames[3] = {"softmax_generic", "logsoftmax_generic",
+                                              "hardmax"};
+        k->name = gnames[mode];
+        k->fn = k_softmax_generic;
+        return FRT_OK;
+    }
     const frt_act_variant *v = frt_act_variant_get(c->isa);
     p->rows = v->softmax_rows;
+    p->lrows = frt_actp_variant_get(c->isa)->logsoftmax_rows;
     p->vmax = v->vmax;
     p->expsub_acc = v->expsub_acc;
     p->vmul = v->vmul;
@@ -498,15 +682,28 @@ static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
         for (int i = (int)ax + 1; i < a->rank; i++)
             if (a->dims[i] != 1) rows = false;
     }
-    static const char *const names[3][3] = {
-        {"softmax_f32_2d", "softmax_f32_2d_avx2", "softmax_f32_2d_avx512"},
-        {"softmax_f32_rows", "softmax_f32_rows_avx2", "softmax_f32_rows_avx512"},
-        {"softmax_f32_strided", "softmax_f32_strided_avx2", "softmax_f32_strided_avx512"}};
-    k->name = names[!rows ? 2 : p->legacy ? 0 : 1][v->isa];
-    k->fn = k_softmax; /* one function: inner == 1 takes the row path at run time */
-    k->params = p;
-    k->flags = FRT_K_INPLACE;
+    static const char *const names[2][3][3] = {
+        {{"softmax_f32_2d", "softmax_f32_2d_avx2", "softmax_f32_2d_avx512"},
+         {"softmax_f32_rows", "softmax_f32_rows_avx2", "softmax_f32_rows_avx512"},
+         {"softmax_f32_strided", "softmax_f32_strided_avx2", "softmax_f32_strided_avx512"}},
+        {{"logsoftmax_f32_2d", "logsoftmax_f32_2d_avx2", "logsoftmax_f32_2d_avx512"},
+         {"logsoftmax_f32_rows", "logsoftmax_f32_rows_avx2", "logsoftmax_f32_rows_avx512"},
+         {"logsoftmax_f32_strided", "logsoftmax_f32_strided_avx2",
+          "logsoftmax_f32_strided_avx512"}}};
+    k->name = names[mode][!rows ? 2 : p->legacy ? 0 : 1][v->isa];
+    /* one function per mode: inner == 1 takes the row path at run time */
+    k->fn = mode == SM_LOG ? k_logsoftmax : k_softmax;
     return FRT_OK;
+}
+
+static frt_status softmax_select(frt_op_ctx *c, frt_kernel *k) {
+    return softmax_select_mode(c, k, SM_SOFTMAX);
+}
+static frt_status logsoftmax_select(frt_op_ctx *c, frt_kernel *k) {
+    return softmax_select_mode(c, k, SM_LOG);
+}
+static frt_status hardmax_select(frt_op_ctx *c, frt_kernel *k) {
+    return softmax_select_mode(c, k, SM_HARDMAX);
 }
 
 /* Implementations referred to by src/ops/ops.def. */
@@ -515,3 +712,5 @@ FRT_OP_IMPL(activation, Clip, clip_infer, clip_select);
 FRT_OP_IMPL(activation, Sigmoid, float_unary_infer, sigmoid_select);
 FRT_OP_IMPL(activation, Tanh, float_unary_infer, tanh_select);
 FRT_OP_IMPL(activation, Softmax, softmax_infer, softmax_select);
+FRT_OP_IMPL(activation, LogSoftmax, softmax_infer, logsoftmax_select);
+FRT_OP_IMPL(activation, Hardmax, softmax_infer, hardmax_select);

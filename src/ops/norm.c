@@ -4,8 +4,10 @@
  *   Y = scale * (X - mean) / sqrt(var + epsilon) + B  ==  a[c] * X + b[c]
  * with a = scale / sqrt(var + eps), b = B - mean * a, precomputed at select (in double) when the
  * four parameters are constants (as they are after export), else computed per run in scratch.
- * training_mode = 1, spatial = 0 (opset < 9) and the optional running/saved statistics outputs are
- * FRT_ERR_UNSUPPORTED. A fused activation (node->act) is applied to Y. Y may alias X (in place).
+ * training_mode = 1 (opset >= 14): batch statistics (bn_train_kernel), outputs Y and the optional
+ * running_mean / running_var (momentum, default 0.9); not in place. spatial = 0 (opset < 9) and
+ * the statistics outputs of inference mode or of opsets < 14 are FRT_ERR_UNSUPPORTED. A fused
+ * activation (node->act) is applied to Y. In inference mode Y may alias X (in place).
  */
 #include <math.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 typedef struct bn_params {
     float eps;
+    float momentum; /* training mode */
     const float *ab; /* [2*C]: a then b, or NULL when computed per run */
     int64_t C;
     frt_act act;
@@ -136,10 +139,73 @@ static frt_status bn_kernel(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* training_mode = 1: statistics of this batch. mean[c], var[c] (population) over N and S;
+ * Y = scale * (X - mean) / sqrt(var + eps) + B; running_mean = input_mean * momentum +
+ * mean * (1 - momentum), running_var likewise (outputs 1 and 2 when present). */
+static frt_status bn_train_kernel(const frt_step *s, frt_exec *x) {
+    const bn_params *p = s->k.params;
+    const frt_value *xv = &x->values[s->in[0]];
+    const frt_value *yv = &x->values[s->out[0]];
+    if (xv->rank < 2) return frt_step_fail(s, FRT_ERR_SHAPE, "input rank changed after inference");
+    const int64_t N = xv->dims[0], C = xv->dims[1];
+    int64_t S = 1;
+    for (int i = 2; i < xv->rank; i++) S *= xv->dims[i];
+    for (int i = 1; i < 5; i++)
+        if (x->values[s->in[i]].numel != C)
+            return frt_step_fail(s, FRT_ERR_SHAPE, "parameter %d has %lld values for %lld channels",
+                                 i, (long long)x->values[s->in[i]].numel, (long long)C);
+    const float *X = xv->data, *sc = x->values[s->in[1]].data, *B = x->values[s->in[2]].data;
+    const float *im = x->values[s->in[3]].data, *ivar = x->values[s->in[4]].data;
+    float *Y = yv->data;
+    float *rm = s->n_out > 1 && s->out[1] >= 0 ? x->values[s->out[1]].data : NULL;
+    float *rv = s->n_out > 2 && s->out[2] >= 0 ? x->values[s->out[2]].data : NULL;
+    const double cnt = (double)(N * S);
+    for (int64_t ch = 0; ch < C; ch++) {
+        double m = 0, v = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < S; i++) m += X[(n * C + ch) * S + i];
+        m = cnt > 0 ? m / cnt : 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < S; i++) {
+                double d = X[(n * C + ch) * S + i] - m;
+                v += d * d;
+            }
+        v = cnt > 0 ? v / cnt : 0;
+        const double a = (double)sc[ch] / sqrt(v + (double)p->eps), b = (double)B[ch] - m * a;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < S; i++) {
+                const int64_t at = (n * C + ch) * S + i;
+                Y[at] = (float)(a * X[at] + b);
+            }
+        /* written after Y: outputs are distinct values, inputs 3/4 are read above */
+        const double mo = p->momentum;
+        const double nm = (double)im[ch] * mo + m * (1 - mo), nv = (double)ivar[ch] * mo + v * (1 - mo);
+        if (rm) rm[ch] = (float)nm;
+        if (rv) rv[ch] = (float)nv;
+    }
+    return FRT_OK;
+}
+
 static frt_status bn_select(frt_op_ctx *c, frt_kernel *k) {
     const frt_node *n = c->node;
-    if (frt_attr_int(n, "training_mode", 0) != 0)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "training_mode=1 is not supported");
+    if (frt_attr_int(n, "training_mode", 0) != 0) {
+        if (c->opset < 14)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "training_mode before opset 14");
+        if (c->n_out > 3)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "more than 3 outputs in training mode");
+        if (n->act.kind != FRT_ACT_NONE)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "fused activation in training mode");
+        bn_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+        if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        p->eps = frt_attr_float(n, "epsilon", 1e-5f);
+        p->momentum = frt_attr_float(n, "momentum", 0.9f);
+        if (!(p->eps >= 0.0f))
+            return frt_op_fail(c, FRT_ERR_SHAPE, "epsilon %g must be >= 0", p->eps);
+        k->params = p;
+        k->fn = bn_train_kernel;
+        k->name = "batchnorm_f32_training";
+        return FRT_OK;
+    }
     if (c->opset < 9 && frt_attr_int(n, "spatial", 1) == 0)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "spatial=0 is not supported");
     for (int i = 1; i < c->n_out; i++)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "op_harness.h"
+#include "ops/dtype_util.h"
 #include "ops/x86/simd_elementwise.h"
 #include "test_util.h"
 
@@ -91,9 +92,40 @@ static void test_relu(void) {
         CHECK(memcmp(out.data, w32, sizeof w32) == 0);
         free(out.data);
     }
+    /* the other dtypes: int8, int16, float64, float16 */
+    int8_t a8[4] = {-128, -1, 0, 127}, w8[4] = {0, 0, 0, 127};
+    in = frt_test_value(FRT_INT8, 1, &(int64_t){4}, a8);
+    CHECK_OK(run_op("Relu", c, &in, 1, &out, NULL));
+    if (out.data) {
+        CHECK(memcmp(out.data, w8, sizeof w8) == 0);
+        free(out.data);
+    }
+    int16_t a16[3] = {-300, 5, INT16_MIN}, w16[3] = {0, 5, 0};
+    in = frt_test_value(FRT_INT16, 1, &(int64_t){3}, a16);
+    CHECK_OK(run_op("Relu", c, &in, 1, &out, NULL));
+    if (out.data) {
+        CHECK(memcmp(out.data, w16, sizeof w16) == 0);
+        free(out.data);
+    }
+    double d[3] = {-2.5, 1e300, NAN};
+    in = frt_test_value(FRT_FLOAT64, 1, &(int64_t){3}, d);
+    CHECK_OK(run_op("Relu", c, &in, 1, &out, NULL));
+    if (out.data) {
+        double *y = out.data;
+        CHECK(y[0] == 0 && y[1] == 1e300 && isnan(y[2]));
+        free(out.data);
+    }
+    uint16_t h[2] = {0xc000 /* -2 */, 0x3c00 /* 1 */};
+    in = frt_test_value(FRT_FLOAT16, 1, &(int64_t){2}, h);
+    CHECK_OK(run_op("Relu", c, &in, 1, &out, NULL));
+    if (out.data) {
+        uint16_t *y = out.data;
+        CHECK(y[0] == 0 && y[1] == 0x3c00);
+        free(out.data);
+    }
     /* unsupported dtype */
-    double d[2] = {0};
-    in = frt_test_value(FRT_FLOAT64, 1, &(int64_t){2}, d);
+    uint8_t b[2] = {0};
+    in = frt_test_value(FRT_BOOL, 1, &(int64_t){2}, b);
     CHECK(run_op("Relu", c, &in, 1, &out, NULL) == FRT_ERR_UNSUPPORTED);
 }
 
@@ -211,6 +243,46 @@ static void test_clip(void) {
             free(out.data);
         }
     }
+    /* int8 / uint8 / uint64 / float64 Clip: constant, run-time and absent bounds */
+    for (unsigned cm = 0; cm < 8; cm += 2) {
+        int8_t x8[6] = {-128, -5, 0, 3, 9, 127}, lo8 = -4, hi8 = 5, w8[6] = {-4, -4, 0, 3, 5, 5};
+        int8_t w8min[6] = {-4, -4, 0, 3, 9, 127};
+        int64_t n = 6, d0 = 0;
+        frt_value in[3] = {frt_test_value(FRT_INT8, 1, &n, x8), frt_test_value(FRT_INT8, 0, &d0, &lo8),
+                           frt_test_value(FRT_INT8, 0, &d0, &hi8)}, out;
+        cfg c = {.opset = 13, .cmask = cm};
+        CHECK_OK(run_op("Clip", c, in, 3, &out, NULL));
+        if (out.data) {
+            CHECK(memcmp(out.data, w8, sizeof w8) == 0);
+            free(out.data);
+        }
+        c.absent = 4;
+        CHECK_OK(run_op("Clip", c, in, 3, &out, NULL));
+        if (out.data) {
+            CHECK(memcmp(out.data, w8min, sizeof w8min) == 0);
+            free(out.data);
+        }
+        uint64_t xu[3] = {1, 10, UINT64_MAX}, lou = 2, hiu = 7, wu[3] = {2, 7, 7};
+        frt_value inu[3] = {frt_test_value(FRT_UINT64, 1, &(int64_t){3}, xu),
+                            frt_test_value(FRT_UINT64, 0, &d0, &lou),
+                            frt_test_value(FRT_UINT64, 0, &d0, &hiu)};
+        c.absent = 0;
+        CHECK_OK(run_op("Clip", c, inu, 3, &out, NULL));
+        if (out.data) {
+            CHECK(memcmp(out.data, wu, sizeof wu) == 0);
+            free(out.data);
+        }
+        double xd[4] = {-1e300, 0.5, 7, NAN}, lod = -1, hid = 2;
+        frt_value ind[3] = {frt_test_value(FRT_FLOAT64, 1, &(int64_t){4}, xd),
+                            frt_test_value(FRT_FLOAT64, 0, &d0, &lod),
+                            frt_test_value(FRT_FLOAT64, 0, &d0, &hid)};
+        CHECK_OK(run_op("Clip", c, ind, 3, &out, NULL));
+        if (out.data) {
+            double *y = out.data;
+            CHECK(y[0] == -1 && y[1] == 0.5 && y[2] == 2 && isnan(y[3]));
+            free(out.data);
+        }
+    }
     /* errors */
     {
         float x[3] = {1, 2, 3}, b2[2] = {0, 1};
@@ -230,6 +302,16 @@ static void test_clip(void) {
         cfg c6 = {.opset = 6};
         frt_value i64in[1] = {frt_test_value(FRT_INT64, 1, &n, &ib)};
         CHECK(run_op("Clip", c6, i64in, 1, &out, NULL) == FRT_ERR_UNSUPPORTED);
+        double xd6[3] = {-5, 0.5, 9};
+        frt_onnx_attr mm[2] = {frt_test_attr_float("min", -1.0f), frt_test_attr_float("max", 2.0f)};
+        cfg c6a = {.opset = 6, .attrs = mm, .n_attrs = 2};
+        frt_value d6[1] = {frt_test_value(FRT_FLOAT64, 1, &n, xd6)};
+        CHECK_OK(run_op("Clip", c6a, d6, 1, &out, NULL)); /* float64 with attributes */
+        if (out.data) {
+            const double *y = out.data;
+            CHECK(y[0] == -1 && y[1] == 0.5 && y[2] == 2);
+            free(out.data);
+        }
         CHECK(run_op("Clip", c6, bad_n, 2, &out, NULL) != FRT_OK); /* inputs before opset 11 */
     }
 }
@@ -313,7 +395,9 @@ static void test_sigmoid_tanh(void) {
     CHECK(run_op("Tanh", c, &in, 1, &out, NULL) == FRT_ERR_UNSUPPORTED);
 }
 
-/* Softmax reference in double over [outer, A, inner]. */
+static int sm_mode; /* 0 Softmax, 1 LogSoftmax, 2 Hardmax */
+
+/* Softmax (LogSoftmax, Hardmax) reference in double over [outer, A, inner]. */
 static void softmax_ref(const float *x, float *y, int64_t outer, int64_t a, int64_t inner) {
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < inner; j++) {
@@ -322,9 +406,20 @@ static void softmax_ref(const float *x, float *y, int64_t outer, int64_t a, int6
             double m = -INFINITY, s = 0;
             for (int64_t k = 0; k < a; k++) m = fmax(m, xb[k * inner]);
             for (int64_t k = 0; k < a; k++) s += exp(xb[k * inner] - m);
-            for (int64_t k = 0; k < a; k++) yb[k * inner] = (float)(exp(xb[k * inner] - m) / s);
+            for (int64_t k = 0; k < a; k++) {
+                double d = xb[k * inner] - m;
+                yb[k * inner] = (float)(sm_mode == 1 ? d - log(s) : exp(d) / s);
+            }
+            if (sm_mode == 2) { /* Hardmax: 1 at the first maximum */
+                int64_t arg = 0;
+                for (int64_t k = 1; k < a; k++)
+                    if (xb[k * inner] > xb[arg * inner]) arg = k;
+                for (int64_t k = 0; k < a; k++) yb[k * inner] = k == arg ? 1.0f : 0.0f;
+            }
         }
 }
+
+static const char *const SM_OPS[3] = {"Softmax", "LogSoftmax", "Hardmax"};
 
 static void check_softmax(int64_t opset, int rank, const int64_t *dims, int has_axis, int64_t axis,
                           float scale) {
@@ -352,12 +447,13 @@ static void check_softmax(int64_t opset, int rank, const int64_t *dims, int has_
                  .portable = (v >> 1) & 1, .threads = v >= 4 ? 2 : 1};
         frt_value in = frt_test_value(FRT_FLOAT32, rank, dims, x), out;
         const char *kn = "";
-        frt_status st = run_op("Softmax", c, &in, 1, &out, &kn);
+        frt_status st = run_op(SM_OPS[sm_mode], c, &in, 1, &out, &kn);
         CHECK_MSG(st == FRT_OK, "softmax: %s", frt_last_error());
         if (st) continue;
         CHECK_MSG(t_close(out.data, ref, (size_t)n, 2e-7f, 2e-6f),
-                  "softmax opset %lld axis %lld rank %d n %lld kernel %s", (long long)opset,
+                  "%s opset %lld axis %lld rank %d n %lld kernel %s", SM_OPS[sm_mode], (long long)opset,
                   (long long)axis, rank, (long long)n, kn);
+        (void)SM_OPS;
         if (v == 0) first = out.data;
         else {
             if (first) CHECK(t_close(out.data, first, (size_t)n, 1e-7f, 1e-6f));
@@ -372,6 +468,7 @@ static void check_softmax(int64_t opset, int rank, const int64_t *dims, int has_
 static void test_softmax(void) {
     int64_t d4[4] = {2, 3, 4, 5}, d2[2] = {3, 1001}, d1[1] = {33}, dw[3] = {2, 3, 300};
     int64_t big[2] = {64, 2003}, bigs[3] = {4, 50, 403}, one[3] = {5, 1, 7};
+    for (sm_mode = 0; sm_mode < 3; sm_mode++) {
     /* legacy: flatten at axis */
     for (int64_t ax = -4; ax <= 4; ax++) check_softmax(11, 4, d4, 1, ax, 3.0f);
     check_softmax(11, 4, d4, 0, 0, 3.0f); /* default axis 1 */
@@ -391,6 +488,55 @@ static void test_softmax(void) {
     check_softmax(13, 3, bigs, 1, 1, 3.0f); /* threaded strided */
     check_softmax(13, 2, d2, 1, 1, 500.0f); /* large logits: stable */
     check_softmax(11, 2, d2, 1, 1, 500.0f);
+    }
+    sm_mode = 0;
+    /* float64 / float16 through the double path */
+    for (int mode = 0; mode < 3; mode++) {
+        double xd[6] = {1, 2, 3, -1, 700, 699}, want[6];
+        for (int r = 0; r < 2; r++) {
+            double m = fmax(xd[3 * r], fmax(xd[3 * r + 1], xd[3 * r + 2])), s = 0;
+            for (int k = 0; k < 3; k++) s += exp(xd[3 * r + k] - m);
+            for (int k = 0; k < 3; k++) {
+                double d = xd[3 * r + k] - m;
+                want[3 * r + k] = mode == 0 ? exp(d) / s : mode == 1 ? d - log(s) : d == 0;
+            }
+        }
+        int64_t d2x3[2] = {2, 3};
+        frt_value in = frt_test_value(FRT_FLOAT64, 2, d2x3, xd), out;
+        cfg c = {.opset = 13};
+        CHECK_OK(run_op(SM_OPS[mode], c, &in, 1, &out, NULL));
+        if (!out.data) continue;
+        for (int i = 0; i < 6; i++)
+            CHECK_MSG(fabs(((double *)out.data)[i] - want[i]) <= 1e-15 * (1 + fabs(want[i])),
+                      "%s f64 %d: %g vs %g", SM_OPS[mode], i, ((double *)out.data)[i], want[i]);
+        free(out.data);
+        uint16_t xh[6];
+        for (int i = 0; i < 6; i++) xh[i] = frt_float_to_half((float)xd[i] * 0.01f);
+        in = frt_test_value(FRT_FLOAT16, 2, d2x3, xh);
+        CHECK_OK(run_op(SM_OPS[mode], c, &in, 1, &out, NULL));
+        if (out.data) free(out.data);
+    }
+    /* Hardmax: the first of equal maxima; Hardmax opset 11 coerces to 2-D */
+    {
+        float x[6] = {3, 1, 3, 2, 5, 5};
+        int64_t d[2] = {2, 3};
+        frt_value in = frt_test_value(FRT_FLOAT32, 2, d, x), out;
+        cfg c = {.opset = 13};
+        CHECK_OK(run_op("Hardmax", c, &in, 1, &out, NULL));
+        if (out.data) {
+            const float w[6] = {1, 0, 0, 0, 1, 0};
+            CHECK(memcmp(out.data, w, sizeof w) == 0);
+            free(out.data);
+        }
+        frt_onnx_attr at = frt_test_attr_int("axis", 0);
+        cfg c11 = {.opset = 11, .attrs = &at, .n_attrs = 1};
+        CHECK_OK(run_op("Hardmax", c11, &in, 1, &out, NULL));
+        if (out.data) {
+            const float w[6] = {0, 0, 0, 0, 1, 0};
+            CHECK(memcmp(out.data, w, sizeof w) == 0);
+            free(out.data);
+        }
+    }
 
     /* kernel names */
     {

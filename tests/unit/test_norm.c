@@ -98,6 +98,45 @@ static frt_status run_raw(frt_value *in, int n_in, const frt_onnx_attr *attrs, s
     return st;
 }
 
+/* training_mode = 1: batch statistics against a double reference, running stats outputs. */
+static void test_bn_training(void) {
+    int64_t xd[4] = {2, 3, 5, 3}, c3 = 3;
+    float x[90], sc[3] = {0.5f, 2.0f, -1.0f}, b[3] = {0.1f, -0.2f, 0.3f};
+    float mean[3] = {0.4f, -0.1f, 2.0f}, var[3] = {1.0f, 0.5f, 2.0f};
+    t_fill(x, 90, 12);
+    frt_value in[5] = {frt_test_value(FRT_FLOAT32, 4, xd, x), frt_test_value(FRT_FLOAT32, 1, &c3, sc),
+                       frt_test_value(FRT_FLOAT32, 1, &c3, b), frt_test_value(FRT_FLOAT32, 1, &c3, mean),
+                       frt_test_value(FRT_FLOAT32, 1, &c3, var)}, out[3];
+    frt_onnx_attr at[3] = {frt_test_attr_int("training_mode", 1), frt_test_attr_float("momentum", 0.8f),
+                           frt_test_attr_float("epsilon", 0.01f)};
+    frt_test_op t = {.op_type = "BatchNormalization", .opset = 15, .attrs = at, .n_attrs = 3,
+                     .inputs = in, .n_in = 5, .n_out = 3};
+    CHECK_OK(frt_test_run_op(&t, out, NULL));
+    if (!out[0].data) return;
+    int bad = 0;
+    for (int c = 0; c < 3; c++) {
+        double m = 0, v = 0;
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < 15; i++) m += x[(n * 3 + c) * 15 + i];
+        m /= 30;
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < 15; i++) v += (x[(n * 3 + c) * 15 + i] - m) * (x[(n * 3 + c) * 15 + i] - m);
+        v /= 30;
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < 15; i++) {
+                int at_ = (n * 3 + c) * 15 + i;
+                double r = sc[c] * (x[at_] - m) / sqrt(v + (double)0.01f) + b[c];
+                if (fabs(((float *)out[0].data)[at_] - r) > 1e-5 * fabs(r) + 1e-6) bad++;
+            }
+        double rm = mean[c] * (double)0.8f + m * (1 - (double)0.8f);
+        double rv = var[c] * (double)0.8f + v * (1 - (double)0.8f);
+        if (fabs(((float *)out[1].data)[c] - rm) > 1e-6) bad++;
+        if (fabs(((float *)out[2].data)[c] - rv) > 1e-6) bad++;
+    }
+    CHECK_MSG(!bad, "batchnorm training: %d bad", bad);
+    for (int i = 0; i < 3; i++) free(out[i].data);
+}
+
 static void test_bn_errors(void) {
     float buf[64];
     for (int i = 0; i < 64; i++) buf[i] = 1.0f;
@@ -106,7 +145,9 @@ static void test_bn_errors(void) {
     for (int i = 1; i < 5; i++) in[i] = frt_test_value(FRT_FLOAT32, 1, c3, buf);
     CHECK(run_raw(in, 5, NULL, 0, 1, 15) == FRT_OK);
     frt_onnx_attr tm = frt_test_attr_int("training_mode", 1);
-    CHECK(run_raw(in, 5, &tm, 1, 1, 15) == FRT_ERR_UNSUPPORTED);
+    CHECK(run_raw(in, 5, &tm, 1, 1, 15) == FRT_OK);
+    CHECK(run_raw(in, 5, &tm, 1, 3, 15) == FRT_OK);
+    CHECK(run_raw(in, 5, &tm, 1, 1, 9) == FRT_ERR_UNSUPPORTED); /* no training_mode before 14 */
     CHECK(strstr(frt_last_error(), "training_mode") != NULL);
     CHECK(run_raw(in, 5, NULL, 0, 3, 15) == FRT_ERR_UNSUPPORTED);
     frt_onnx_attr sp = frt_test_attr_int("spatial", 0);
@@ -131,5 +172,6 @@ static void test_bn_errors(void) {
 int main(void) {
     test_bn();
     test_bn_errors();
+    test_bn_training();
     TEST_MAIN_END();
 }

@@ -1,0 +1,16 @@
+/* AVX2/FMA float32 parametric activations and LogSoftmax rows (8 lanes): the loops of
+ * activation_param_impl.h over the vector vocabulary of vec_avx2.h. Compiled with -mavx2
+ * -mfma; reached through the variant table in simd_act.h. */
+#include <math.h>
+
+#include "simd_act.h"
+#include "vec_avx2.h"
+
+#include "activation_param_impl.h"
+
+void frt_actp_f32_avx2(int kind, const float *x, float *y, size_t n, const float *prm) {
+    actp_f32(kind, x, y, n, prm);
+}
+void frt_logsoftmax_rows_f32_avx2(const float *x, float *y, size_t rows, size_t len) {
+    logsoftmax_rows_f32(x, y, rows, len);
+}

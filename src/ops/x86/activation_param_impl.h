@@ -1,0 +1,195 @@
+/* The parametric activation loops and LogSoftmax rows, written once over a small vector
+ * vocabulary that x86/vec_avx2.h (8 lanes) and x86/vec_avx512.h (16 lanes) define; the
+ * including file (activation_param_{avx2,avx512}.c) includes one of them first:
+ *
+ *   V, M, VW                   vector, comparison mask, lanes
+ *   vset vload vstore vadd vsub vmul vdiv vmax vmin vabs
+ *   vfma(a, b, c) = a b + c    vfnma(a, b, c) = c - a b
+ *   vlt vle vgt veq -> M       ordered compares (false when a lane is NaN)
+ *   vsel(m, t, f)              m ? t : f per lane
+ *   vround(x)                  nearest integer (as float)
+ *   vscale(p, n)               p 2^n, n integral in [-150, 127], exact down to the denormals
+ *   vfrexp(x, &k)              x = m 2^k with m in [sqrt(1/2), sqrt 2), for finite x > 0
+ *   vhmax, vhsum               horizontal max / sum
+ *
+ * vmax(a, b) / vmin(a, b) return b when either is NaN (the x86 rule): the code puts the operand
+ * whose NaN must survive second. Names are static and file-local in each including file.
+ */
+
+/* e^x: x = n ln2 + r, |r| <= ln2/2 (Cody-Waite split of ln2), e^r by a degree-6 polynomial;
+ * x clamped to [-104, 88]; NaN stays NaN. */
+static inline V v_exp_parts(V x, V *pm1, V *n) {
+    x = vmax(vset(-104.0f), x);
+    x = vmin(vset(88.0f), x);
+    V nn = vround(vmul(x, vset(1.44269504088896341f)));
+    V r = vfnma(nn, vset(0.693359375f), x);
+    r = vfnma(nn, vset(-2.12194440e-4f), r);
+    V q = vfma(vset(0.0013822003f), r, vset(0.008362863f));
+    q = vfma(q, r, vset(0.0416678f));
+    q = vfma(q, r, vset(0.16666579f));
+    q = vfma(q, r, vset(0.49999997f));
+    *pm1 = vfma(q, vmul(r, r), r); /* e^r - 1 */
+    *n = nn;
+    return x;
+}
+
+static inline V v_exp(V x) {
+    V pm1, n;
+    v_exp_parts(x, &pm1, &n);
+    return vscale(vadd(pm1, vset(1.0f)), n);
+}
+
+/* e^x - 1, accurate near 0: 2^n (e^r - 1) + (2^n - 1). x below -30 gives -1 (as in float),
+ * above ln(FLT_MAX) +inf. */
+static inline V v_expm1(V x) {
+    V pm1, n;
+    V c = v_exp_parts(vmax(vset(-30.0f), x), &pm1, &n);
+    V s = vscale(vset(1.0f), n); /* n in [-44, 127]: a normal float */
+    V y = vadd(vmul(pm1, s), vsub(s, vset(1.0f)));
+    return vsel(vgt(x, vset(88.7228394f)), vset(INFINITY), vsel(veq(c, c), y, c));
+}
+
+/* log(u) for finite u >= 1: k ln2 + 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172. */
+static inline V v_log_ge1(V u) {
+    V k;
+    V m = vfrexp(u, &k);
+    V s = vdiv(vsub(m, vset(1.0f)), vadd(m, vset(1.0f)));
+    V z = vmul(s, s);
+    V q = vfma(vset(1.0f / 11.0f), z, vset(1.0f / 9.0f));
+    q = vfma(q, z, vset(1.0f / 7.0f));
+    q = vfma(q, z, vset(1.0f / 5.0f));
+    q = vfma(q, z, vset(1.0f / 3.0f));
+    V l = vmul(vadd(s, s), vfma(q, z, vset(1.0f)));
+    return vfma(k, vset(0.693147180559945309f), l);
+}
+
+/* log(1 + e) for e in [0, 1] (NaN stays NaN): log(u) e / (u - 1) with u = 1 + e rounded, which
+ * cancels the rounding of u; e itself when u == 1. */
+static inline V v_log1p01(V e) {
+    V u = vadd(vset(1.0f), e);
+    V d = vsub(u, vset(1.0f));
+    V l = vmul(v_log_ge1(vmin(vset(2.0f), u)), vdiv(e, vsel(veq(d, vset(0.0f)), vset(1.0f), d)));
+    return vsel(veq(d, vset(0.0f)), e, l);
+}
+
+/* erfc(z) for z >= 0, relative error ~1e-6 in float: t e^(-z^2 + P(t)), t = 1 / (1 + z/2) (the
+ * Chebyshev fit of Numerical Recipes' erfcc). */
+static inline V v_erfc_pos(V z) {
+    V t = vdiv(vset(1.0f), vfma(vset(0.5f), z, vset(1.0f)));
+    V p = vfma(vset(0.17087277f), t, vset(-0.82215223f));
+    p = vfma(p, t, vset(1.48851587f));
+    p = vfma(p, t, vset(-1.13520398f));
+    p = vfma(p, t, vset(0.27886807f));
+    p = vfma(p, t, vset(-0.18628806f));
+    p = vfma(p, t, vset(0.09678418f));
+    p = vfma(p, t, vset(0.37409196f));
+    p = vfma(p, t, vset(1.00002368f));
+    p = vfma(p, t, vset(-1.26551223f));
+    return vmul(t, v_exp(vfnma(z, z, p)));
+}
+
+static inline V v_actp(int kind, V x, V a, V b) {
+    const V zero = vset(0.0f), one = vset(1.0f);
+    switch (kind) {
+    case FRT_ACTP_LEAKY:
+        return vsel(vlt(x, zero), vmul(a, x), x);
+    case FRT_ACTP_ELU:
+        return vsel(vlt(x, zero), vmul(a, v_expm1(x)), x);
+    case FRT_ACTP_SELU: /* a = alpha, b = gamma */
+        return vsel(vle(x, zero), vmul(vmul(b, a), v_expm1(x)), vmul(b, x));
+    case FRT_ACTP_CELU:
+        return vsel(vlt(x, zero), vmul(a, v_expm1(vdiv(x, a))), x);
+    case FRT_ACTP_HARDSIGMOID:
+        return vmax(zero, vmin(one, vfma(a, x, b)));
+    case FRT_ACTP_HARDSWISH:
+        return vmul(x, vmax(zero, vmin(one, vfma(x, vset(1.0f / 6.0f), vset(0.5f)))));
+    case FRT_ACTP_SOFTPLUS:
+        return vadd(vmax(zero, x), v_log1p01(v_exp(vsub(zero, vabs(x)))));
+    case FRT_ACTP_SOFTSIGN:
+        return vdiv(x, vadd(one, vabs(x)));
+    case FRT_ACTP_GELU: {
+        V e = v_erfc_pos(vmul(vabs(x), vset(0.70710678118654752f)));
+        V phi = vsel(vle(x, zero), vmul(vset(0.5f), e), vfnma(vset(0.5f), e, one));
+        return vmul(x, phi);
+    }
+    case FRT_ACTP_GELU_TANH: {
+        V u = vmul(vset(0.79788456080286536f),
+                   vfma(vmul(vset(0.044715f), vmul(x, x)), x, x));
+        V y = vdiv(x, vadd(one, v_exp(vmul(vset(-2.0f), u))));
+        return vsel(veq(x, vset(-INFINITY)), vset(NAN), y); /* -inf * 0, as unclamped */
+    }
+    case FRT_ACTP_MISH: {
+        V e = v_exp(vmin(vset(20.0f), x));
+        V n = vmul(e, vadd(e, vset(2.0f)));
+        return vmul(x, vdiv(n, vadd(n, vset(2.0f))));
+    }
+    case FRT_ACTP_THRESHOLDED:
+        return vsel(vle(x, a), zero, x);
+    case FRT_ACTP_SHRINK: /* a = lambd, b = bias */
+        return vsel(vlt(x, vsub(zero, a)), vadd(x, b), vsel(vgt(x, a), vsub(x, b), zero));
+    }
+    return x;
+}
+
+/* One loop per kind so the switch is outside the loop; the tail goes through a padded buffer. */
+#define ACTP_LOOP(KIND)                                                                          \
+    for (; i + VW <= n; i += VW) vstore(y + i, v_actp(KIND, vload(x + i), a, b));                \
+    break;
+
+static void actp_f32(int kind, const float *x, float *y, size_t n, const float *prm) {
+    const V a = vset(prm[0]), b = vset(prm[1]);
+    size_t i = 0;
+    switch (kind) {
+    case FRT_ACTP_LEAKY: ACTP_LOOP(FRT_ACTP_LEAKY)
+    case FRT_ACTP_ELU: ACTP_LOOP(FRT_ACTP_ELU)
+    case FRT_ACTP_SELU: ACTP_LOOP(FRT_ACTP_SELU)
+    case FRT_ACTP_CELU: ACTP_LOOP(FRT_ACTP_CELU)
+    case FRT_ACTP_HARDSIGMOID: ACTP_LOOP(FRT_ACTP_HARDSIGMOID)
+    case FRT_ACTP_HARDSWISH: ACTP_LOOP(FRT_ACTP_HARDSWISH)
+    case FRT_ACTP_SOFTPLUS: ACTP_LOOP(FRT_ACTP_SOFTPLUS)
+    case FRT_ACTP_SOFTSIGN: ACTP_LOOP(FRT_ACTP_SOFTSIGN)
+    case FRT_ACTP_GELU: ACTP_LOOP(FRT_ACTP_GELU)
+    case FRT_ACTP_GELU_TANH: ACTP_LOOP(FRT_ACTP_GELU_TANH)
+    case FRT_ACTP_MISH: ACTP_LOOP(FRT_ACTP_MISH)
+    case FRT_ACTP_THRESHOLDED: ACTP_LOOP(FRT_ACTP_THRESHOLDED)
+    case FRT_ACTP_SHRINK: ACTP_LOOP(FRT_ACTP_SHRINK)
+    default: return;
+    }
+    if (i < n) {
+        float t[VW] = {0};
+        for (size_t k = 0; k < n - i; k++) t[k] = x[i + k];
+        vstore(t, v_actp(kind, vload(t), a, b));
+        for (size_t k = 0; k < n - i; k++) y[i + k] = t[k];
+    }
+}
+#undef ACTP_LOOP
+
+static void logsoftmax_rows_f32(const float *x, float *y, size_t rows, size_t len) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * len;
+        float *yr = y + r * len;
+        size_t i = 0;
+        float m = xr[0];
+        if (len >= VW) {
+            V vm = vload(xr);
+            for (i = VW; i + VW <= len; i += VW) vm = vmax(vm, vload(xr + i));
+            m = vhmax(vm);
+        }
+        for (; i < len; i++) m = xr[i] > m ? xr[i] : m;
+        const V vmx = vset(m);
+        V acc = vset(0.0f);
+        for (i = 0; i + VW <= len; i += VW) acc = vadd(acc, v_exp(vsub(vload(xr + i), vmx)));
+        float sum = vhsum(acc);
+        if (i < len) {
+            float t[VW];
+            for (size_t k = 0; k < VW; k++) t[k] = k < len - i ? xr[i + k] : -INFINITY;
+            sum += vhsum(vmul(v_exp(vsub(vload(t), vmx)), vsel(vlt(vload(t), vset(-1e38f)),
+                                                               vset(0.0f), vset(1.0f))));
+        }
+        const float ls = logf(sum);
+        const V vls = vset(ls);
+        for (i = 0; i + VW <= len; i += VW)
+            vstore(yr + i, vsub(vsub(vload(xr + i), vmx), vls));
+        for (; i < len; i++) yr[i] = (xr[i] - m) - ls;
+    }
+}

@@ -1,0 +1,67 @@
+/* The avx2 vector vocabulary of activation_param_impl.h (V, M, VW, vset, vload, ... : listed there),
+ * shared by the x86 files whose loops are written over it (activation_param_avx2.c, norm_avx2.c).
+ * Include only from files compiled for this tier. */
+#ifndef FRT_OPS_X86_VEC_AVX2_H
+#define FRT_OPS_X86_VEC_AVX2_H
+
+#include <immintrin.h>
+
+#define VW 8
+typedef __m256 V;
+typedef __m256 M;
+
+static inline V vset(float a) { return _mm256_set1_ps(a); }
+static inline V vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vstore(float *p, V v) { _mm256_storeu_ps(p, v); }
+static inline V vadd(V a, V b) { return _mm256_add_ps(a, b); }
+static inline V vsub(V a, V b) { return _mm256_sub_ps(a, b); }
+static inline V vmul(V a, V b) { return _mm256_mul_ps(a, b); }
+static inline V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
+static inline V vmax(V a, V b) { return _mm256_max_ps(a, b); }
+static inline V vmin(V a, V b) { return _mm256_min_ps(a, b); }
+static inline V vabs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline V vfma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+static inline V vfnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline M vlt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline M vle(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+static inline M vgt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline M veq(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+static inline V vsel(M m, V t, V f) { return _mm256_blendv_ps(f, t, m); }
+static inline V vround(V x) {
+    return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/* p 2^n as two normal factors 2^n1 2^n2 (n1 = n >> 1). NaN n gives a NaN-free garbage factor,
+ * but p is then NaN too (n comes from the same lane). */
+static inline V vscale(V p, V n) {
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    V s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+static inline V vfrexp(V x, V *k) {
+    __m256i b = _mm256_castps_si256(x);
+    __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127));
+    V m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x007fffff)),
+                                              _mm256_set1_epi32(0x3f800000))); /* [1, 2) */
+    V ef = _mm256_cvtepi32_ps(e);
+    M big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+    *k = vsel(big, vadd(ef, vset(1.0f)), ef);
+    return vsel(big, vmul(m, vset(0.5f)), m);
+}
+static inline float vhmax(V v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+static inline float vhsum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+#endif
