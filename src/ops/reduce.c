@@ -62,16 +62,29 @@ P_ROW_SUM(row_sumabs, F_ABS)
 /* m stays NaN once it is NaN; a NaN value replaces m */
 #define S_MAX(m, v) ((v) > (m) || (v) != (v) ? (v) : (m))
 #define S_MIN(m, v) ((v) < (m) || (v) != (v) ? (v) : (m))
-static float row_max(const float *x, size_t n) {
-    float m = -INFINITY;
-    for (size_t i = 0; i < n; i++) m = S_MAX(m, x[i]);
-    return m;
-}
-static float row_min(const float *x, size_t n) {
-    float m = INFINITY;
-    for (size_t i = 0; i < n; i++) m = S_MIN(m, x[i]);
-    return m;
-}
+/* Extremum of a row: 8 independent lanes without branches on the data; NaNs are counted apart. */
+#define P_ROW_EXT(NAME, CMP, INIT)                                                               \
+    static float NAME(const float *x, size_t n) {                                                \
+        float m[8];                                                                              \
+        int nan = 0;                                                                             \
+        for (int k = 0; k < 8; k++) m[k] = INIT;                                                 \
+        size_t i = 0;                                                                            \
+        for (; i + 8 <= n; i += 8)                                                               \
+            for (int k = 0; k < 8; k++) {                                                        \
+                float v = x[i + k];                                                              \
+                nan |= v != v;                                                                   \
+                m[k] = v CMP m[k] ? v : m[k];                                                    \
+            }                                                                                    \
+        for (; i < n; i++) {                                                                     \
+            nan |= x[i] != x[i];                                                                 \
+            m[0] = x[i] CMP m[0] ? x[i] : m[0];                                                  \
+        }                                                                                        \
+        if (nan) return NAN;                                                                     \
+        for (int k = 1; k < 8; k++) m[0] = m[k] CMP m[0] ? m[k] : m[0];                          \
+        return m[0];                                                                             \
+    }
+P_ROW_EXT(row_max, >, -INFINITY)
+P_ROW_EXT(row_min, <, INFINITY)
 
 #define P_COL(NAME, OP)                                                                          \
     static void NAME(float *acc, const float *x, size_t n) {                                     \
