@@ -308,6 +308,10 @@ static frt_status ein_run_gemm(const frt_step *s, frt_exec *x, const ein_dims *e
     for (int i = 0; i < g->nm; i++) M *= ed->size[g->m[i]];
     for (int i = 0; i < g->nn; i++) N *= ed->size[g->n[i]];
     for (int i = 0; i < g->nk; i++) K *= ed->size[g->k[i]];
+    if (K == 0) { /* empty sums: zeros, without touching the (empty) operands */
+        memset(O->data, 0, (size_t)O->numel * sizeof(float));
+        return FRT_OK;
+    }
     char *scr = x->scratch;
     const float *ap = A->data, *bp = B->data;
     int ta = 0, tb = 0;

@@ -538,7 +538,7 @@ static frt_status red_kernel(const frt_step *s, frt_exec *x) {
                              (long long)Y->numel, (long long)n_out);
     if (n_out == 0) return FRT_OK;
     red_job j = {p, &pl, X->dtype, X->data, Y->data, 0, 0, 0};
-    if (X->dtype == FRT_FLOAT32 && pl.nr <= 1 && fast_kind(p->op) >= 0) {
+    if (X->dtype == FRT_FLOAT32 && pl.nr <= 1 && pl.n_red > 0 && fast_kind(p->op) >= 0) {
         /* kept runs before the reduced run form outer, the one after it inner */
         j.red = pl.nr ? pl.rd[0] : 1;
         j.inner = pl.nr ? pl.rs[0] : 1;

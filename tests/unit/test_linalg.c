@@ -172,6 +172,23 @@ static void test_einsum(void) {
         free(a);
         free(b);
     }
+    /* an empty contraction gives zeros */
+    {
+        float one[1] = {1};
+        int64_t da[2] = {3, 0}, db[2] = {0, 4};
+        frt_value in[2] = {frt_test_value(FRT_FLOAT32, 2, da, one), frt_test_value(FRT_FLOAT32, 2, db, one)};
+        frt_onnx_attr at = frt_test_attr_string("equation", "ij,jk->ik");
+        frt_test_op t = {.op_type = "Einsum", .opset = 12, .attrs = &at, .n_attrs = 1, .inputs = in,
+                         .n_in = 2, .n_out = 1};
+        frt_value out;
+        CHECK_OK(frt_test_run_op(&t, &out, NULL));
+        if (out.data) {
+            int ok = out.numel == 12;
+            for (int i = 0; i < 12 && ok; i++) ok = ((float *)out.data)[i] == 0.0f;
+            CHECK(ok);
+            free(out.data);
+        }
+    }
     /* bad input */
     float x[12] = {0};
     int64_t d34[2] = {3, 4}, d3[1] = {3};
