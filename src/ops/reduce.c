@@ -31,7 +31,6 @@
  *   index comes first; NaN sorts above every number. K must be in [0, dim].
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,8 +161,6 @@ static int read_ints(const frt_value *v, int64_t *out, int cap) {
 /* ---- Reduce* -------------------------------------------------------------------------------- */
 
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP, R_SUMSQ };
-static const char *const red_names[] = {"sum", "mean", "max", "min", "prod",
-                                        "l1",  "l2",   "log_sum", "log_sum_exp", "sum_square"};
 
 /* Whether axes come from input 1 at this opset. */
 static bool axes_from_input(int op, int64_t opset) { return opset >= (op == R_SUM ? 13 : 18); }
@@ -550,6 +547,13 @@ static frt_status red_kernel(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* Kernel names: [op][0] the strided path of any dtype, [op][1 + tier] float32 on the tier's loops. */
+#define RED_NAMES(n) {"reduce_" n, "reduce_" n "_f32", "reduce_" n "_f32_avx2", "reduce_" n "_f32_avx512"}
+static const char *const red_kernel_names[][4] = {
+    RED_NAMES("sum"), RED_NAMES("mean"), RED_NAMES("max"),     RED_NAMES("min"),
+    RED_NAMES("prod"), RED_NAMES("l1"),  RED_NAMES("l2"),      RED_NAMES("log_sum"),
+    RED_NAMES("log_sum_exp"), RED_NAMES("sum_square")};
+
 static frt_status red_select(frt_op_ctx *c, frt_kernel *k, int op) {
     red_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
@@ -574,13 +578,7 @@ static frt_status red_select(frt_op_ctx *c, frt_kernel *k, int op) {
     int32_t dt = c->in[0]->dtype;
     p->v = frt_reduce_variant_get(c->isa);
     bool fast = dt == FRT_FLOAT32 && fast_kind(op) >= 0;
-    char name[64];
-    snprintf(name, sizeof name, "reduce_%s_%s%s", red_names[op], frt_dtype_name(dt),
-             fast ? p->v->suffix : "");
-    char *nm = frt_arena_alloc(c->arena, strlen(name) + 1, 1);
-    if (!nm) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    memcpy(nm, name, strlen(name) + 1);
-    k->name = nm;
+    k->name = red_kernel_names[op][fast ? 1 + (int)p->v->isa : 0];
     k->fn = red_kernel;
     k->params = p;
     return FRT_OK;

@@ -366,7 +366,7 @@ static void test_reduce_forms(void) {
         free(out.data);
         const char *want = frt_reduce_variant_get(frt_cpu_tier())->suffix;
         char full[64];
-        snprintf(full, sizeof full, "reduce_mean_float32%s", want);
+        snprintf(full, sizeof full, "reduce_mean_f32%s", want);
         CHECK_MSG(strcmp(kn, full) == 0, "%s vs %s", kn, full);
     }
 }
