@@ -23,8 +23,8 @@ Models:
                   load time.
   external_gemm   Gemm(a[3,7], w[5,7]^T, c[5], alpha=0.5, beta=1) with w and c
                   in external data "weights.bin" (size_threshold=0).
-  unsupported_ops Relu + two "Det" nodes + Add + one "NonZero": the loader
-                  must list every unsupported op type (Det, NonZero) and the
+  unsupported_ops Relu + two "Multinomial" nodes + Add + one "NonZero": the
+                  loader must list every unsupported op type (Multinomial, NonZero) and the
                   names of their nodes; Relu/Add must not be listed.
   view_alias      x -> Identity -> a (graph output); a -> Dropout(ratio
                   initializer, inference) -> Flatten(axis=1) -> f; y=Relu(f),
@@ -187,29 +187,30 @@ def build_all(out_dir):
            "Gemm whose initializers w[5,7], c[5] live in weights.bin",
            external=True)
 
-    # (d) unsupported op types
-    x = randn(2, 3, 3)
+    # (d) unsupported op types (Multinomial: in no node-suite case, so no stream implements it)
+    x = randn(2, 3)
     nodes = [
         helper.make_node("Relu", ["x"], ["xr"], name="relu_0"),
-        helper.make_node("Det", ["xr"], ["d0"], name="det_a"),
-        helper.make_node("Det", ["x"], ["d1"], name="det_b"),
-        helper.make_node("Add", ["d0", "d1"], ["s"], name="add_0"),
+        helper.make_node("Multinomial", ["xr"], ["m0"], name="multinomial_a",
+                         dtype=TensorProto.INT64),
+        helper.make_node("Multinomial", ["x"], ["m1"], name="multinomial_b",
+                         dtype=TensorProto.INT64),
+        helper.make_node("Add", ["m0", "m1"], ["s"], name="add_0"),
         helper.make_node("NonZero", ["s"], ["nz"], name="nonzero_0"),
     ]
     g = helper.make_graph(
         nodes, "unsupported_ops",
-        [_vi("x", TensorProto.FLOAT, [2, 3, 3])],
-        [_vi("s", TensorProto.FLOAT, [2]), _vi("nz", TensorProto.INT64, [1, "nnz"])])
-    x64 = x.astype(np.float64)
-    s = (np.linalg.det(np.maximum(x64, 0)) + np.linalg.det(x64)).astype(
-        np.float32)
+        [_vi("x", TensorProto.FLOAT, [2, 3])],
+        [_vi("s", TensorProto.INT64, [2, 1]), _vi("nz", TensorProto.INT64, [2, "nnz"])])
+    # random samples: the model never runs; the refs only describe the outputs
+    s = np.zeros((2, 1), dtype=np.int64)
     nz = np.array(np.nonzero(s), dtype=np.int64)
     _write(out_dir, "unsupported_ops", _model(g), [("x", x)],
            [("s", s), ("nz", nz)],
            "load must fail listing every unsupported op type and node",
            expect_error={"status": "unsupported",
-                         "op_types": ["Det", "NonZero"],
-                         "nodes": ["det_a", "det_b", "nonzero_0"],
+                         "op_types": ["Multinomial", "NonZero"],
+                         "nodes": ["multinomial_a", "multinomial_b", "nonzero_0"],
                          "not_listed": ["Relu", "Add", "relu_0", "add_0"]})
 
     # (e) Identity/Dropout/Flatten view chain with several readers
