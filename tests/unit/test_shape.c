@@ -161,7 +161,7 @@ static void check_split(int32_t dt, int r, const int64_t *xd, int axis, int n, c
     int64_t off = 0;
     for (int j = 0; j < n; j++) {
         int64_t od[4];
-        memcpy(od, xd, sizeof od);
+        memcpy(od, xd, (size_t)r * sizeof *od);
         od[axis] = sz[j];
         CHECK_MSG(shape_is(&outs[j], r, od), "split output %d", j);
         int64_t on = numel(od, r);
