@@ -623,6 +623,7 @@ static size_t resize_scratch(const frt_step *s, const frt_value *values) {
     const resize_params *p = s->k.params;
     const frt_value *xv = &values[s->in[0]], *y = &values[s->out[0]];
     int r = y->rank;
+    if (!frt_shape_known(xv) || !frt_shape_known(y)) return 0; /* sized again once known */
     size_t n = sizeof(dim_table) * FRT_MAX_RANK + tables_bytes(p, r, y->dims) + 64;
     if (p->mode != M_NEAREST)
         n += 2 * ((size_t)max_intermediate(r, xv->dims, y->dims) + 16) * sizeof(float);
