@@ -1,6 +1,6 @@
-/* Resize (opset 10+) and Upsample (opsets 7-9).
+/* Resize (opset 10+) and Upsample (opsets 7-10).
  *
- *   Upsample-7:  Upsample(X) with the scales attribute; Upsample-9 and Resize-10: (X, scales).
+ *   Upsample-7:  Upsample(X) with the scales attribute; Upsample-9/-10 and Resize-10: (X, scales).
  *                Coordinates are asymmetric (x / scale) and nearest takes the floor.
  *   Resize-11+:  Resize(X, roi?, scales?, sizes?): exactly one of scales / sizes (an empty tensor
  *                counts as absent); attributes coordinate_transformation_mode (half_pixel,
