@@ -436,12 +436,9 @@ static frt_status split_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, 2, 1, 1 << 16);
     if (st || (st = frt_op_check_input(c, 0, 0))) return st;
     const frt_value *x = c->in[0];
-    int64_t *sz = NULL, local[64];
-    /* outputs beyond 64 are rare; their sizes go through the same small buffer in chunks is not
-       needed: refuse them */
+    int64_t sz[64]; /* the split sizes, one per output */
     if (c->n_out > 64)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "Split into %d outputs (max 64)", c->n_out);
-    sz = local;
     int n;
     bool given;
     if ((st = split_sizes(c, sz, &n, &given))) return st;
@@ -564,7 +561,7 @@ static frt_status range_count(const frt_op_ctx *c, int32_t dt, const void *ps, c
     if (frt_dtype_is_int(dt)) {
         int64_t s = frt_ld_i64(dt, ps, 0), l = frt_ld_i64(dt, pl, 0), d = frt_ld_i64(dt, pd, 0);
         if (d == 0) return frt_op_fail(c, FRT_ERR_SHAPE, "delta is 0");
-        /* the span fits in 128 bits; compute in long double-free integer steps */
+        /* exact: limit - start fits in 128 bits */
         __int128 span = (__int128)l - s;
         __int128 q = span / d, r = span % d;
         if (r != 0 && ((r > 0) == (d > 0))) q++;
