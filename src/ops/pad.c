@@ -8,15 +8,16 @@
  *                from the back, no repeats) pads has 2 * len(axes) entries and the other axes are
  *                not padded.
  * pads is [b_0 .. b_{k-1}, e_0 .. e_{k-1}]: begin and end counts per axis. mode is "constant"
- * (default), "reflect" (mirror without repeating the edge element) or "edge" (repeat it); "wrap"
- * (opset 19) is not supported.
+ * (default), "reflect" (mirror without repeating the edge element), "edge" (repeat it) or "wrap"
+ * (opset 19: continue periodically from the other end).
  *
  * Semantics: output dim d = in_d + b_d + e_d, and output element o maps per axis to the input
  * coordinate i = o - b_d: inside [0, in_d) it is that element; outside, constant mode gives the
- * value, edge clamps i into the input, reflect mirrors it (-i before, 2*(in_d-1)-i after).
+ * value, edge clamps i into the input, reflect mirrors it (-i before, 2*(in_d-1)-i after), wrap
+ * takes i modulo in_d.
  * Negative pads therefore crop (the result equals padding the positive sides and then slicing
  * the negative ones away). Errors (FRT_ERR_SHAPE): an output dim < 0, a reflect pad >= in_d,
- * an edge pad on an empty dim, a pads length that does not match the rank or axes.
+ * an edge or wrap pad on an empty dim, a pads length that does not match the rank or axes.
  *
  * pads, axes and constant_value are read at select time when they are constants; otherwise the
  * kernel reads them from its inputs at run time. infer computes the output shape whenever pads
@@ -41,7 +42,7 @@
 #include "op.h"
 #include "util/threadpool.h"
 
-enum { PAD_CONSTANT = 0, PAD_REFLECT = 1, PAD_EDGE = 2 };
+enum { PAD_CONSTANT = 0, PAD_REFLECT = 1, PAD_EDGE = 2, PAD_WRAP = 3 };
 
 /* Output bytes below which the kernels stay on the calling thread. */
 #define PAR_MIN_BYTES (256 * 1024)
@@ -73,9 +74,10 @@ static frt_status read_mode(const frt_op_ctx *c, int *mode) {
     if (strcmp(a->s, "constant") == 0) *mode = PAD_CONSTANT;
     else if (strcmp(a->s, "reflect") == 0) *mode = PAD_REFLECT;
     else if (strcmp(a->s, "edge") == 0) *mode = PAD_EDGE;
+    else if (strcmp(a->s, "wrap") == 0 && c->opset >= 19) *mode = PAD_WRAP;
     else if (strcmp(a->s, "wrap") == 0)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
-                           "mode 'wrap' is not supported (constant, reflect and edge are)");
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "mode 'wrap' needs opset 19 (the model has %lld)",
+                           (long long)c->opset);
     else
         return frt_op_fail(c, FRT_ERR_MALFORMED,
                            "unknown mode '%s' (expected constant, reflect, edge or wrap)", a->s);
@@ -213,8 +215,9 @@ static frt_status pad_axis(const frt_op_ctx *c, int d, int64_t n, int64_t b, int
         return frt_op_fail(c, FRT_ERR_SHAPE,
                            "reflect pads (%lld, %lld) on axis %d must be smaller than the input "
                            "dim %lld", (long long)b, (long long)e, d, (long long)n);
-    if (mode == PAD_EDGE && n == 0 && (b > 0 || e > 0))
-        return frt_op_fail(c, FRT_ERR_SHAPE, "edge padding of axis %d, which is empty", d);
+    if ((mode == PAD_EDGE || mode == PAD_WRAP) && n == 0 && (b > 0 || e > 0))
+        return frt_op_fail(c, FRT_ERR_SHAPE, "%s padding of axis %d, which is empty",
+                           mode == PAD_EDGE ? "edge" : "wrap", d);
     *out = o;
     return FRT_OK;
 }
@@ -311,12 +314,14 @@ static void fill_value(char *dst, int64_t count, const unsigned char *v, size_t 
 }
 
 /* Input coordinate for output coordinate o on an axis of input size n with begin pad b; -1 for
- * the constant value. Pads are validated (reflect: overhang < n; edge: n > 0 when padded). */
+ * the constant value. Pads are validated (reflect: overhang < n; edge, wrap: n > 0 when
+ * padded). */
 static inline int64_t map_index(int64_t o, int64_t b, int64_t n, int mode) {
     int64_t i = o - b;
     if (i >= 0 && i < n) return i;
     if (mode == PAD_CONSTANT) return -1;
     if (mode == PAD_EDGE) return i < 0 ? 0 : n - 1;
+    if (mode == PAD_WRAP) return (i % n + n) % n;
     return i < 0 ? -i : 2 * (n - 1) - i;
 }
 

@@ -4,8 +4,8 @@
 #include "op_harness.h"
 #include "test_util.h"
 
-enum { M_CONSTANT = 0, M_REFLECT = 1, M_EDGE = 2 };
-static const char *const mode_names[] = {"constant", "reflect", "edge"};
+enum { M_CONSTANT = 0, M_REFLECT = 1, M_EDGE = 2, M_WRAP = 3 };
+static const char *const mode_names[] = {"constant", "reflect", "edge", "wrap"};
 
 /* Opset forms: attributes (opset 10), inputs (opset 13), inputs with axes (opset 18). */
 enum { F_ATTR = 0, F_INPUT = 1, F_AXES = 2 };
@@ -37,6 +37,7 @@ static void ref_pad(const void *x, const int64_t *in, int r, const int64_t *b, c
             if (i < 0 || i >= n) {
                 if (mode == M_CONSTANT) outside = 1;
                 else if (mode == M_EDGE) i = i < 0 ? 0 : n - 1;
+                else if (mode == M_WRAP) i = ((i % n) + n) % n;
                 else i = i < 0 ? -i : 2 * (n - 1) - i;
             }
             src += i * stride;
@@ -116,7 +117,11 @@ static frt_status run_pad(const pad_call *pc, frt_value *out, const char **kname
     }
     frt_test_op t = {0};
     t.op_type = "Pad";
-    t.opset = pc->opset ? pc->opset : pc->form == F_ATTR ? 10 : pc->form == F_INPUT ? 13 : 18;
+    t.opset = pc->opset             ? pc->opset
+              : pc->mode == M_WRAP  ? 19 /* wrap is opset 19 */
+              : pc->form == F_ATTR  ? 10
+              : pc->form == F_INPUT ? 13
+                                    : 18;
     t.attrs = attrs;
     t.n_attrs = na;
     t.inputs = ins;
@@ -179,6 +184,9 @@ static void rand_pads(int mode, int64_t n, int64_t *b, int64_t *e) {
         if (mode == M_REFLECT) {
             *b = rnd(-(int)n, (int)n - 1);
             *e = rnd(-(int)n, (int)n - 1);
+        } else if (mode == M_WRAP) { /* pads may exceed the dim */
+            *b = rnd(-(int)n, 2 * (int)n + 1);
+            *e = rnd(-(int)n, 2 * (int)n + 1);
         } else {
             *b = rnd(-(int)n, 3);
             *e = rnd(-(int)n, 3);
@@ -195,7 +203,7 @@ static void test_random(void) {
     static const int32_t dtypes[] = {FRT_FLOAT32, FRT_INT64, FRT_UINT8, FRT_FLOAT16, FRT_FLOAT64};
     int cases = 0, fails = 0;
     for (int rank = 1; rank <= 5; rank++) {
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             for (int iter = 0; iter < 24; iter++) {
                 int32_t dt = dtypes[iter % 5];
                 size_t es = frt_dtype_size((frt_dtype)dt);
@@ -213,7 +221,7 @@ static void test_random(void) {
                 unsigned char val[8];
                 fill_bytes(val, sizeof val, (unsigned)iter + 99u);
                 unsigned char zero[8] = {0};
-                for (int form = 0; form < 3; form++) {
+                for (int form = mode == M_WRAP ? 1 : 0; form < 3; form++) {
                     pad_call pc = {0};
                     pc.form = form;
                     pc.mode = mode;
@@ -278,15 +286,16 @@ static void test_random(void) {
 /* ---- hand-written cases ---- */
 
 static void test_small_exact(void) {
-    /* rank 1 reflect / edge / constant with literal expectations */
+    /* rank 1 constant / reflect / edge / wrap with literal expectations */
     float x[4] = {1, 2, 3, 4};
     int64_t dims[1] = {4}, b[1] = {2}, e[1] = {3};
-    static const float want[3][9] = {
+    static const float want[4][9] = {
         {9, 9, 1, 2, 3, 4, 9, 9, 9},
         {3, 2, 1, 2, 3, 4, 3, 2, 1},
         {1, 1, 1, 2, 3, 4, 4, 4, 4},
+        {3, 4, 1, 2, 3, 4, 1, 2, 3},
     };
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         float v = 9;
         pad_call pc = {0};
         pc.form = F_INPUT;
@@ -668,13 +677,20 @@ static void test_errors(void) {
     CHECK_MSG(err_has("edge padding of axis 1"), "%s", frt_last_error());
     ins[0] = frt_test_value(FRT_FLOAT32, 3, dims, x);
 
-    /* wrap and unknown modes */
+    /* wrap before opset 19, wrap on an empty dim, unknown modes */
     int64_t ok6[6] = {0, 1, 0, 0, 1, 0};
     ins[1] = frt_test_value(FRT_INT64, 1, pd6, ok6);
     attrs[0] = frt_test_attr_string("mode", "wrap");
+    t.opset = 18;
+    CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_MALFORMED);
+    CHECK_MSG(err_has("'wrap' needs opset 19"), "%s", frt_last_error());
     t.opset = 19;
-    CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_UNSUPPORTED);
-    CHECK_MSG(err_has("'wrap' is not supported"), "%s", frt_last_error());
+    ins[0] = frt_test_value(FRT_FLOAT32, 3, d0, x);
+    ins[1] = frt_test_value(FRT_INT64, 1, pd6, edge);
+    CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_SHAPE);
+    CHECK_MSG(err_has("wrap padding of axis 1"), "%s", frt_last_error());
+    ins[0] = frt_test_value(FRT_FLOAT32, 3, dims, x);
+    ins[1] = frt_test_value(FRT_INT64, 1, pd6, ok6);
     attrs[0] = frt_test_attr_string("mode", "mirror");
     CHECK(frt_test_run_op(&t, &out, NULL) == FRT_ERR_MALFORMED);
     CHECK_MSG(err_has("unknown mode 'mirror'"), "%s", frt_last_error());
