@@ -23,9 +23,10 @@ Models:
                   load time.
   external_gemm   Gemm(a[3,7], w[5,7]^T, c[5], alpha=0.5, beta=1) with w and c
                   in external data "weights.bin" (size_threshold=0).
-  unsupported_ops Relu + two "Det" nodes + Add + one "NonZero": the loader
-                  must list every unsupported op type (Det, NonZero) and the
-                  names of their nodes; Relu/Add must not be listed.
+  unsupported_ops Relu + two "Det" nodes + Add, and Flatten + one
+                  "Multinomial": the loader must list every unsupported op type
+                  (Det, Multinomial) and the names of their nodes;
+                  Relu/Add/Flatten must not be listed.
   view_alias      x -> Identity -> a (graph output); a -> Dropout(ratio
                   initializer, inference) -> Flatten(axis=1) -> f; y=Relu(f),
                   z=Neg(f): a runtime that aliases views must not let Relu
@@ -194,23 +195,26 @@ def build_all(out_dir):
         helper.make_node("Det", ["xr"], ["d0"], name="det_a"),
         helper.make_node("Det", ["x"], ["d1"], name="det_b"),
         helper.make_node("Add", ["d0", "d1"], ["s"], name="add_0"),
-        helper.make_node("NonZero", ["s"], ["nz"], name="nonzero_0"),
+        helper.make_node("Flatten", ["x"], ["xf"], name="flatten_0"),
+        helper.make_node("Multinomial", ["xf"], ["mn"], name="multinomial_0",
+                         sample_size=1, seed=1.0, dtype=TensorProto.INT64),
     ]
     g = helper.make_graph(
         nodes, "unsupported_ops",
         [_vi("x", TensorProto.FLOAT, [2, 3, 3])],
-        [_vi("s", TensorProto.FLOAT, [2]), _vi("nz", TensorProto.INT64, [1, "nnz"])])
+        [_vi("s", TensorProto.FLOAT, [2]), _vi("mn", TensorProto.INT64, [2, 1])])
     x64 = x.astype(np.float64)
     s = (np.linalg.det(np.maximum(x64, 0)) + np.linalg.det(x64)).astype(
         np.float32)
-    nz = np.array(np.nonzero(s), dtype=np.int64)
+    mn = np.zeros((2, 1), dtype=np.int64)  # never compared: the load must fail
     _write(out_dir, "unsupported_ops", _model(g), [("x", x)],
-           [("s", s), ("nz", nz)],
+           [("s", s), ("mn", mn)],
            "load must fail listing every unsupported op type and node",
            expect_error={"status": "unsupported",
-                         "op_types": ["Det", "NonZero"],
-                         "nodes": ["det_a", "det_b", "nonzero_0"],
-                         "not_listed": ["Relu", "Add", "relu_0", "add_0"]})
+                         "op_types": ["Det", "Multinomial"],
+                         "nodes": ["det_a", "det_b", "multinomial_0"],
+                         "not_listed": ["Relu", "Add", "Flatten", "relu_0", "add_0",
+                                        "flatten_0"]})
 
     # (e) Identity/Dropout/Flatten view chain with several readers
     x = randn(2, 3, 4)
