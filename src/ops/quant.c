@@ -14,8 +14,8 @@
  *   Integer products  acc = sum (a - a_zp) (b - b_zp) in 32 bits (wrapping, as ONNX Runtime)
  *   QLinear*          y = sat(rint(acc * (a_scale * b_scale / y_scale)) + y_zp), the multiplier
  *                     in float as ONNX Runtime computes it
- * The integer products run as int16 x int16 -> int32 loops over rows of operands with their
- * zero points subtracted (conv: im2col), which compilers vectorize.
+ * The integer products run on int16 operands with their zero points subtracted (conv: im2col),
+ * B packed in row pairs, through a variant table (frt_qgemm_fn: portable, AVX2 VPMADDWD).
  */
 #include <limits.h>
 #include <math.h>
@@ -345,10 +345,62 @@ static frt_status dynq_select(frt_op_ctx *c, frt_kernel *k) {
 /* Integer matrix products: MatMulInteger, QLinearMatMul                                           */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* acc[0..n) += a * b[0..n), wrapping in 32 bits. */
-static inline void axpy_i16(uint32_t *restrict acc, int32_t a, const int16_t *restrict b,
-                            int64_t n) {
-    for (int64_t j = 0; j < n; j++) acc[j] += (uint32_t)(a * (int32_t)b[j]);
+/* The integer product at the heart of MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv:
+ *   C[M, N] (int32, row stride ldc) = A[M, 2*K2] (int16, row stride lda) x B[2*K2, N],
+ * B packed in pairs of rows: Bp[(k2*N + j)*2 + h] = B[2*k2 + h][j] (an odd K is padded with a
+ * zero row, A with a zero column). Operands are 8-bit values minus their zero points (|v| <= 255);
+ * sums wrap in 32 bits. */
+typedef void (*frt_qgemm_fn)(int64_t M, int64_t N, int64_t K2, const int16_t *A, int64_t lda,
+                             const int16_t *Bp, int32_t *C, int64_t ldc);
+#if FRT_HAVE_X86
+void frt_qgemm_i16_avx2(int64_t M, int64_t N, int64_t K2, const int16_t *A, int64_t lda,
+                        const int16_t *Bp, int32_t *C, int64_t ldc); /* x86/quant_avx2.c */
+#endif
+
+static void qgemm_portable(int64_t M, int64_t N, int64_t K2, const int16_t *A, int64_t lda,
+                           const int16_t *Bp, int32_t *C, int64_t ldc) {
+    for (int64_t i = 0; i < M; i++) {
+        uint32_t *c = (uint32_t *)(C + i * ldc); /* int32 storage, accumulated unsigned (wraps) */
+        const int16_t *a = A + i * lda;
+        memset(c, 0, (size_t)N * sizeof *c);
+        for (int64_t k = 0; k < K2; k++) {
+            int32_t a0 = a[2 * k], a1 = a[2 * k + 1];
+            if (!a0 && !a1) continue;
+            const int16_t *b = Bp + k * N * 2;
+            for (int64_t j = 0; j < N; j++)
+                c[j] += (uint32_t)(a0 * (int32_t)b[2 * j] + a1 * (int32_t)b[2 * j + 1]);
+        }
+    }
+}
+
+typedef struct qgemm_variant {
+    frt_isa isa;
+    const char *suffix;
+    frt_qgemm_fn fn;
+} qgemm_variant;
+
+static const qgemm_variant qgemm_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX2, "_avx2", frt_qgemm_i16_avx2},
+#endif
+    {FRT_ISA_PORTABLE, "", qgemm_portable},
+};
+
+/* Params of the integer product kernels: the inner loop picked at select. */
+typedef struct qgemm_params {
+    frt_qgemm_fn gemm;
+} qgemm_params;
+
+/* k->name = base + the variant's suffix, in the arena. */
+static frt_status qgemm_pick(frt_op_ctx *c, frt_kernel *k, const char *base, frt_qgemm_fn *fn) {
+    const qgemm_variant *v = FRT_PICK_VARIANT(qgemm_variants, c->isa);
+    size_t n = strlen(base) + strlen(v->suffix) + 1;
+    char *name = frt_arena_alloc(c->arena, n, 1);
+    if (!name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    snprintf(name, n, "%s%s", base, v->suffix);
+    k->name = name;
+    *fn = v->fn;
+    return FRT_OK;
 }
 
 /* q8 element i of v minus zp, as int16. */
@@ -429,19 +481,24 @@ typedef struct qmm_run {
     frt_value *y;
 } qmm_run;
 
+/* Scratch of one run: B packed [K2][N][2] and A [M][2*K2] as int16, and for QLinearMatMul the
+ * int32 products [M, N]. */
 static size_t qmm_scratch(const frt_step *s, const frt_value *values) {
-    const frt_value *a = &values[s->in[0]];
-    const frt_value *b = &values[s->in[s->n_in == 8 ? 3 : 1]];
-    int64_t K = a->dims[a->rank - 1], N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
-    /* B - b_zp as int16 [K, N], one row of A as int16 [K], accumulators [N] */
-    return (size_t)(K * N + K) * sizeof(int16_t) + 64 + (size_t)N * sizeof(uint32_t);
+    bool ql = s->n_in == 8;
+    const frt_value *a = &values[s->in[0]], *b = &values[s->in[ql ? 3 : 1]];
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
+    int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1], K2 = (K + 1) / 2;
+    size_t nb = (size_t)(2 * K2 * (N + M)) * sizeof(int16_t) + 64;
+    if (ql) nb += (size_t)(M * N) * sizeof(int32_t);
+    return nb;
 }
 
 static frt_status qmm_run_all(const frt_step *s, frt_exec *x, const qmm_run *r) {
+    const qgemm_params *p = s->k.params;
     qmm_shape sh;
     if (!qmm_shape_of(r->a, r->b, &sh) || sh.K != sh.Kb)
         return frt_step_fail(s, FRT_ERR_SHAPE, "operand shapes do not fit");
-    int64_t M = sh.M, K = sh.K, N = sh.N;
+    int64_t M = sh.M, K = sh.K, N = sh.N, K2 = (K + 1) / 2;
     frt_status st;
     /* per-row parameters of A have M elements, per-column ones of B have N */
     if ((st = qparam_run(s, r->azp, "a_zero_point", M)) ||
@@ -449,14 +506,15 @@ static frt_status qmm_run_all(const frt_step *s, frt_exec *x, const qmm_run *r) 
         (st = qparam_run(s, r->as, "a_scale", M)) || (st = qparam_run(s, r->bs, "b_scale", N)) ||
         (st = qparam_run(s, r->ys, "y_scale", M)) || (st = qparam_run(s, r->yzp, "y_zero_point", M)))
         return st;
-    int16_t *b16 = x->scratch;
-    int16_t *a16 = b16 + K * N;
-    uint32_t *acc = (uint32_t *)(((uintptr_t)(a16 + K) + 63) & ~(uintptr_t)63);
+    int16_t *bp = x->scratch;
+    int16_t *a16 = bp + 2 * K2 * N;
+    int32_t *acc = (int32_t *)(((uintptr_t)(a16 + 2 * K2 * M) + 63) & ~(uintptr_t)63);
     int32_t adt = r->a->dtype, bdt = r->b->dtype;
     int64_t nbatch = 1;
     for (int i = 0; i < sh.batch_rank; i++) nbatch *= sh.batch[i];
     int64_t lo = 0, hi = 0;
     if (r->ys) q_range(r->y->dtype, &lo, &hi);
+    int64_t prev_ao = -1, prev_bo = -1;
     for (int64_t t = 0; t < nbatch; t++) {
         int64_t rem = t, ao = 0, bo = 0, as = 1, bs = 1;
         for (int d = sh.batch_rank - 1; d >= 0; d--) {
@@ -467,32 +525,50 @@ static frt_status qmm_run_all(const frt_step *s, frt_exec *x, const qmm_run *r) 
             as *= sh.a_bat[d];
             bs *= sh.b_bat[d];
         }
-        int64_t abase = ao * M * K, bbase = bo * K * N;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++)
-                b16[k * N + j] = q8_sub(bdt, r->b->data, bbase + k * N + j, zp_at(r->bzp, j));
-        for (int64_t i = 0; i < M; i++) {
-            int32_t az = zp_at(r->azp, i);
-            for (int64_t k = 0; k < K; k++) a16[k] = q8_sub(adt, r->a->data, abase + i * K + k, az);
-            memset(acc, 0, (size_t)N * sizeof *acc);
-            for (int64_t k = 0; k < K; k++)
-                if (a16[k]) axpy_i16(acc, a16[k], b16 + k * N, N);
-            int64_t yo = (t * M + i) * N;
-            if (!r->ys) {
-                int32_t *y = (int32_t *)r->y->data + yo;
-                for (int64_t j = 0; j < N; j++) y[j] = (int32_t)acc[j];
-                continue;
+        if (bo != prev_bo) { /* B - b_zp in row pairs */
+            int64_t bbase = bo * K * N;
+            for (int64_t k = 0; k < 2 * K2; k++)
+                for (int64_t j = 0; j < N; j++)
+                    bp[((k >> 1) * N + j) * 2 + (k & 1)] =
+                        k < K ? q8_sub(bdt, r->b->data, bbase + k * N + j, zp_at(r->bzp, j)) : 0;
+            prev_bo = bo;
+        }
+        if (ao != prev_ao) { /* A - a_zp, rows padded to 2*K2 */
+            int64_t abase = ao * M * K;
+            for (int64_t i = 0; i < M; i++) {
+                int32_t az = zp_at(r->azp, i);
+                for (int64_t k = 0; k < K; k++)
+                    a16[i * 2 * K2 + k] = q8_sub(adt, r->a->data, abase + i * K + k, az);
+                if (K & 1) a16[i * 2 * K2 + K] = 0;
             }
+            prev_ao = ao;
+        }
+        int32_t *c = r->ys ? acc : (int32_t *)r->y->data + t * M * N;
+        p->gemm(M, N, K2, a16, 2 * K2, bp, c, N);
+        if (!r->ys) continue;
+        for (int64_t i = 0; i < M; i++) {
             float sa = ld_scale(r->as, r->as->numel == 1 ? 0 : i);
             float sy = ld_scale(r->ys, r->ys->numel == 1 ? 0 : i);
             int32_t yz = zp_at(r->yzp, i);
+            int64_t yo = (t * M + i) * N;
             for (int64_t j = 0; j < N; j++) {
                 float mult = sa * ld_scale(r->bs, r->bs->numel == 1 ? 0 : j) / sy;
-                int64_t q = q_round((float)(int32_t)acc[j] * mult, yz, lo, hi);
+                int64_t q = q_round((float)acc[i * N + j] * mult, yz, lo, hi);
                 frt_st_i64(r->y->dtype, r->y->data, yo + j, q);
             }
         }
     }
+    return FRT_OK;
+}
+
+static frt_status qmm_select(frt_op_ctx *c, frt_kernel *k, const char *base, frt_kernel_fn fn) {
+    qgemm_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    frt_status st = qgemm_pick(c, k, base, &p->gemm);
+    if (st) return st;
+    k->fn = fn;
+    k->params = p;
+    k->scratch = qmm_scratch;
     return FRT_OK;
 }
 
@@ -518,10 +594,7 @@ static frt_status mmi_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status mmi_select(frt_op_ctx *c, frt_kernel *k) {
-    k->name = "matmul_integer";
-    k->fn = mmi_kernel;
-    k->scratch = qmm_scratch;
-    return FRT_OK;
+    return qmm_select(c, k, "matmul_integer", mmi_kernel);
 }
 
 /* QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point). */
@@ -553,10 +626,7 @@ static frt_status qlmm_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status qlmm_select(frt_op_ctx *c, frt_kernel *k) {
-    k->name = "qlinear_matmul";
-    k->fn = qlmm_kernel;
-    k->scratch = qmm_scratch;
-    return FRT_OK;
+    return qmm_select(c, k, "qlinear_matmul", qlmm_kernel);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -565,7 +635,8 @@ static frt_status qlmm_select(frt_op_ctx *c, frt_kernel *k) {
 
 /* X [N, C, s_1..s_n], W [M, C/group, k_1..k_n] (n spatial dims, 1..FRT_MAX_RANK-2),
  * Y [N, M, o_1..o_n]. Per (batch, group): col[Kg, P] = X - x_zp gathered (0 in the padding, i.e.
- * the zero point), Kg = C/group * prod(k), P = prod(o); Y_g[Mg, P] = (W_g - w_zp) col. */
+ * the zero point), Kg = C/group * prod(k), P = prod(o), packed in row pairs for the integer
+ * product; Y_g[Mg, P] = (W_g - w_zp) col. */
 typedef struct qconv_params {
     int nsp;
     int auto_pad;
@@ -573,6 +644,7 @@ typedef struct qconv_params {
     int64_t pb[FRT_MAX_RANK], pe[FRT_MAX_RANK];
     int64_t group;
     bool qlinear;
+    frt_qgemm_fn gemm;
 } qconv_params;
 
 /* Geometry of one run (also used by infer with possibly unknown dims). */
@@ -733,28 +805,34 @@ static size_t qconv_scratch(const frt_step *s, const frt_value *values) {
     if (xv->rank != p->nsp + 2 || w->rank != p->nsp + 2 ||
         !qconv_geometry(p, xv, w, &g, why, sizeof why))
         return 64; /* the kernel reports the error */
-    /* col [Kg, P] int16, W - w_zp [M, Kg] int16, accumulators [P] */
-    return (size_t)(g.Kg * g.P + g.M * g.Kg) * sizeof(int16_t) + 64 + (size_t)g.P * sizeof(uint32_t);
+    /* col [K2][P][2] and W - w_zp [M][2*K2] as int16, products [Mg, P] (QLinearConv) */
+    int64_t K2 = (g.Kg + 1) / 2;
+    return (size_t)(2 * K2 * (g.P + g.M)) * sizeof(int16_t) + 64 +
+           (p->qlinear ? (size_t)(g.Mg * g.P) * sizeof(int32_t) : 0);
 }
 
-/* col[Kg, P] for group gr of batch item n: x - zp at each kernel tap, 0 in the padding. */
+/* col for group gr of batch item n, packed in row pairs: row k (= (ci*kvol + tap)) element p at
+ * col[((k >> 1) * P + p) * 2 + (k & 1)] is x - zp at that tap, 0 in the padding; an odd Kg gets a
+ * zero row. */
 static void qconv_im2col(const qconv_params *p, const qconv_geom *g, const frt_value *xv,
                          int64_t n, int64_t gr, int32_t zp, int16_t *col) {
     int nsp = p->nsp;
-    int64_t in_plane = 1;
+    int64_t in_plane = 1, P = g->P;
     for (int i = 0; i < nsp; i++) in_plane *= g->in[i];
     int64_t kvol = g->Kg / g->Cg;
+    if (g->Kg & 1)
+        for (int64_t pp = 0; pp < P; pp++) col[((g->Kg >> 1) * P + pp) * 2 + 1] = 0;
     for (int64_t ci = 0; ci < g->Cg; ci++) {
         int64_t xbase = (n * g->C + gr * g->Cg + ci) * in_plane;
         for (int64_t kk = 0; kk < kvol; kk++) {
-            int64_t kc[FRT_MAX_RANK], rem = kk;
+            int64_t kc[FRT_MAX_RANK], rem = kk, k = ci * kvol + kk;
             for (int i = nsp - 1; i >= 0; i--) {
                 kc[i] = rem % p->k[i];
                 rem /= p->k[i];
             }
-            int16_t *row = col + (ci * kvol + kk) * g->P;
+            int16_t *row = col + (k >> 1) * P * 2 + (k & 1);
             int64_t oc[FRT_MAX_RANK] = {0};
-            for (int64_t pp = 0; pp < g->P; pp++) {
+            for (int64_t pp = 0; pp < P; pp++) {
                 int64_t off = 0;
                 bool inside = true;
                 for (int i = 0; i < nsp; i++) {
@@ -765,7 +843,7 @@ static void qconv_im2col(const qconv_params *p, const qconv_geom *g, const frt_v
                     }
                     off = off * g->in[i] + pos;
                 }
-                row[pp] = inside ? q8_sub(xv->dtype, xv->data, xbase + off, zp) : 0;
+                row[2 * pp] = inside ? q8_sub(xv->dtype, xv->data, xbase + off, zp) : 0;
                 for (int i = nsp - 1; i >= 0; i--) {
                     if (++oc[i] < g->out[i]) break;
                     oc[i] = 0;
@@ -798,12 +876,15 @@ static frt_status qconv_kernel(const frt_step *s, frt_exec *x) {
     if (bias && bias->numel != g.M)
         return frt_step_fail(s, FRT_ERR_SHAPE, "B has %lld entries, %lld output channels",
                              (long long)bias->numel, (long long)g.M);
+    int64_t K2 = (g.Kg + 1) / 2;
     int16_t *col = x->scratch;
-    int16_t *w16 = col + g.Kg * g.P;
-    uint32_t *acc = (uint32_t *)(((uintptr_t)(w16 + g.M * g.Kg) + 63) & ~(uintptr_t)63);
+    int16_t *w16 = col + 2 * K2 * g.P;
+    int32_t *acc = (int32_t *)(((uintptr_t)(w16 + 2 * K2 * g.M) + 63) & ~(uintptr_t)63);
     for (int64_t m = 0; m < g.M; m++) {
         int32_t z = zp_at(wzp, m);
-        for (int64_t k = 0; k < g.Kg; k++) w16[m * g.Kg + k] = q8_sub(w->dtype, w->data, m * g.Kg + k, z);
+        int16_t *wr = w16 + m * 2 * K2;
+        for (int64_t k = 0; k < g.Kg; k++) wr[k] = q8_sub(w->dtype, w->data, m * g.Kg + k, z);
+        if (g.Kg & 1) wr[g.Kg] = 0;
     }
     int32_t xz = zp_at(xzp, 0);
     int64_t lo = 0, hi = 0, yz = 0;
@@ -817,23 +898,20 @@ static frt_status qconv_kernel(const frt_step *s, frt_exec *x) {
     for (int64_t n = 0; n < g.N; n++)
         for (int64_t gr = 0; gr < p->group; gr++) {
             qconv_im2col(p, &g, xv, n, gr, xz, col);
+            int64_t m0 = gr * g.Mg;
+            int32_t *c = ql ? acc : (int32_t *)y->data + (n * g.M + m0) * g.P;
+            p->gemm(g.Mg, g.P, K2, w16 + m0 * 2 * K2, 2 * K2, col, c, g.P);
+            if (!ql) continue;
             for (int64_t mg = 0; mg < g.Mg; mg++) {
-                int64_t m = gr * g.Mg + mg;
-                const int16_t *wr = w16 + m * g.Kg;
+                int64_t m = m0 + mg;
                 uint32_t b0 = bias ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
-                for (int64_t pp = 0; pp < g.P; pp++) acc[pp] = b0;
-                for (int64_t k = 0; k < g.Kg; k++)
-                    if (wr[k]) axpy_i16(acc, wr[k], col + k * g.P, g.P);
-                int64_t yo = (n * g.M + m) * g.P;
-                if (!ql) {
-                    int32_t *yd = (int32_t *)y->data + yo;
-                    for (int64_t pp = 0; pp < g.P; pp++) yd[pp] = (int32_t)acc[pp];
-                    continue;
-                }
                 float mult = sx * ld_scale(ws, ws->numel == 1 ? 0 : m) / sy;
-                for (int64_t pp = 0; pp < g.P; pp++)
-                    frt_st_i64(y->dtype, y->data, yo + pp,
-                               q_round((float)(int32_t)acc[pp] * mult, yz, lo, hi));
+                int64_t yo = (n * g.M + m) * g.P;
+                const int32_t *cr = acc + mg * g.P;
+                for (int64_t pp = 0; pp < g.P; pp++) {
+                    int32_t v = (int32_t)((uint32_t)cr[pp] + b0);
+                    frt_st_i64(y->dtype, y->data, yo + pp, q_round((float)v * mult, yz, lo, hi));
+                }
             }
         }
     return FRT_OK;
@@ -851,7 +929,7 @@ static frt_status qconv_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = qconv_params_read(c, w, p);
     if (st) return st;
     p->qlinear = ql;
-    k->name = ql ? "qlinear_conv" : "conv_integer";
+    if ((st = qgemm_pick(c, k, ql ? "qlinear_conv" : "conv_integer", &p->gemm))) return st;
     k->fn = qconv_kernel;
     k->params = p;
     k->scratch = qconv_scratch;

@@ -16,9 +16,14 @@ static int64_t rnd(int64_t n) {
     return (int64_t)((g_seed >> 8) % (uint64_t)n);
 }
 
+/* ISA tier select may use in run_n: 0 = the host's (capped by FRT_ISA), else FRT_TEST_ISA(t). */
+static int g_isa;
+static const char *g_kname;
+
 static frt_status run_n(const char *op, int64_t opset, const frt_onnx_attr *attrs, size_t na,
                         frt_value *ins, int n_in, unsigned absent, frt_value *out, int n_out) {
     frt_test_op t = {0};
+    t.isa = g_isa;
     t.op_type = op;
     t.opset = opset;
     t.attrs = attrs;
@@ -27,7 +32,8 @@ static frt_status run_n(const char *op, int64_t opset, const frt_onnx_attr *attr
     t.n_in = n_in;
     t.absent_mask = absent;
     t.n_out = n_out;
-    return frt_test_run_op(&t, out, NULL);
+    g_kname = NULL;
+    return frt_test_run_op(&t, out, &g_kname);
 }
 
 /* Round half to even, written out (not nearbyint) so the reference does not share the kernel's
@@ -254,19 +260,22 @@ static void test_matmul_integer(void) {
         {1, 2, {11}, {11, 5}},
         {3, 1, {2, 3, 8}, {8}},
         {2, 4, {3, 4}, {2, 2, 4, 3}},
+        /* the SIMD tiles: 4 rows x 16 columns, 8-column and single-column tails, odd K */
+        {2, 2, {9, 33}, {33, 37}},
+        {3, 2, {2, 5, 21}, {21, 24}},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int variant = 0; variant < 4; variant++) {
             const mm_case *mc = &cases[ci];
             int32_t adt = variant & 1 ? FRT_INT8 : FRT_UINT8, bdt = variant & 2 ? FRT_INT8 : FRT_UINT8;
             int64_t na = numel(mc->ad, mc->ra), nb = numel(mc->bd, mc->rb);
-            uint8_t a[400], b[400];
+            uint8_t a[1400], b[1400];
             q8_fill(adt, a, na);
             q8_fill(bdt, b, nb);
             int64_t M = mc->ra == 1 ? 1 : mc->ad[mc->ra - 2], N = mc->rb == 1 ? 1 : mc->bd[mc->rb - 1];
             /* zero points: variant 0 absent, 1 per tensor, 2 per row / column, 3 mixed */
-            uint8_t azp8[16], bzp8[16];
-            int64_t azp[16], bzp[16];
+            uint8_t azp8[64], bzp8[64];
+            int64_t azp[64], bzp[64];
             int64_t naz = variant == 2 && mc->ra > 1 ? M : 1, nbz = variant >= 2 && mc->rb > 1 ? N : 1;
             q8_fill(adt, azp8, naz);
             q8_fill(bdt, bzp8, nbz);
@@ -278,7 +287,7 @@ static void test_matmul_integer(void) {
                                 frt_test_value(bdt, 1, zbd, bzp8)};
             frt_value out;
             CHECK_OK(run_n("MatMulInteger", 10, NULL, 0, ins, 4, variant ? 0 : 12, &out, 1));
-            int64_t acc[1000], nbat, m_, n_;
+            int64_t acc[1400], nbat, m_, n_;
             ref_mm(mc, adt, a, bdt, b, azp, naz, bzp, nbz, acc, &nbat, &m_, &n_);
             CHECK(out.dtype == FRT_INT32 && out.numel == nbat * m_ * n_);
             int bad = 0;
@@ -287,7 +296,7 @@ static void test_matmul_integer(void) {
             free(out.data);
 
             /* QLinearMatMul on the same operands: a per row, b per column scales */
-            float as[16], bs[16], ys = 0.75f;
+            float as[64], bs[64], ys = 0.75f;
             for (int64_t i = 0; i < naz; i++) as[i] = 0.01f + (float)rnd(10) * 0.003f;
             for (int64_t i = 0; i < nbz; i++) bs[i] = 0.02f + (float)rnd(10) * 0.001f;
             int32_t yt = variant & 1 ? FRT_INT8 : FRT_UINT8;
@@ -356,6 +365,8 @@ static void test_conv_integer(void) {
         {3, 1, 2, 3, 1, {4, 5, 3}, {2, 3, 1}, {1, 2, 1}, {1, 1, 1}, {0, 1, 0}, {1, 1, 0}, NULL},
         {2, 1, 3, 3, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, "SAME_UPPER"},
         {2, 1, 2, 4, 1, {6, 5}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, "SAME_LOWER"},
+        /* 8 output channels x 63 positions, odd Kg = 27: every SIMD tile and tail */
+        {2, 2, 3, 8, 1, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, NULL},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int variant = 0; variant < 3; variant++) {
@@ -509,9 +520,17 @@ int main(void) {
     test_qdq_axis();
     test_qdq_bad();
     test_dynamic_quantize();
-    test_matmul_integer();
+    /* the integer products at the portable tier and at the host's (SIMD) tier */
+    for (int tier = 0; tier < 2; tier++) {
+        g_isa = tier ? 0 : FRT_TEST_ISA(FRT_ISA_PORTABLE);
+        test_matmul_integer();
+        test_conv_integer();
+        if (tier == 0) CHECK_MSG(g_kname && !strstr(g_kname, "avx"), "%s", g_kname);
+        if (tier == 1 && frt_cpu_tier() >= FRT_ISA_AVX2)
+            CHECK_MSG(g_kname && strstr(g_kname, "_avx2"), "%s", g_kname);
+    }
+    g_isa = 0;
     test_matmul_bad();
-    test_conv_integer();
     test_conv_bad();
     TEST_MAIN_END();
 }
