@@ -388,13 +388,14 @@ static frt_status gather_nd_infer(frt_op_ctx *c) {
     int64_t b = frt_attr_int(c->node, "batch_dims", 0);
     if (b < 0 || (c->opset < 12 && b != 0))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "batch_dims %lld is not valid", (long long)b);
-    if (x->rank < 0 || ix->rank < 0 || ix->dims[ix->rank > 0 ? ix->rank - 1 : 0] < 0) {
+    if (x->rank == 0 || ix->rank == 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "data and indices need rank >= 1 (have %d, %d)",
+                           x->rank, ix->rank);
+    if (x->rank < 0 || ix->rank < 0 || ix->dims[ix->rank - 1] < 0) {
         frt_op_set_shape(c->out[0], x->dtype, -1, NULL);
         return FRT_OK;
     }
     int r = x->rank, q = ix->rank;
-    if (r < 1 || q < 1)
-        return frt_op_fail(c, FRT_ERR_SHAPE, "data and indices need rank >= 1 (have %d, %d)", r, q);
     if (b >= q || b >= r)
         return frt_op_fail(c, FRT_ERR_SHAPE, "batch_dims %lld must be less than both ranks (%d, %d)",
                            (long long)b, r, q);
@@ -438,6 +439,7 @@ static frt_status gather_nd_kernel(const frt_step *s, frt_exec *x) {
     const frt_value *xv = &x->values[s->in[0]], *ix = &x->values[s->in[1]];
     frt_value *y = &x->values[s->out[0]];
     int r = xv->rank, q = ix->rank, b = (int)p->batch_dims;
+    if (r < 1 || q < 1) return frt_step_fail(s, FRT_ERR_SHAPE, "data and indices need rank >= 1");
     int64_t k = ix->dims[q - 1];
     if (b >= q || b >= r || k < 1 || k > r - b)
         return frt_step_fail(s, FRT_ERR_SHAPE, "indices do not fit the data");
@@ -488,10 +490,10 @@ static frt_status scatter_nd_infer(frt_op_ctx *c) {
         (st = frt_op_check_input(c, 2, c->in[0]->dtype)))
         return st;
     const frt_value *x = c->in[0], *ix = c->in[1], *u = c->in[2];
+    if (x->rank == 0 || ix->rank == 0)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "data and indices need rank >= 1");
     if (x->rank >= 0 && ix->rank >= 0 && u->rank >= 0) {
         int r = x->rank, q = ix->rank;
-        if (r < 1 || q < 1)
-            return frt_op_fail(c, FRT_ERR_SHAPE, "data and indices need rank >= 1");
         int64_t k = ix->dims[q - 1];
         if (k >= 0) {
             if (k < 1 || k > r)
@@ -521,6 +523,7 @@ static frt_status scatter_nd_kernel(const frt_step *s, frt_exec *x) {
                     *u = &x->values[s->in[2]];
     frt_value *y = &x->values[s->out[0]];
     int r = xv->rank, q = ix->rank;
+    if (r < 1 || q < 1) return frt_step_fail(s, FRT_ERR_SHAPE, "data and indices need rank >= 1");
     int64_t k = ix->dims[q - 1];
     if (k < 1 || k > r) return frt_step_fail(s, FRT_ERR_SHAPE, "indices do not fit the data");
     int64_t tuples = prod_range(ix->dims, 0, q - 1), slice = prod_range(xv->dims, (int)k, r);

@@ -341,6 +341,12 @@ static void test_bad_input(void) {
     frt_value gb[2] = {g[0], frt_test_value(FRT_INT64, 2, bd, ix3)};
     frt_onnx_attr b1 = frt_test_attr_int("batch_dims", 1);
     CHECK(run_op("GatherND", 13, &b1, 1, gb, 2, &out) == FRT_ERR_SHAPE);
+    /* rank-0 indices */
+    int64_t one = 0;
+    frt_value g0[2] = {g[0], frt_test_value(FRT_INT64, 0, NULL, &one)};
+    CHECK(run_op("GatherND", 13, NULL, 0, g0, 2, &out) == FRT_ERR_SHAPE);
+    frt_value s0[3] = {g[0], g0[1], frt_test_value(FRT_FLOAT32, 0, NULL, upd)};
+    CHECK(run_op("ScatterND", 13, NULL, 0, s0, 3, &out) == FRT_ERR_SHAPE);
     /* Compress: condition longer than the axis, not bool */
     uint8_t cond[4] = {1, 0, 1, 1};
     int64_t c4[1] = {4};
