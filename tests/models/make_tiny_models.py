@@ -23,9 +23,10 @@ Models:
                   load time.
   external_gemm   Gemm(a[3,7], w[5,7]^T, c[5], alpha=0.5, beta=1) with w and c
                   in external data "weights.bin" (size_threshold=0).
-  unsupported_ops Relu + two "Multinomial" nodes + Add + one "NonZero": the
-                  loader must list every unsupported op type (Multinomial, NonZero) and the
-                  names of their nodes; Relu/Add must not be listed.
+  unsupported_ops Relu + two "Multinomial" nodes + Add, and one "StringNormalizer":
+                  the loader must list every unsupported op type (Multinomial,
+                  StringNormalizer) and the names of their nodes; Relu/Add must not be
+                  listed.
   view_alias      x -> Identity -> a (graph output); a -> Dropout(ratio
                   initializer, inference) -> Flatten(axis=1) -> f; y=Relu(f),
                   z=Neg(f): a runtime that aliases views must not let Relu
@@ -187,7 +188,7 @@ def build_all(out_dir):
            "Gemm whose initializers w[5,7], c[5] live in weights.bin",
            external=True)
 
-    # (d) unsupported op types (Multinomial: in no node-suite case, so no stream implements it)
+    # (d) unsupported op types (Multinomial: in no node-suite case; StringNormalizer: strings)
     x = randn(2, 3)
     nodes = [
         helper.make_node("Relu", ["x"], ["xr"], name="relu_0"),
@@ -196,21 +197,21 @@ def build_all(out_dir):
         helper.make_node("Multinomial", ["x"], ["m1"], name="multinomial_b",
                          dtype=TensorProto.INT64),
         helper.make_node("Add", ["m0", "m1"], ["s"], name="add_0"),
-        helper.make_node("NonZero", ["s"], ["nz"], name="nonzero_0"),
+        helper.make_node("StringNormalizer", ["txt"], ["norm"], name="strnorm_0",
+                         case_change_action="LOWER"),
     ]
     g = helper.make_graph(
         nodes, "unsupported_ops",
-        [_vi("x", TensorProto.FLOAT, [2, 3])],
-        [_vi("s", TensorProto.INT64, [2, 1]), _vi("nz", TensorProto.INT64, [2, "nnz"])])
-    # random samples: the model never runs; the refs only describe the outputs
+        [_vi("x", TensorProto.FLOAT, [2, 3]), _vi("txt", TensorProto.STRING, [2])],
+        [_vi("s", TensorProto.INT64, [2, 1]), _vi("norm", TensorProto.STRING, [2])])
+    # random samples and strings: the model never runs; the ref only describes output s
     s = np.zeros((2, 1), dtype=np.int64)
-    nz = np.array(np.nonzero(s), dtype=np.int64)
     _write(out_dir, "unsupported_ops", _model(g), [("x", x)],
-           [("s", s), ("nz", nz)],
+           [("s", s)],
            "load must fail listing every unsupported op type and node",
            expect_error={"status": "unsupported",
-                         "op_types": ["Multinomial", "NonZero"],
-                         "nodes": ["multinomial_a", "multinomial_b", "nonzero_0"],
+                         "op_types": ["Multinomial", "StringNormalizer"],
+                         "nodes": ["multinomial_a", "multinomial_b", "strnorm_0"],
                          "not_listed": ["Relu", "Add", "relu_0", "add_0"]})
 
     # (e) Identity/Dropout/Flatten view chain with several readers
