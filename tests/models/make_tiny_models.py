@@ -23,10 +23,9 @@ Models:
                   load time.
   external_gemm   Gemm(a[3,7], w[5,7]^T, c[5], alpha=0.5, beta=1) with w and c
                   in external data "weights.bin" (size_threshold=0).
-  unsupported_ops Relu + two "Multinomial" nodes + Add, and one "StringNormalizer":
-                  the loader must list every unsupported op type (Multinomial,
-                  StringNormalizer) and the names of their nodes; Relu/Add must not be
-                  listed.
+  unsupported_ops Relu + two "Multinomial" nodes + Add, and one "MaxRoiPool": the
+                  loader must list every unsupported op type (Multinomial, MaxRoiPool)
+                  and the names of their nodes; Relu/Add must not be listed.
   view_alias      x -> Identity -> a (graph output); a -> Dropout(ratio
                   initializer, inference) -> Flatten(axis=1) -> f; y=Relu(f),
                   z=Neg(f): a runtime that aliases views must not let Relu
@@ -188,7 +187,7 @@ def build_all(out_dir):
            "Gemm whose initializers w[5,7], c[5] live in weights.bin",
            external=True)
 
-    # (d) unsupported op types (Multinomial: in no node-suite case; StringNormalizer: strings)
+    # (d) unsupported op types (Multinomial, MaxRoiPool: in no node-suite case)
     x = randn(2, 3)
     nodes = [
         helper.make_node("Relu", ["x"], ["xr"], name="relu_0"),
@@ -197,21 +196,24 @@ def build_all(out_dir):
         helper.make_node("Multinomial", ["x"], ["m1"], name="multinomial_b",
                          dtype=TensorProto.INT64),
         helper.make_node("Add", ["m0", "m1"], ["s"], name="add_0"),
-        helper.make_node("StringNormalizer", ["txt"], ["norm"], name="strnorm_0",
-                         case_change_action="LOWER"),
+        helper.make_node("MaxRoiPool", ["img", "rois"], ["pooled"], name="maxroipool_0",
+                         pooled_shape=[2, 2]),
     ]
+    rois = np.array([[0, 0, 0, 3, 3]], dtype=np.float32)
     g = helper.make_graph(
         nodes, "unsupported_ops",
-        [_vi("x", TensorProto.FLOAT, [2, 3]), _vi("txt", TensorProto.STRING, [2])],
-        [_vi("s", TensorProto.INT64, [2, 1]), _vi("norm", TensorProto.STRING, [2])])
-    # random samples and strings: the model never runs; the ref only describes output s
+        [_vi("x", TensorProto.FLOAT, [2, 3]), _vi("img", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [_vi("s", TensorProto.INT64, [2, 1]), _vi("pooled", TensorProto.FLOAT, [1, 1, 2, 2])],
+        initializer=[numpy_helper.from_array(rois, "rois")])
+    img = randn(1, 1, 4, 4)
+    # random samples: the model never runs; the ref only describes output s
     s = np.zeros((2, 1), dtype=np.int64)
-    _write(out_dir, "unsupported_ops", _model(g), [("x", x)],
+    _write(out_dir, "unsupported_ops", _model(g), [("x", x), ("img", img)],
            [("s", s)],
            "load must fail listing every unsupported op type and node",
            expect_error={"status": "unsupported",
-                         "op_types": ["Multinomial", "StringNormalizer"],
-                         "nodes": ["multinomial_a", "multinomial_b", "strnorm_0"],
+                         "op_types": ["Multinomial", "MaxRoiPool"],
+                         "nodes": ["multinomial_a", "multinomial_b", "maxroipool_0"],
                          "not_listed": ["Relu", "Add", "relu_0", "add_0"]})
 
     # (e) Identity/Dropout/Flatten view chain with several readers
