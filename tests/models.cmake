@@ -37,6 +37,10 @@ frt_e2e_test(all_ops_dyn_batch0 ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref
 frt_e2e_test(all_ops_dyn_batch0_threads2_greedy ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref0
              --threads 2 --planner greedy)
 frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
+# Control flow (scripted exports): a Loop whose trip count is an input (8, 0 and 3 iterations)
+frt_e2e_test(control_loop ${FRT_MODELS_DIR}/control_loop)
+frt_e2e_test(control_loop_n0 ${FRT_MODELS_DIR}/control_loop --in in_n0 --ref ref_n0)
+frt_e2e_test(control_loop_n3 ${FRT_MODELS_DIR}/control_loop --in in_n3 --ref ref_n3)
 
 # A few models again with the kernels of lower ISA tiers (FRT_ISA caps the tier, src/ops/cpu.h),
 # so the AVX2 and portable paths are checked end to end on an AVX-512 host too.
