@@ -83,7 +83,7 @@ static void *out_storage(const frt_step *s, frt_exec *x, const ctl_params *p, in
                          int32_t dtype, int32_t rank, const int64_t *dims) {
     if (p->dynamic) return frt_exec_alloc_output(x, s, j, dtype, rank, dims);
     frt_value *o = &x->values[s->out[j]];
-    frt_value want;
+    frt_value want = {0};
     frt_value_set_shape(&want, dtype, rank, dims);
     if (o->dtype != dtype || !same_shape(o, &want)) {
         char a[128], b[128];
@@ -674,7 +674,7 @@ static frt_status scan_run(const frt_step *s, frt_exec *x) {
                     }
                     outp[q] = out_storage(s, x, p, j, v->dtype, rank, dims);
                     if (!outp[q]) return FRT_ERR_SHAPE;
-                    frt_value ov;
+                    frt_value ov = {0};
                     frt_value_set_shape(&ov, v->dtype, rank, dims);
                     out_ax[q] = ax;
                     split_axis(&ov, ax, p->batch ? 1 : 0, &out_outer[q], &out_inner[q]);
@@ -728,7 +728,7 @@ static frt_status scan_run(const frt_step *s, frt_exec *x) {
                 for (int d = 0, e = 0; d < rank; d++)
                     dims[d] = d == ax ? T : (bo->dims[e] < 0 ? 0 : bo->dims[e]), e += d != ax;
             }
-            frt_value ov;
+            frt_value ov = {0};
             frt_value_set_shape(&ov, bo->dtype, rank, dims);
             void *d = out_storage(s, x, p, j, bo->dtype, rank, dims);
             if (!d) return FRT_ERR_SHAPE;
