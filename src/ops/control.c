@@ -23,7 +23,7 @@
 #include "dtype_util.h"
 #include "op.h"
 
-#define CTL_MAX_IO 256
+#define CTL_MAX_IO 64 /* inputs / outputs of a control-flow node and of its bodies */
 #define CTL_ALIGN(n) (((n) + 63) & ~(size_t)63)
 
 typedef struct ctl_params {
@@ -712,6 +712,12 @@ static frt_status scan_run(const frt_step *s, frt_exec *x) {
             if (nb) memcpy((char *)d + (size_t)b * nb, bin[j].data, nb);
         }
     }
+    if (B == 0) /* no batch: the final states are the (empty) initial ones */
+        for (int j = 0; j < n && j < s->n_out; j++) {
+            const frt_value *iv = &x->values[s->in[f + j]];
+            if (s->out[j] >= 0 && !out_storage(s, x, p, j, iv->dtype, iv->rank, iv->dims))
+                return FRT_ERR_SHAPE;
+        }
     if (!have_out) /* no iteration ran: empty scan outputs of the declared slice shapes */
         for (int q = 0; q < kout; q++) {
             int j = n + q;
