@@ -33,6 +33,12 @@ if(NOT FRT_SANITIZE MATCHES "thread")
             in,in_m0,in_m2)
   set_tests_properties(runtime.noalloc.alternate_shape_subgraph runtime.noalloc.control_if
     runtime.noalloc.control_loop PROPERTIES FIXTURES_REQUIRED tiny)
+  # the exported scripted Loop (trip counts 8, 0, 3)
+  add_test(NAME runtime.noalloc.zoo_control_loop
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/control_loop/model.onnx
+            --sets ${FRT_MODELS_DIR}/control_loop in,in_n0,in_n3)
+  set_tests_properties(runtime.noalloc.zoo_control_loop PROPERTIES FIXTURES_REQUIRED frt_models
+    LABELS runtime ENVIRONMENT "FRT_CHECK_PLAN=0;OPENBLAS_NUM_THREADS=1")
   set_tests_properties(runtime.noalloc.digits runtime.noalloc.digits_2threads
     runtime.noalloc.alternate_digits runtime.noalloc.alternate_shape_subgraph
     runtime.noalloc.control_if runtime.noalloc.control_loop
