@@ -37,7 +37,15 @@ if(NOT FRT_SANITIZE MATCHES "thread")
   add_test(NAME runtime.noalloc.zoo_control_loop
     COMMAND test_noalloc ${FRT_MODELS_DIR}/control_loop/model.onnx
             --sets ${FRT_MODELS_DIR}/control_loop in,in_n0,in_n3)
-  set_tests_properties(runtime.noalloc.zoo_control_loop PROPERTIES FIXTURES_REQUIRED frt_models
+  # an If alternating branches; DLRM's 8 EmbeddingBag Loops on two sets of bags
+  add_test(NAME runtime.noalloc.zoo_control_if
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/control_if/model.onnx
+            --sets ${FRT_MODELS_DIR}/control_if in,in_else)
+  add_test(NAME runtime.noalloc.zoo_dlrm_small
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/dlrm_small/model.onnx
+            --sets ${FRT_MODELS_DIR}/dlrm_small in,in_b)
+  set_tests_properties(runtime.noalloc.zoo_control_loop runtime.noalloc.zoo_control_if
+    runtime.noalloc.zoo_dlrm_small PROPERTIES FIXTURES_REQUIRED frt_models
     LABELS runtime ENVIRONMENT "FRT_CHECK_PLAN=0;OPENBLAS_NUM_THREADS=1")
   set_tests_properties(runtime.noalloc.digits runtime.noalloc.digits_2threads
     runtime.noalloc.alternate_digits runtime.noalloc.alternate_shape_subgraph
