@@ -37,6 +37,16 @@ frt_e2e_test(all_ops_dyn_batch0 ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref
 frt_e2e_test(all_ops_dyn_batch0_threads2_greedy ${FRT_MODELS_DIR}/all_ops_dyn --in in0 --ref ref0
              --threads 2 --planner greedy)
 frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
+# Control flow (scripted exports): a Loop whose trip count is an input (8, 0 and 3 iterations)
+frt_e2e_test(control_loop ${FRT_MODELS_DIR}/control_loop)
+frt_e2e_test(control_loop_n0 ${FRT_MODELS_DIR}/control_loop --in in_n0 --ref ref_n0)
+frt_e2e_test(control_loop_n3 ${FRT_MODELS_DIR}/control_loop --in in_n3 --ref ref_n3)
+# An If taking either branch, and DLRM's EmbeddingBag Loops (these need ReduceSum/ReduceMean,
+# Greater and the data-dependent Slice of the reduce, logic and shape streams)
+frt_e2e_test(control_if ${FRT_MODELS_DIR}/control_if)
+frt_e2e_test(control_if_else ${FRT_MODELS_DIR}/control_if --in in_else --ref ref_else)
+frt_e2e_test(dlrm_small ${FRT_MODELS_DIR}/dlrm_small)
+frt_e2e_test(dlrm_small_b ${FRT_MODELS_DIR}/dlrm_small --in in_b --ref ref_b)
 
 # A few models again with the kernels of lower ISA tiers (FRT_ISA caps the tier, src/ops/cpu.h),
 # so the AVX2 and portable paths are checked end to end on an AVX-512 host too.

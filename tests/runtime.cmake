@@ -13,8 +13,9 @@ set_tests_properties(runtime.tiny PROPERTIES FIXTURES_REQUIRED tiny LABELS runti
 
 if(NOT FRT_SANITIZE MATCHES "thread")
   # Counts every malloc in the process (interposition, or ASan's malloc hook under ASan).
-  add_executable(test_noalloc runtime/test_noalloc.c)
-  target_link_libraries(test_noalloc PRIVATE flatrt_static)
+  add_executable(test_noalloc runtime/test_noalloc.c ${CMAKE_SOURCE_DIR}/tools/tensor_io.c)
+  target_include_directories(test_noalloc PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+  target_link_libraries(test_noalloc PRIVATE flatrt_static m)
   add_test(NAME runtime.noalloc.digits
     COMMAND test_noalloc ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
   add_test(NAME runtime.noalloc.digits_2threads
@@ -23,9 +24,32 @@ if(NOT FRT_SANITIZE MATCHES "thread")
     COMMAND test_noalloc ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx --alternate)
   add_test(NAME runtime.noalloc.alternate_shape_subgraph
     COMMAND test_noalloc ${FRT_TINY_DIR}/shape_dynamic.onnx --alternate)
-  set_tests_properties(runtime.noalloc.alternate_shape_subgraph PROPERTIES FIXTURES_REQUIRED tiny)
+  # control flow: an If alternating branches (outputs of different sizes), a Loop alternating
+  # trip counts (a scan output of different lengths)
+  add_test(NAME runtime.noalloc.control_if
+    COMMAND test_noalloc ${FRT_TINY_DIR}/control_if.onnx --sets ${FRT_TINY_DIR}/control_if in,in_else)
+  add_test(NAME runtime.noalloc.control_loop
+    COMMAND test_noalloc ${FRT_TINY_DIR}/control_loop.onnx --sets ${FRT_TINY_DIR}/control_loop
+            in,in_m0,in_m2)
+  set_tests_properties(runtime.noalloc.alternate_shape_subgraph runtime.noalloc.control_if
+    runtime.noalloc.control_loop PROPERTIES FIXTURES_REQUIRED tiny)
+  # the exported scripted Loop (trip counts 8, 0, 3)
+  add_test(NAME runtime.noalloc.zoo_control_loop
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/control_loop/model.onnx
+            --sets ${FRT_MODELS_DIR}/control_loop in,in_n0,in_n3)
+  # an If alternating branches; DLRM's 8 EmbeddingBag Loops on two sets of bags
+  add_test(NAME runtime.noalloc.zoo_control_if
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/control_if/model.onnx
+            --sets ${FRT_MODELS_DIR}/control_if in,in_else)
+  add_test(NAME runtime.noalloc.zoo_dlrm_small
+    COMMAND test_noalloc ${FRT_MODELS_DIR}/dlrm_small/model.onnx
+            --sets ${FRT_MODELS_DIR}/dlrm_small in,in_b)
+  set_tests_properties(runtime.noalloc.zoo_control_loop runtime.noalloc.zoo_control_if
+    runtime.noalloc.zoo_dlrm_small PROPERTIES FIXTURES_REQUIRED frt_models
+    LABELS runtime ENVIRONMENT "FRT_CHECK_PLAN=0;OPENBLAS_NUM_THREADS=1")
   set_tests_properties(runtime.noalloc.digits runtime.noalloc.digits_2threads
     runtime.noalloc.alternate_digits runtime.noalloc.alternate_shape_subgraph
+    runtime.noalloc.control_if runtime.noalloc.control_loop
     PROPERTIES LABELS runtime
     # OpenBLAS would otherwise start its own (idle) server threads at load, whose bookkeeping
     # under sanitizers is not ours to count

@@ -191,6 +191,23 @@ static void bind_outer(frt_graph *g) {
     }
 }
 
+/* A subgraph input declared without a type (allowed by ONNX; the expanded function bodies of the
+ * node suite have them) gets the dtype of the owner's input in the same position counted from the
+ * end: Loop (M, cond, v...) -> (iter, cond, v...), Scan (states, scan inputs) -> (states, slices).
+ * Its shape stays unknown. */
+static frt_status type_sub_inputs(const frt_graph *g, const frt_node *n, frt_graph *sub) {
+    for (size_t i = 0; i < sub->n_inputs; i++) {
+        frt_ir_value *v = &sub->values[sub->inputs[i]];
+        if (v->v.dtype) continue;
+        int64_t j = (int64_t)n->n_in - (int64_t)sub->n_inputs + (int64_t)i;
+        if (j < 0 || n->in[j] < 0 || !g->values[n->in[j]].v.dtype)
+            return frt_error(FRT_ERR_UNSUPPORTED, "subgraph %s: input '%s' has no type",
+                             sub->path, v->name);
+        v->v.dtype = g->values[n->in[j]].v.dtype;
+    }
+    return FRT_OK;
+}
+
 /* Inference (with folding), fusion, selection, layouts and classes for block bid; defs and
  * node_blocks have an entry per node of its graph. */
 static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_def **defs,
@@ -213,6 +230,8 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
             int32_t *ids = frt_arena_array(cx->arena, (size_t)n->n_sub, sizeof *ids);
             if (!ids) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
             for (int32_t k = 0; k < n->n_sub; k++) {
+                st = type_sub_inputs(g, n, n->sub[k]);
+                if (st) return st;
                 st = compile_block(cx, n->sub[k], bid, &ids[k]);
                 if (st) return st;
             }

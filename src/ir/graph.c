@@ -370,9 +370,11 @@ static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope
         int32_t id = frt_graph_add_value(g, vi->name, FRT_VALUE_INPUT);
         if (id < 0) NOMEM();
         set_from_info(g, &g->values[id], vi);
-        if (!vi->has_type)
+        /* a subgraph input without a type takes its dtype from the owner node (compile) */
+        bool untyped = up && vi->type_kind == FRT_ONNX_TYPE_NONE;
+        if (!vi->has_type && !untyped)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", vi->name);
-        if (frt_dtype_size(g->values[id].v.dtype) == 0)
+        if (frt_dtype_size(g->values[id].v.dtype) == 0 && !untyped)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s': unsupported: dtype %s (%d)", vi->name,
                  frt_dtype_name(g->values[id].v.dtype), (int)g->values[id].v.dtype);
         if (!vi->has_shape && !up) /* a subgraph's input shapes come from its owner at run time */

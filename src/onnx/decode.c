@@ -667,6 +667,7 @@ static frt_status decode_value_info(dec *d, const uint8_t *data, size_t len, siz
     frt_status st;
     vi->name = "";
     vi->rank = -1;
+    vi->type_kind = FRT_ONNX_TYPE_NONE;
     st = scan_msg(d, &VALUE_INFO_SPEC, data, len, &s);
     label_str(d, &s, 1, &vi->name);
     if (st) return st;
@@ -682,12 +683,15 @@ static frt_status decode_value_info(dec *d, const uint8_t *data, size_t len, siz
     bool tensor = has(&ts, 1);
     for (size_t i = 0; tensor && i < 4; i++)
         if (has(&ts, others[i]) && ts.off[others[i]] > ts.off[1]) tensor = false;
+    for (size_t i = 0; !tensor && i < 4; i++)
+        if (has(&ts, others[i])) vi->type_kind = others[i];
     if (tensor) {
         scan tt;
         if ((st = check_single(d, &ts, 1, "tensor_type"))) return st;
         push(d, "tensor_type", -1, NULL, NULL);
         if ((st = scan_msg(d, &TENSOR_TYPE_SPEC, ts.ptr[1], ts.len[1], &tt))) return st;
         vi->has_type = true;
+        vi->type_kind = FRT_ONNX_TYPE_TENSOR;
         if (has(&tt, 1) && (st = get_int32(d, tt.val[1], tt.off[1], "elem_type", &vi->elem_type)))
             return st;
         if ((st = check_single(d, &tt, 2, "shape"))) return st;

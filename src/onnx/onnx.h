@@ -96,10 +96,15 @@ typedef struct frt_onnx_dim {
     const char *param;       /* dim_param, or NULL */
 } frt_onnx_dim;
 
-/* ValueInfoProto with a tensor type (other types: has_type false). */
+/* TypeProto kinds (the field number of the oneof member that is set; 0: no type given). */
+enum { FRT_ONNX_TYPE_NONE = 0, FRT_ONNX_TYPE_TENSOR = 1, FRT_ONNX_TYPE_SEQUENCE = 4,
+       FRT_ONNX_TYPE_MAP = 5, FRT_ONNX_TYPE_SPARSE = 8, FRT_ONNX_TYPE_OPTIONAL = 9 };
+
+/* ValueInfoProto with a tensor type (other types: has_type false, type_kind says which). */
 typedef struct frt_onnx_value_info {
     const char *name;
     bool has_type;
+    int32_t type_kind;       /* FRT_ONNX_TYPE_* */
     int32_t elem_type;
     bool has_shape;          /* false: rank unknown */
     int32_t rank;

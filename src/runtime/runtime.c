@@ -521,6 +521,12 @@ static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inp
         if (!st) st = bind_child(pb, c, inputs, n_in, &changed); /* resolve hid the data */
         if (st) return frt_error_context(st, "subgraph %s", g->path);
     }
+    /* views of the block's inputs and outer values (an output passing an input through) */
+    const frt_program *cp = c->b->prog;
+    for (size_t i = 0; i < cp->n_input_views; i++) {
+        const frt_step *vs = &cp->steps[cp->input_views[i]];
+        c->v[vs->out[0]].data = c->v[vs->in[0]].data;
+    }
     st = brt_run(c, false);
     if (st) return st;
     for (size_t i = 0; i < n_out; i++) outputs[i] = c->v[g->outputs[i]];

@@ -159,6 +159,93 @@ def make_torchvision(name):
     return ctor(weights=None)
 
 
+# --------------------------------------------------------------------------
+# Control flow (issue 9): scripted models whose ONNX has If / Loop nodes.
+
+
+class ControlIf(nn.Module):
+    """A data-dependent `if` (torch.jit.script -> ONNX If): the reductions of x
+    are compared and the two branches use different ops.
+
+    x [4,16] -> y [4,16]; the branch taken is then iff mean(x) > 0.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+
+    def forward(self, x):
+        if x.sum() > x.mean():
+            y = torch.relu(self.a(x)) * 2.0
+        else:
+            y = torch.tanh(self.b(x)) - x
+        return y
+
+
+class ControlLoop(nn.Module):
+    """A scripted `for` loop whose trip count is an input (ONNX Loop with M).
+
+    x [4,16], n int64 scalar -> h [4,16]
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(16, 16)
+
+    def forward(self, x, n):
+        h = x
+        for _ in range(int(n)):
+            h = torch.tanh(self.l(h)) + x
+        return h
+
+
+class DLRMSmall(nn.Module):
+    """A DLRM-style recommendation model: dense MLP 13-512-256-64, 8
+    EmbeddingBag(10000, 64, sum) tables fed from indices [8, n] and offsets
+    [8, batch], pairwise dot-product interaction of the 9 vectors (lower
+    triangle), top MLP 100-256-1 and a sigmoid. torch 1.13 exports each
+    EmbeddingBag with offsets at opset 13 as a Loop over the bags.
+
+    dense [32,13], indices int64 [8,128], offsets int64 [8,32] -> y [32,1]
+    """
+
+    def __init__(self, tables=8, rows=10000, d=64):
+        super().__init__()
+        self.bot = nn.Sequential(nn.Linear(13, 512), nn.ReLU(), nn.Linear(512, 256),
+                                 nn.ReLU(), nn.Linear(256, d), nn.ReLU())
+        self.embs = nn.ModuleList(
+            [nn.EmbeddingBag(rows, d, mode="sum") for _ in range(tables)])
+        n = tables + 1
+        li, lj = torch.tril_indices(n, n, offset=-1)
+        self.register_buffer("li", li, persistent=False)
+        self.register_buffer("lj", lj, persistent=False)
+        self.top = nn.Sequential(nn.Linear(d + n * (n - 1) // 2, 256), nn.ReLU(),
+                                 nn.Linear(256, 1), nn.Sigmoid())
+        with torch.no_grad():  # embeddings ~N(0, 0.1): interactions of order 1
+            for e in self.embs:
+                e.weight.mul_(0.1)
+
+    def forward(self, dense, indices, offsets):
+        x = self.bot(dense)
+        ly = [e(indices[i], offsets[i]) for i, e in enumerate(self.embs)]
+        t = torch.stack([x] + ly, dim=1)
+        z = torch.bmm(t, t.transpose(1, 2))
+        zflat = z[:, self.li, self.lj]
+        return self.top(torch.cat([x, zflat], dim=1))
+
+
+def _dlrm_inputs(batch=32, tables=8, n=128, rows=10000):
+    """Indices and offsets of variable-size bags (1 or more indices each)."""
+    dense = torch.randn(batch, 13)
+    idx = torch.randint(0, rows, (tables, n))
+    off = torch.zeros(tables, batch, dtype=torch.int64)
+    for t in range(tables):
+        cuts = torch.randperm(n - 1)[:batch - 1] + 1
+        off[t, 1:] = torch.sort(cuts).values
+    return [dense, idx, off]
+
+
 # Each entry: name -> dict(build=callable returning module,
 #   inputs=[(name, shape)], outputs=[names], dynamic={name: {axis: dimname}},
 #   extra_batches=[int])
@@ -185,6 +272,26 @@ def _zoo():
         z[tv] = dict(build=(lambda tv=tv: make_torchvision(tv)),
                      inputs=[("input", [1, 3, 224, 224])],
                      outputs=["output"], dynamic={}, extra_batches=[])
+    # Control flow: torch.jit.script'ed (script=True) so that data-dependent
+    # Python control flow becomes ONNX If / Loop. make_inputs gives the inputs
+    # (any dtype); extra_inputs(xs) more named data sets (the other branch,
+    # other trip counts), saved as in_<tag>/ref_<tag>.
+    z["control_if"] = dict(
+        build=ControlIf, script=True, inputs=[("x", [4, 16])], outputs=["y"],
+        dynamic={}, extra_batches=[],
+        make_inputs=lambda: [torch.randn(4, 16).abs() + 0.1],
+        extra_inputs=lambda xs: [("else", [-xs[0]])])
+    z["control_loop"] = dict(
+        build=ControlLoop, script=True, inputs=[("x", [4, 16]), ("n", [])],
+        outputs=["y"], dynamic={}, extra_batches=[],
+        make_inputs=lambda: [torch.randn(4, 16), torch.tensor(8, dtype=torch.int64)],
+        extra_inputs=lambda xs: [("n0", [xs[0], torch.tensor(0, dtype=torch.int64)]),
+                                 ("n3", [xs[0], torch.tensor(3, dtype=torch.int64)])])
+    z["dlrm_small"] = dict(
+        build=DLRMSmall, inputs=[("dense", [32, 13]), ("indices", [8, 128]),
+                                 ("offsets", [8, 32])],
+        outputs=["y"], dynamic={}, extra_batches=[], make_inputs=_dlrm_inputs,
+        extra_inputs=lambda xs: [("b", _dlrm_inputs())])
     return z
 
 
@@ -193,8 +300,10 @@ def _zoo():
 
 
 def _save_npy(path, t):
-    a = np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float32))
-    np.save(path, a)
+    a = t.detach().cpu().numpy()
+    if a.dtype != np.int64 and a.dtype != np.bool_:
+        a = a.astype(np.float32)
+    np.save(path, a.copy(order="C"))  # ascontiguousarray would make a 0-d array 1-d
 
 
 def _stats(t):
@@ -251,9 +360,17 @@ def export_one(name, spec, out_dir):
 
     in_names = [n for n, _ in spec["inputs"]]
     out_names = spec["outputs"]
-    xs = [torch.randn(*shape) for _, shape in spec["inputs"]]
+    if "make_inputs" in spec:
+        xs = spec["make_inputs"]()
+    else:
+        xs = [torch.randn(*shape) for _, shape in spec["inputs"]]
     ys = _run(model, xs)
     _check_sane(name, ys)
+    named = [(tag, x2, _run(model, x2)) for tag, x2 in spec.get("extra_inputs", lambda _: [])(xs)]
+    for tag, _, y2 in named:
+        _check_sane(f"{name}/{tag}", y2)
+    if spec.get("script"):
+        model = torch.jit.script(model)
 
     # Extra batch sizes for models with a dynamic batch.
     extra = []
@@ -302,12 +419,23 @@ def export_one(name, spec, out_dir):
         extra_sets.append({"in": din, "ref": dref, "batch": b,
                            "output_stats": {n: _stats(y) for n, y
                                             in zip(out_names, yb)}})
+    for tag, x2, y2 in named:
+        din, dref = f"in_{tag}", f"ref_{tag}"
+        os.makedirs(os.path.join(d, din), exist_ok=True)
+        os.makedirs(os.path.join(d, dref), exist_ok=True)
+        for n, x in zip(in_names, x2):
+            _save_npy(os.path.join(d, din, n + ".npy"), x)
+        for n, y in zip(out_names, y2):
+            _save_npy(os.path.join(d, dref, n + ".npy"), y)
+        extra_sets.append({"in": din, "ref": dref, "batch": int(x2[0].shape[0]),
+                           "output_stats": {n: _stats(y) for n, y in zip(out_names, y2)}})
 
     meta = {
         "name": name,
         "opset": OPSET,
         "seed": seed,
-        "inputs": [{"name": n, "shape": list(x.shape), "dtype": "float32"}
+        "inputs": [{"name": n, "shape": list(x.shape),
+                    "dtype": "int64" if x.dtype == torch.int64 else "float32"}
                    for n, x in zip(in_names, xs)],
         "outputs": [{"name": n, "shape": list(y.shape), "dtype": "float32"}
                     for n, y in zip(out_names, ys)],

@@ -36,6 +36,11 @@ Models:
   const_outputs   outputs that depend on initializers only: c_sum=Add(w1,w2)
                   (foldable), "w1" (an initializer as graph output), and
                   y=Mul(x, c_sum).
+  control_if      If(c) over x[3,4]: then y=Relu(x) [3,4], z=x+x; else
+                  y=Concat(x,-x) [6,4], z=x*x (branches of different output
+                  shapes: run-time-sized); extra set in_else/ref_else.
+  control_loop    Loop(M, h0=x[2,3]): h = 0.5 h + x + i, scan output s = h*h
+                  stacked [M,2,3]; extra sets at M=0 and M=2.
 """
 
 import json
@@ -62,7 +67,8 @@ def _model(graph):
 
 def _dtype_name(a):
     return {np.dtype(np.float32): "float32",
-            np.dtype(np.int64): "int64"}[a.dtype]
+            np.dtype(np.int64): "int64",
+            np.dtype(np.bool_): "bool"}[a.dtype]
 
 
 def _write(out_dir, name, model, inputs, refs, purpose, dynamic=None,
@@ -88,7 +94,7 @@ def _write(out_dir, name, model, inputs, refs, purpose, dynamic=None,
     def dump(sub, pairs):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
         for n, a in pairs:
-            np.save(os.path.join(d, sub, n + ".npy"), np.ascontiguousarray(a))
+            np.save(os.path.join(d, sub, n + ".npy"), np.array(a, order="C"))
 
     dump("in", inputs)
     if refs:
@@ -98,6 +104,7 @@ def _write(out_dir, name, model, inputs, refs, purpose, dynamic=None,
         dump(f"in{b}", xin)
         dump(f"ref{b}", xref)
         sets.append({"in": f"in{b}", "ref": f"ref{b}", "batch": b})
+
 
     def desc(pairs):
         return [{"name": n, "shape": list(a.shape), "dtype": _dtype_name(a)}
@@ -144,6 +151,80 @@ def _shape_model(batch_dim):
 
 def _shape_ref(x):
     return np.maximum(x.reshape(x.shape[0], 12), 0).astype(np.float32)
+
+
+def _control_if_model():
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["ty"], name="relu"),
+         helper.make_node("Add", ["x", "x"], ["tz"], name="add")],
+        "then_branch", [],
+        [_vi("ty", TensorProto.FLOAT, [3, 4]), _vi("tz", TensorProto.FLOAT, [3, 4])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["nx"], name="neg"),
+         helper.make_node("Concat", ["x", "nx"], ["ey"], name="concat", axis=0),
+         helper.make_node("Mul", ["x", "x"], ["ez"], name="mul")],
+        "else_branch", [],
+        [_vi("ey", TensorProto.FLOAT, [6, 4]), _vi("ez", TensorProto.FLOAT, [3, 4])])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y", "z"], name="if",
+                          then_branch=then_g, else_branch=else_g)],
+        "control_if",
+        [_vi("c", TensorProto.BOOL, []), _vi("x", TensorProto.FLOAT, [3, 4])],
+        [_vi("y", TensorProto.FLOAT, [None, 4]), _vi("z", TensorProto.FLOAT, [3, 4])])
+    return _model(g)
+
+
+def _control_if_ref(c, x):
+    if c:
+        return [("y", np.maximum(x, 0)), ("z", x + x)]
+    return [("y", np.concatenate([x, -x], 0)), ("z", x * x)]
+
+
+def _control_loop_model():
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["h", "half"], ["hh"], name="mul_half"),
+         helper.make_node("Add", ["hh", "x"], ["hx"], name="add_x"),
+         helper.make_node("Add", ["hx", "fi"], ["h2"], name="add_i"),
+         helper.make_node("Mul", ["h2", "h2"], ["s"], name="square"),
+         helper.make_node("Identity", ["cond"], ["cond_out"], name="keep")],
+        "body",
+        [_vi("i", TensorProto.INT64, []), _vi("cond", TensorProto.BOOL, []),
+         _vi("h", TensorProto.FLOAT, [2, 3])],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("h2", TensorProto.FLOAT, [2, 3]),
+         _vi("s", TensorProto.FLOAT, [2, 3])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "x"], ["h", "s_all"], name="loop", body=body)],
+        "control_loop",
+        [_vi("M", TensorProto.INT64, []), _vi("x", TensorProto.FLOAT, [2, 3])],
+        [_vi("h", TensorProto.FLOAT, [2, 3]), _vi("s_all", TensorProto.FLOAT, [None, 2, 3])],
+        initializer=[numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    return _model(g)
+
+
+def _control_loop_ref(m, x):
+    h, ss = x.copy(), []
+    for i in range(int(m)):
+        h = (h * np.float32(0.5) + x + np.float32(i)).astype(np.float32)
+        ss.append(h * h)
+    s = np.stack(ss) if ss else np.zeros((0, 2, 3), np.float32)
+    return [("h", h), ("s_all", s.astype(np.float32))]
+
+
+def build_control(out_dir, randn):
+    x = randn(3, 4)
+    t, f = np.array(True), np.array(False)
+    _write(out_dir, "control_if", _control_if_model(),
+           [("c", t), ("x", x)], _control_if_ref(True, x),
+           "If whose branches give outputs of different shapes",
+           extra_sets=[("_else", [("c", f), ("x", x)], _control_if_ref(False, x))])
+    x = randn(2, 3)
+    m5, m0, m2 = (np.array(k, np.int64) for k in (5, 0, 2))
+    _write(out_dir, "control_loop", _control_loop_model(),
+           [("M", m5), ("x", x)], _control_loop_ref(5, x),
+           "Loop with a trip-count input, a carried value and a scan output",
+           extra_sets=[("_m0", [("M", m0), ("x", x)], _control_loop_ref(0, x)),
+                       ("_m2", [("M", m2), ("x", x)], _control_loop_ref(2, x))])
 
 
 def build_all(out_dir):
@@ -275,6 +356,8 @@ def build_all(out_dir):
     _write(out_dir, "const_outputs", _model(g), [("x", x)],
            [("c_sum", c_sum), ("w1", w1.copy()), ("y", x * c_sum)],
            "outputs that are constants / an initializer; folded at load")
+
+    build_control(out_dir, randn)
 
 
 def build_malformed(out_dir):

@@ -2,8 +2,9 @@
  * counted, then the model runs many times with the same input shapes and the count must not move.
  * Plain builds count by interposing malloc and friends (glibc exports __libc_* for this); under
  * AddressSanitizer, which owns malloc, through its malloc hook.
- * Usage: test_noalloc MODEL.onnx [THREADS | --alternate]. */
+ * Usage: test_noalloc MODEL.onnx [THREADS | --alternate | --sets DIR SET,SET...]. */
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "flatrt.h"
+#include "tensor_io.h"
 
 #include "../unit/alloc_count.h"
 
@@ -100,7 +102,125 @@ static int alternate(const char *path, frt_planner planner) {
     return failures;
 }
 
+/* Alternating input sets (control flow: an If taking either branch, a Loop with different trip
+ * counts, outputs of different sizes): DIR/<set>/<input>.npy with the expected outputs in
+ * DIR/ref<suffix>/<output>.npy (set "in_else" -> "ref_else"). The sets run in turn, forward then
+ * backward: after two such rounds (the run-time-sized buffers grow at the start of the run after
+ * the one that first needed more), four more rounds must allocate nothing, and every run must
+ * give the expected outputs (|got - want| <= 1e-4 max|want| + 1e-5, the end-to-end tests' rule). */
+enum { MAXSETS = 8, MAXIO = 8 };
+typedef struct io_set {
+    frt_tensor in[MAXIO], ref[MAXIO];
+} io_set;
+
+static int load_set(const char *dir, const char *set, frt_model *m, io_set *s) {
+    char path[4096], err[256];
+    for (size_t i = 0; i < frt_model_num_inputs(m); i++) {
+        frt_tensor_info info;
+        frt_model_input(m, i, &info);
+        snprintf(path, sizeof path, "%s/%s/%s.npy", dir, set, info.name);
+        if (tio_load(path, &s->in[i], NULL, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", path, err);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < frt_model_num_outputs(m); i++) {
+        frt_tensor_info info;
+        frt_model_output(m, i, &info);
+        snprintf(path, sizeof path, "%s/ref%s/%s.npy", dir, set + 2, info.name);
+        if (tio_load(path, &s->ref[i], NULL, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", path, err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_outputs(const frt_tensor *got, const frt_tensor *want, size_t n, const char *set) {
+    for (size_t o = 0; o < n; o++) {
+        int64_t k = frt_tensor_numel(&want[o]);
+        if (got[o].dtype != want[o].dtype || got[o].rank != want[o].rank ||
+            memcmp(got[o].shape, want[o].shape, (size_t)want[o].rank * sizeof(int64_t)) != 0 ||
+            got[o].nbytes != want[o].nbytes) {
+            fprintf(stderr, "set %s output %zu: dtype/shape differ from the reference\n", set, o);
+            return 1;
+        }
+        if (want[o].dtype != FRT_FLOAT32) {
+            if (memcmp(got[o].data, want[o].data, want[o].nbytes) != 0) {
+                fprintf(stderr, "set %s output %zu differs\n", set, o);
+                return 1;
+            }
+            continue;
+        }
+        const float *a = got[o].data, *b = want[o].data;
+        double mx = 0;
+        for (int64_t e = 0; e < k; e++) mx = fabs(b[e]) > mx ? fabs(b[e]) : mx;
+        for (int64_t e = 0; e < k; e++)
+            if (!(fabs((double)a[e] - b[e]) <= 1e-4 * mx + 1e-5)) {
+                fprintf(stderr, "set %s output %zu element %lld: %g, expected %g\n", set, o,
+                        (long long)e, a[e], b[e]);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+static int sets_mode(const char *model, const char *dir, const char *list) {
+    frt_model *m;
+    if (frt_model_load(model, NULL, &m) != FRT_OK) {
+        fprintf(stderr, "%s\n", frt_last_error());
+        return 1;
+    }
+    size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
+    static io_set sets[MAXSETS];
+    char names_buf[MAXSETS][64];
+    const char *in_names[MAXIO];
+    int n_sets = 0, failures = 0;
+    if (ni > MAXIO || no > MAXIO) return 2;
+    for (size_t i = 0; i < ni; i++) {
+        frt_tensor_info info;
+        frt_model_input(m, i, &info);
+        in_names[i] = info.name;
+    }
+    for (const char *p = list; *p && n_sets < MAXSETS;) {
+        size_t len = strcspn(p, ",");
+        snprintf(names_buf[n_sets], sizeof names_buf[0], "%.*s", (int)len, p);
+        if (load_set(dir, names_buf[n_sets], m, &sets[n_sets])) return 1;
+        n_sets++;
+        p += len + (p[len] == ',');
+    }
+    frt_runtime *rt;
+    if (frt_runtime_create(m, &rt) != FRT_OK) return 1;
+    frt_tensor out[MAXIO];
+    long before = 0;
+    for (int round = 0; round < 6; round++) {
+        if (round == 2) before = atomic_load(&g_allocs);
+        for (int k = 0; k < n_sets; k++) {
+            int which = round % 2 ? n_sets - 1 - k : k; /* forward, then backward */
+            if (frt_run(rt, in_names, sets[which].in, ni, out, no, FRT_OUTPUTS_BORROW) != FRT_OK) {
+                fprintf(stderr, "set %s: %s\n", names_buf[which], frt_last_error());
+                return 1;
+            }
+            failures += check_outputs(out, sets[which].ref, no, names_buf[which]);
+        }
+    }
+    long allocs = atomic_load(&g_allocs) - before;
+    printf("%d input sets alternating: %ld allocations in 4 rounds after 2 warm-up rounds\n",
+           n_sets, allocs);
+    if (allocs) failures++;
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    for (int k = 0; k < n_sets; k++)
+        for (int i = 0; i < MAXIO; i++) {
+            tio_tensor_free(&sets[k].in[i]);
+            tio_tensor_free(&sets[k].ref[i]);
+        }
+    printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 4 && strcmp(argv[2], "--sets") == 0) return sets_mode(argv[1], argv[3], argv[4]);
     if (argc > 2 && strcmp(argv[2], "--alternate") == 0) {
         int f = alternate(argv[1], FRT_PLANNER_STANDARD) + alternate(argv[1], FRT_PLANNER_GREEDY);
         printf("%d passed, %d failed\n", f ? 0 : 2, f ? 1 : 0);
