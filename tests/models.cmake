@@ -38,6 +38,33 @@ frt_e2e_test(all_ops_dyn_batch0_threads2_greedy ${FRT_MODELS_DIR}/all_ops_dyn --
              --threads 2 --planner greedy)
 frt_e2e_test(deep_wide_batch8_greedy ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8 --planner greedy)
 
+# Issue 9: recurrent models (LSTM/GRU kernels at every ISA tier), transformers, two more
+# torchvision CNNs. A model listed in FRT_E2E_PENDING needs operators that are not on this branch
+# yet (see the comment there); its test is registered DISABLED, so ctest lists it as not run
+# instead of failing. Remove a name once its operators are in.
+#   lstm, gru:           Expand (the exporter's zero initial states)
+#   bert4:               ReduceMean, Pow, Sqrt, Erf, Split
+#   gpt2mini:            ReduceMean, Pow, Sqrt, Split, Where
+#   mobilenet_v3_small:  HardSigmoid
+set(FRT_E2E_PENDING lstm gru bert4 gpt2mini mobilenet_v3_small)
+foreach(m lstm gru bert4 gpt2mini mobilenet_v3_small efficientnet_b0)
+  frt_e2e_test(${m} ${FRT_MODELS_DIR}/${m})
+  if(m IN_LIST FRT_E2E_PENDING)
+    set_tests_properties(e2e.${m} PROPERTIES DISABLED TRUE)
+  endif()
+endforeach()
+foreach(tier avx2 portable)
+  foreach(m lstm gru)
+    add_test(NAME e2e.${m}.${tier} COMMAND check_model ${FRT_MODELS_DIR}/${m})
+    set_tests_properties(e2e.${m}.${tier} PROPERTIES FIXTURES_REQUIRED frt_models
+                         LABELS "e2e;isa_${tier}" TIMEOUT 600
+                         ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_ISA=${tier}")
+    if(m IN_LIST FRT_E2E_PENDING)
+      set_tests_properties(e2e.${m}.${tier} PROPERTIES DISABLED TRUE)
+    endif()
+  endforeach()
+endforeach()
+
 # A few models again with the kernels of lower ISA tiers (FRT_ISA caps the tier, src/ops/cpu.h),
 # so the AVX2 and portable paths are checked end to end on an AVX-512 host too.
 foreach(tier avx2 portable)

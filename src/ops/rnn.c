@@ -29,6 +29,7 @@
 
 #include "op.h"
 #include "sgemm.h"
+#include "x86/rnn_simd.h"
 #include "x86/simd_elementwise.h"
 
 enum { OP_RNN = 0, OP_GRU = 1, OP_LSTM = 2 };
@@ -69,10 +70,42 @@ typedef struct rnn_params {
     float clip;
     rnn_act act[2][3];           /* [direction][f, g, h] */
     const frt_act_variant *v;    /* sigmoid / tanh / relu loops of the tier */
-    /* Per direction: packed W^T [I, G*H], R^T [H, N1] (N1 = G*H, or 2*H for GRU with
-     * linear_before_reset = 0, whose Rh^T [H, H] is Rp2), or NULL to use the raw inputs. */
-    const float *Wp[2], *Rp[2], *Rp2[2];
+    const frt_rnn_mm_variant *mm;/* recurrent small-M GEMM of the tier */
+    int64_t n1, n2;              /* columns of the recurrent products: G*H and 0, or for GRU with
+                                    linear_before_reset = 0: 2*H (z, r) and H (h, after r) */
+    /* Per direction: packed W^T [I, G*H] for frt_sgemm_pb (NULL: W used as stored); R packed for
+     * mm (rows [0, n1) into Rq, rows [n1, n1+n2) into Rq2), NULL when R is packed at run time. */
+    const float *Wp[2], *Rq[2], *Rq2[2];
 } rnn_params;
+
+/* ---- recurrent GEMM, portable (the reference the SIMD variants are tested against) ---------- */
+
+#define PORT_VL 8
+static void rnn_mm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                     const float *Bq, float *C, int64_t ldc) {
+    const int64_t np = (N + PORT_VL - 1) / PORT_VL;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t p = 0; p < np; p++) {
+            float acc[PORT_VL] = {0};
+            const float *b = Bq + p * K * PORT_VL, *a = A + i * lda;
+            for (int64_t k = 0; k < K; k++)
+                for (int j = 0; j < PORT_VL; j++) acc[j] += a[k] * b[k * PORT_VL + j];
+            for (int64_t j = 0; j < PORT_VL && p * PORT_VL + j < N; j++)
+                C[i * ldc + p * PORT_VL + j] = acc[j];
+        }
+}
+
+static const frt_rnn_mm_variant mm_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX512, "_avx512", 16, frt_rnn_mm_avx512},
+    {FRT_ISA_AVX2, "_avx2", 8, frt_rnn_mm_avx2},
+#endif
+    {FRT_ISA_PORTABLE, "", PORT_VL, rnn_mm_c},
+};
+
+const frt_rnn_mm_variant *frt_rnn_mm_variant_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(mm_variants, cap);
+}
 
 static int gates_of(int op) { return op == OP_LSTM ? 4 : op == OP_GRU ? 3 : 1; }
 static int acts_per_dir(int op) { return op == OP_LSTM ? 3 : op == OP_GRU ? 2 : 1; }
@@ -321,7 +354,10 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     }
     if ((st = parse_acts(c, p))) return st;
     p->v = frt_act_variant_get(c->isa);
+    p->mm = frt_rnn_mm_variant_get(c->isa);
     const int64_t GH = p->G * p->H, H = p->H;
+    p->n1 = op == OP_GRU && !p->lbr ? 2 * H : GH;
+    p->n2 = op == OP_GRU && !p->lbr ? H : 0;
     for (int d = 0; d < p->D; d++) {
         if (W->data) {
             p->Wp[d] = pack_rows(c, (const float *)W->data + d * GH * p->I, 0, GH, p->I, &st);
@@ -329,19 +365,23 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
         }
         if (R->data) {
             const float *Rd = (const float *)R->data + d * GH * H;
-            int split = op == OP_GRU && !p->lbr;
-            p->Rp[d] = pack_rows(c, Rd, 0, split ? 2 * H : GH, H, &st);
-            if (st) return st;
-            if (split) {
-                p->Rp2[d] = pack_rows(c, Rd, 2 * H, H, H, &st);
-                if (st) return st;
-            }
+            float *q1 = frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->n1, H),
+                                        sizeof(float));
+            float *q2 = p->n2 ? frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->n2, H),
+                                                sizeof(float))
+                              : NULL;
+            if (!q1 || (p->n2 && !q2))
+                return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for packed R");
+            frt_rnn_pack(p->mm->vl, p->n1, H, Rd, H, q1);
+            if (q2) frt_rnn_pack(p->mm->vl, p->n2, H, Rd + p->n1 * H, H, q2);
+            p->Rq[d] = q1;
+            p->Rq2[d] = q2;
         }
     }
     static const char *const names[3][3] = {{"rnn_f32", "rnn_f32_avx2", "rnn_f32_avx512"},
                                             {"gru_f32", "gru_f32_avx2", "gru_f32_avx512"},
                                             {"lstm_f32", "lstm_f32_avx2", "lstm_f32_avx512"}};
-    k->name = names[op][p->v->isa];
+    k->name = names[op][p->mm->isa];
     k->fn = rnn_kernel;
     k->scratch = rnn_scratch;
     k->params = p;
@@ -362,12 +402,21 @@ static rnn_dims dims_of(const rnn_params *p, const frt_value *X) {
     return d;
 }
 
-/* Scratch: xw [T*B, G*H], rec [B, G*H], h, c, tmp, rec2 [B, H] each, bias [2*G*H], lens [B]. */
+/* Floats of R packed at run time (0 when packed at select). */
+static size_t rq_floats(const rnn_params *p) {
+    if (p->Rq[0]) return 0;
+    return lines(frt_rnn_pack_size(p->mm->vl, p->n1, p->H)) +
+           lines(frt_rnn_pack_size(p->mm->vl, p->n2, p->H));
+}
+
+/* Scratch: xw [T*B, G*H], rec [B, G*H], h, c, tmp, rec2 [B, H] each, bias [2*G*H], lens [B],
+ * then R packed at run time when it is not constant. */
 static size_t rnn_scratch(const frt_step *s, const frt_value *values) {
     const rnn_params *p = s->k.params;
     rnn_dims d = dims_of(p, &values[s->in[0]]);
     const size_t GH = (size_t)(p->G * p->H), H = (size_t)p->H, T = (size_t)d.T, B = (size_t)d.B;
-    size_t n = lines(T * B * GH) + lines(B * GH) + 4 * lines(B * H) + lines(2 * GH) + lines(B);
+    size_t n = lines(T * B * GH) + lines(B * GH) + 4 * lines(B * H) + lines(2 * GH) + lines(B) +
+               rq_floats(p);
     return n * sizeof(float);
 }
 
@@ -519,6 +568,8 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
     float *bias = sp;
     sp += lines((size_t)(2 * GH));
     int32_t *lens = (int32_t *)sp;
+    sp += lines((size_t)B);
+    float *rq_run = sp; /* rq_floats(p) floats */
     for (int64_t b = 0; b < B; b++) {
         int64_t L = SL ? ((const int32_t *)SL->data)[b] : T;
         if (L < 0 || L > T)
@@ -563,20 +614,27 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
         /* input projection of every time step: xw = X * W^T */
         mm_t(x->tp, T * B, GH, I, X->data, p->Wp[d],
              p->Wp[d] ? NULL : (const float *)W->data + d * GH * I, xw);
-        const float *Rd = p->Rp[d] ? NULL : (const float *)R->data + d * GH * H;
+        const float *Rq = p->Rq[d], *Rq2 = p->Rq2[d];
+        if (!Rq) {
+            const float *Rd = (const float *)R->data + d * GH * H;
+            float *q1 = rq_run, *q2 = rq_run + lines(frt_rnn_pack_size(p->mm->vl, p->n1, H));
+            frt_rnn_pack(p->mm->vl, p->n1, H, Rd, H, q1);
+            if (p->n2) frt_rnn_pack(p->mm->vl, p->n2, H, Rd + p->n1 * H, H, q2);
+            Rq = q1;
+            Rq2 = q2;
+        }
+        const frt_rnn_mm_fn mm = p->mm->mm;
         for (int64_t st = 0; st < T; st++) {
             int any = 0;
             for (int64_t b = 0; b < B; b++) any |= st < lens[b];
             if (!any) break;
-            if (p->op == OP_GRU && !p->lbr) {
-                mm_t(NULL, B, 2 * H, H, hbuf, p->Rp[d], Rd, rec);
+            mm(B, p->n1, H, hbuf, H, Rq, rec, p->n1);
+            if (p->n2) {
                 for (int64_t b = 0; b < B; b++) {
                     if (st < lens[b]) gru_zr_row(&r, b, r.rev ? lens[b] - 1 - st : st);
                     else memset(tmp + b * H, 0, (size_t)H * sizeof(float));
                 }
-                mm_t(NULL, B, H, H, tmp, p->Rp2[d], Rd ? Rd + 2 * H * H : NULL, rec2);
-            } else {
-                mm_t(NULL, B, GH, H, hbuf, p->Rp[d], Rd, rec);
+                mm(B, p->n2, H, tmp, H, Rq2, rec2, p->n2);
             }
             for (int64_t b = 0; b < B; b++) {
                 if (st >= lens[b]) continue;

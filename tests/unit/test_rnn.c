@@ -6,6 +6,7 @@
 
 #include "op_harness.h"
 #include "ops/cpu.h"
+#include "ops/x86/rnn_simd.h"
 #include "test_util.h"
 
 enum { RNN = 0, GRU = 1, LSTM = 2 };
@@ -407,7 +408,42 @@ static void test_bad_input(void) {
     CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_UNSUPPORTED && err_has("input 4"));
 }
 
+/* The recurrent GEMM of every tier this host runs against a double reference (and so against the
+ * portable twin): M across the 1..4-row blocks and beyond, N with partial panels and panel-group
+ * tails, K odd; C's padding columns (ldc > N) must stay untouched. */
+static void test_mm_variants(void) {
+    static const int64_t Ms[] = {1, 2, 3, 4, 5, 7, 9}, Ns[] = {1, 7, 8, 16, 17, 33, 130, 257},
+                         Ks[] = {0, 1, 5, 31, 64};
+    for (int tier = 0; tier <= (int)frt_cpu_tier(); tier++) {
+        const frt_rnn_mm_variant *v = frt_rnn_mm_variant_get((frt_isa)tier);
+        for (size_t a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
+            for (size_t b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
+                for (size_t c = 0; c < sizeof Ks / sizeof Ks[0]; c++) {
+                    int64_t M = Ms[a], N = Ns[b], K = Ks[c], lda = K + 3, ldc = N + 5;
+                    float *A = malloc((size_t)(M * lda + 1) * 4), *R = malloc((size_t)(N * K + 1) * 4);
+                    float *Bq = malloc(frt_rnn_pack_size(v->vl, N, K) * 4 + 4);
+                    float *C = malloc((size_t)(M * ldc) * 4), *ref = malloc((size_t)(M * ldc) * 4);
+                    t_fill(A, (size_t)(M * lda), (unsigned)(M * 31 + K));
+                    t_fill(R, (size_t)(N * K), (unsigned)(N * 7 + K));
+                    for (int64_t i = 0; i < M * ldc; i++) C[i] = ref[i] = 7.0f;
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = 0; j < N; j++) {
+                            double s = 0;
+                            for (int64_t k = 0; k < K; k++) s += (double)A[i * lda + k] * R[j * K + k];
+                            ref[i * ldc + j] = (float)s;
+                        }
+                    frt_rnn_pack(v->vl, N, K, R, K, Bq);
+                    v->mm(M, N, K, A, lda, Bq, C, ldc);
+                    int ok = t_close(C, ref, (size_t)(M * ldc), 1e-5f, 1e-6f * (float)(K + 1));
+                    CHECK_MSG(ok, "rnn mm%s M=%lld N=%lld K=%lld", v->suffix, (long long)M,
+                              (long long)N, (long long)K);
+                    free(A); free(R); free(Bq); free(C); free(ref);
+                }
+    }
+}
+
 int main(void) {
+    test_mm_variants();
     test_matrix();
     test_options();
     test_bad_input();
