@@ -71,6 +71,7 @@ typedef struct rnn_params {
     rnn_act act[2][3];           /* [direction][f, g, h] */
     const frt_act_variant *v;    /* sigmoid / tanh / relu loops of the tier */
     const frt_rnn_mm_variant *mm;/* recurrent small-M GEMM of the tier */
+    int gv;                      /* its group width for the batch size known at select */
     int64_t n1, n2;              /* columns of the recurrent products: G*H and 0, or for GRU with
                                     linear_before_reset = 0: 2*H (z, r) and H (h, after r) */
     /* Per direction: packed W^T [I, G*H] for frt_sgemm_pb (NULL: W used as stored); R packed for
@@ -82,25 +83,24 @@ typedef struct rnn_params {
 
 #define PORT_VL 8
 static void rnn_mm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                     const float *Bq, float *C, int64_t ldc) {
-    const int64_t np = (N + PORT_VL - 1) / PORT_VL;
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t p = 0; p < np; p++) {
-            float acc[PORT_VL] = {0};
-            const float *b = Bq + p * K * PORT_VL, *a = A + i * lda;
+                     const float *Bq, int gv, float *C, int64_t ldc) {
+    const int64_t gw = (int64_t)gv * PORT_VL;
+    for (int64_t c0 = 0; c0 < N; c0 += gw, Bq += K * gw)
+        for (int64_t i = 0; i < M; i++) {
+            float acc[8 * PORT_VL] = {0};
+            const float *a = A + i * lda;
             for (int64_t k = 0; k < K; k++)
-                for (int j = 0; j < PORT_VL; j++) acc[j] += a[k] * b[k * PORT_VL + j];
-            for (int64_t j = 0; j < PORT_VL && p * PORT_VL + j < N; j++)
-                C[i * ldc + p * PORT_VL + j] = acc[j];
+                for (int64_t j = 0; j < gw; j++) acc[j] += a[k] * Bq[k * gw + j];
+            for (int64_t j = 0; j < gw && c0 + j < N; j++) C[i * ldc + c0 + j] = acc[j];
         }
 }
 
 static const frt_rnn_mm_variant mm_variants[] = {
 #if FRT_HAVE_X86
-    {FRT_ISA_AVX512, "_avx512", 16, frt_rnn_mm_avx512},
-    {FRT_ISA_AVX2, "_avx2", 8, frt_rnn_mm_avx2},
+    {FRT_ISA_AVX512, "_avx512", 16, {8, 4, 4, 4}, frt_rnn_mm_avx512},
+    {FRT_ISA_AVX2, "_avx2", 8, {8, 4, 2, 2}, frt_rnn_mm_avx2},
 #endif
-    {FRT_ISA_PORTABLE, "", PORT_VL, rnn_mm_c},
+    {FRT_ISA_PORTABLE, "", PORT_VL, {8, 8, 8, 8}, rnn_mm_c},
 };
 
 const frt_rnn_mm_variant *frt_rnn_mm_variant_get(frt_isa cap) {
@@ -355,6 +355,11 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     if ((st = parse_acts(c, p))) return st;
     p->v = frt_act_variant_get(c->isa);
     p->mm = frt_rnn_mm_variant_get(c->isa);
+    {
+        const frt_value *X = c->in[0];
+        int64_t B = X->rank == 3 ? X->dims[p->layout ? 0 : 1] : -1;
+        p->gv = frt_rnn_gv(p->mm, B);
+    }
     const int64_t GH = p->G * p->H, H = p->H;
     p->n1 = op == OP_GRU && !p->lbr ? 2 * H : GH;
     p->n2 = op == OP_GRU && !p->lbr ? H : 0;
@@ -365,15 +370,15 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
         }
         if (R->data) {
             const float *Rd = (const float *)R->data + d * GH * H;
-            float *q1 = frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->n1, H),
+            float *q1 = frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, H),
                                         sizeof(float));
-            float *q2 = p->n2 ? frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->n2, H),
+            float *q2 = p->n2 ? frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->gv, p->n2, H),
                                                 sizeof(float))
                               : NULL;
             if (!q1 || (p->n2 && !q2))
                 return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for packed R");
-            frt_rnn_pack(p->mm->vl, p->n1, H, Rd, H, q1);
-            if (q2) frt_rnn_pack(p->mm->vl, p->n2, H, Rd + p->n1 * H, H, q2);
+            frt_rnn_pack(p->mm->vl, p->gv, p->n1, H, Rd, H, q1);
+            if (q2) frt_rnn_pack(p->mm->vl, p->gv, p->n2, H, Rd + p->n1 * H, H, q2);
             p->Rq[d] = q1;
             p->Rq2[d] = q2;
         }
@@ -405,8 +410,8 @@ static rnn_dims dims_of(const rnn_params *p, const frt_value *X) {
 /* Floats of R packed at run time (0 when packed at select). */
 static size_t rq_floats(const rnn_params *p) {
     if (p->Rq[0]) return 0;
-    return lines(frt_rnn_pack_size(p->mm->vl, p->n1, p->H)) +
-           lines(frt_rnn_pack_size(p->mm->vl, p->n2, p->H));
+    return lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, p->H)) +
+           lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n2, p->H));
 }
 
 /* Scratch: xw [T*B, G*H], rec [B, G*H], h, c, tmp, rec2 [B, H] each, bias [2*G*H], lens [B],
@@ -548,9 +553,14 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
 #undef OUT
     rnn_dims dm = dims_of(p, X);
     const int64_t T = dm.T, B = dm.B, H = p->H, GH = p->G * p->H, I = p->I, D = p->D;
-    if (X->dims[2] != I)
-        return frt_step_fail(s, FRT_ERR_SHAPE, "X has input size %lld, W %lld",
-                             (long long)X->dims[2], (long long)I);
+    if (X->dims[2] != I || W->dims[0] != D || W->dims[1] != GH || W->dims[2] != I ||
+        R->dims[0] != D || R->dims[1] != GH || R->dims[2] != H)
+        return frt_step_fail(s, FRT_ERR_SHAPE,
+                             "X, W or R changed shape after load (input size %lld, W [%lld,%lld,%lld]"
+                             ", R [%lld,%lld,%lld]; selected for I=%lld, hidden_size %lld)",
+                             (long long)X->dims[2], (long long)W->dims[0], (long long)W->dims[1],
+                             (long long)W->dims[2], (long long)R->dims[0], (long long)R->dims[1],
+                             (long long)R->dims[2], (long long)I, (long long)H);
     /* scratch (see rnn_scratch) */
     float *sp = x->scratch;
     float *xw = sp;
@@ -617,9 +627,9 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
         const float *Rq = p->Rq[d], *Rq2 = p->Rq2[d];
         if (!Rq) {
             const float *Rd = (const float *)R->data + d * GH * H;
-            float *q1 = rq_run, *q2 = rq_run + lines(frt_rnn_pack_size(p->mm->vl, p->n1, H));
-            frt_rnn_pack(p->mm->vl, p->n1, H, Rd, H, q1);
-            if (p->n2) frt_rnn_pack(p->mm->vl, p->n2, H, Rd + p->n1 * H, H, q2);
+            float *q1 = rq_run, *q2 = rq_run + lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, H));
+            frt_rnn_pack(p->mm->vl, p->gv, p->n1, H, Rd, H, q1);
+            if (p->n2) frt_rnn_pack(p->mm->vl, p->gv, p->n2, H, Rd + p->n1 * H, H, q2);
             Rq = q1;
             Rq2 = q2;
         }
@@ -628,13 +638,13 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
             int any = 0;
             for (int64_t b = 0; b < B; b++) any |= st < lens[b];
             if (!any) break;
-            mm(B, p->n1, H, hbuf, H, Rq, rec, p->n1);
+            mm(B, p->n1, H, hbuf, H, Rq, p->gv, rec, p->n1);
             if (p->n2) {
                 for (int64_t b = 0; b < B; b++) {
                     if (st < lens[b]) gru_zr_row(&r, b, r.rev ? lens[b] - 1 - st : st);
                     else memset(tmp + b * H, 0, (size_t)H * sizeof(float));
                 }
-                mm(B, p->n2, H, tmp, H, Rq2, rec2, p->n2);
+                mm(B, p->n2, H, tmp, H, Rq2, p->gv, rec2, p->n2);
             }
             for (int64_t b = 0; b < B; b++) {
                 if (st >= lens[b]) continue;

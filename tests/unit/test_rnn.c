@@ -416,12 +416,13 @@ static void test_mm_variants(void) {
                          Ks[] = {0, 1, 5, 31, 64};
     for (int tier = 0; tier <= (int)frt_cpu_tier(); tier++) {
         const frt_rnn_mm_variant *v = frt_rnn_mm_variant_get((frt_isa)tier);
+        for (int gv = 2; gv <= 8; gv *= 2)
         for (size_t a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
             for (size_t b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
                 for (size_t c = 0; c < sizeof Ks / sizeof Ks[0]; c++) {
                     int64_t M = Ms[a], N = Ns[b], K = Ks[c], lda = K + 3, ldc = N + 5;
                     float *A = malloc((size_t)(M * lda + 1) * 4), *R = malloc((size_t)(N * K + 1) * 4);
-                    float *Bq = malloc(frt_rnn_pack_size(v->vl, N, K) * 4 + 4);
+                    float *Bq = malloc(frt_rnn_pack_size(v->vl, gv, N, K) * 4 + 4);
                     float *C = malloc((size_t)(M * ldc) * 4), *ref = malloc((size_t)(M * ldc) * 4);
                     t_fill(A, (size_t)(M * lda), (unsigned)(M * 31 + K));
                     t_fill(R, (size_t)(N * K), (unsigned)(N * 7 + K));
@@ -432,10 +433,10 @@ static void test_mm_variants(void) {
                             for (int64_t k = 0; k < K; k++) s += (double)A[i * lda + k] * R[j * K + k];
                             ref[i * ldc + j] = (float)s;
                         }
-                    frt_rnn_pack(v->vl, N, K, R, K, Bq);
-                    v->mm(M, N, K, A, lda, Bq, C, ldc);
+                    frt_rnn_pack(v->vl, gv, N, K, R, K, Bq);
+                    v->mm(M, N, K, A, lda, Bq, gv, C, ldc);
                     int ok = t_close(C, ref, (size_t)(M * ldc), 1e-5f, 1e-6f * (float)(K + 1));
-                    CHECK_MSG(ok, "rnn mm%s M=%lld N=%lld K=%lld", v->suffix, (long long)M,
+                    CHECK_MSG(ok, "rnn mm%s gv=%d M=%lld N=%lld K=%lld", v->suffix, gv, (long long)M,
                               (long long)N, (long long)K);
                     free(A); free(R); free(Bq); free(C); free(ref);
                 }
