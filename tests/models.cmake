@@ -65,6 +65,22 @@ foreach(tier avx2 portable)
   endforeach()
 endforeach()
 
+# Steady-state runs of the recurrent models allocate nothing (test_noalloc, tests/runtime.cmake),
+# on one and two threads.
+if(NOT FRT_SANITIZE MATCHES "thread")
+  foreach(m lstm gru)
+    foreach(t 1 2)
+      add_test(NAME runtime.noalloc.${m}_threads${t}
+               COMMAND test_noalloc ${FRT_MODELS_DIR}/${m}/model.onnx ${t})
+      set_tests_properties(runtime.noalloc.${m}_threads${t} PROPERTIES
+                           FIXTURES_REQUIRED frt_models LABELS runtime TIMEOUT 600)
+      if(m IN_LIST FRT_E2E_PENDING)
+        set_tests_properties(runtime.noalloc.${m}_threads${t} PROPERTIES DISABLED TRUE)
+      endif()
+    endforeach()
+  endforeach()
+endif()
+
 # A few models again with the kernels of lower ISA tiers (FRT_ISA caps the tier, src/ops/cpu.h),
 # so the AVX2 and portable paths are checked end to end on an AVX-512 host too.
 foreach(tier avx2 portable)
