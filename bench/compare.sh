@@ -3,7 +3,9 @@
 #
 # usage: bench/compare.sh [options] [MODEL...]
 #   MODEL...          names of model directories under the models dir
-#                     (default: deep_wide mlp resnet18 resnet50 mobilenet_v2 squeezenet1_1)
+#                     (default: deep_wide mlp resnet18 resnet50 mobilenet_v2 squeezenet1_1;
+#                     the exporter also writes lstm gru bert4 gpt2mini mobilenet_v3_small
+#                     efficientnet_b0, whose int64 token-id inputs are passed like any other)
 #   -r ROUNDS         interleaved rounds (default 5); each round runs `flatrt bench` then
 #                     `ortbench` on every model, with the same --input files and --threads
 #   -s SECONDS        target timed seconds per benchmark run (default 5); iterations per model

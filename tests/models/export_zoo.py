@@ -9,7 +9,8 @@ seed) and is deterministic: the same script gives the same files.
 
 Layout written for every model NAME:
   OUT_DIR/NAME/model.onnx            opset 13, do_constant_folding=True
-  OUT_DIR/NAME/in/<input_name>.npy   float32, C order, PyTorch's inputs
+  OUT_DIR/NAME/in/<input_name>.npy   float32 (int64 for token ids and masks), C order,
+                                     PyTorch's inputs
   OUT_DIR/NAME/ref/<output_name>.npy float32, C order, PyTorch's outputs
   OUT_DIR/NAME/meta.json             {"inputs": [{"name","shape","dtype"}],
                                       "outputs": [...], "dynamic": {...},
@@ -27,12 +28,17 @@ Conv+BN fusion pass only runs in EVAL mode), and every BatchNorm gets random
 running statistics and affine parameters, so the runtime's BN folding is
 really exercised.
 
+Sizes and export times of the issue-9 models (2-vCPU project machine, torch already imported):
+bert4 138 MB ~11 s, gpt2mini 109 MB ~4-9 s, lstm 3.7 MB, gru 0.3 MB, mobilenet_v3_small
+10 MB, efficientnet_b0 21 MB (under 1 s each); the whole zoo takes ~35 s wall.
+
 A model is skipped when its meta.json (written last) and model.onnx exist and
 are newer than this script, unless --force is given.
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -115,6 +121,158 @@ class AllOpsDynamic(nn.Module):
         t = h.reshape(h.shape[0], 4, 8).transpose(1, 2).reshape(h.shape[0], 32)
         logits = torch.softmax(-t @ self.w, dim=1) + t[:, 3:4]
         return logits, feats
+
+
+class LSTMModel(nn.Module):
+    """nn.LSTM(128 -> 256, 2 layers, batch_first) + Linear(256 -> 16) on every step.
+
+    x [4,32,128] -> [4,32,16]
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(256, 16)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y)
+
+
+class GRUModel(nn.Module):
+    """nn.GRU(64 -> 128) + Linear(128 -> 16) on every step. x [50,1,64] -> [50,1,16]"""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(64, 128)
+        self.fc = nn.Linear(128, 16)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention from Linear layers; mask is added to the scores."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x, mask_add=None, causal=None):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q = q.reshape(b, s, self.h, self.dh).transpose(1, 2)
+        k = k.reshape(b, s, self.h, self.dh).transpose(1, 2)
+        v = v.reshape(b, s, self.h, self.dh).transpose(1, 2)
+        att = (q @ k.transpose(2, 3)) / math.sqrt(self.dh)
+        if mask_add is not None:
+            att = att + mask_add
+        if causal is not None:
+            att = att.masked_fill(causal == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, s, d)
+        return self.out(y)
+
+
+class BertLayer(nn.Module):
+    """Post-LN encoder layer as in BERT (GELU feed-forward)."""
+
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.att = Attention(d, heads)
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.ff1 = nn.Linear(d, ff)
+        self.ff2 = nn.Linear(ff, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x, mask_add):
+        x = self.ln1(x + self.att(x, mask_add=mask_add))
+        return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+
+class Bert4(nn.Module):
+    """BERT-base-shaped encoder, 4 layers: d_model 768, 12 heads, ff 3072, GELU, token and
+    position embeddings (vocab 8000), attention mask (1 = attend, 0 = padding).
+
+    input_ids [1,128] int64, attention_mask [1,128] int64 -> hidden [1,128,768]
+    """
+
+    def __init__(self, vocab=8000, seq=128, d=768, heads=12, ff=3072, layers=4):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(d, heads, ff) for _ in range(layers))
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    m.weight.normal_(0.0, 0.02)
+
+    def forward(self, input_ids, attention_mask):
+        s = input_ids.shape[1]
+        pos = torch.arange(s, dtype=torch.int64).unsqueeze(0)
+        x = self.ln(self.tok(input_ids) + self.pos(pos))
+        mask_add = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask_add)
+        return x
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.att = Attention(d, heads)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.proj = nn.Linear(4 * d, d)
+
+    def forward(self, x, causal):
+        x = x + self.att(self.ln1(x), causal=causal)
+        return x + self.proj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class GPT2Mini(nn.Module):
+    """GPT-2-style decoder: d 512, 8 heads, 6 pre-LN blocks, causal mask (masked_fill), tied
+    token embedding / LM head, vocab 8000.
+
+    input_ids [1,64] int64 -> logits [1,64,8000]
+    """
+
+    def __init__(self, vocab=8000, seq=64, d=512, heads=8, layers=6):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(GPTBlock(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.register_buffer("causal", torch.tril(torch.ones(seq, seq)).reshape(1, 1, seq, seq))
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    m.weight.normal_(0.0, 0.02)
+
+    def forward(self, input_ids):
+        s = input_ids.shape[1]
+        pos = torch.arange(s, dtype=torch.int64).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        causal = self.causal[:, :, :s, :s]
+        for b in self.blocks:
+            x = b(x, causal)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+def _ids(vocab):
+    return lambda shape: torch.randint(0, vocab, shape, dtype=torch.int64)
+
+
+def _attention_mask(shape):
+    """1 for the first 100 tokens, 0 (padding) after."""
+    m = torch.ones(shape, dtype=torch.int64)
+    m[:, 100:] = 0
+    return m
 
 
 def make_mlp():
@@ -292,6 +450,21 @@ def _zoo():
                                  ("offsets", [8, 32])],
         outputs=["y"], dynamic={}, extra_batches=[], make_inputs=_dlrm_inputs,
         extra_inputs=lambda xs: [("b", _dlrm_inputs())])
+    # issue 9: recurrent models, transformers, and two more torchvision CNNs
+    z["lstm"] = dict(build=LSTMModel, inputs=[("input", [4, 32, 128])],
+                     outputs=["output"], dynamic={}, extra_batches=[])
+    z["gru"] = dict(build=GRUModel, inputs=[("input", [50, 1, 64])],
+                    outputs=["output"], dynamic={}, extra_batches=[])
+    z["bert4"] = dict(build=Bert4,
+                      inputs=[("input_ids", [1, 128], _ids(8000)),
+                              ("attention_mask", [1, 128], _attention_mask)],
+                      outputs=["hidden"], dynamic={}, extra_batches=[])
+    z["gpt2mini"] = dict(build=GPT2Mini, inputs=[("input_ids", [1, 64], _ids(8000))],
+                         outputs=["logits"], dynamic={}, extra_batches=[])
+    for tv in ("mobilenet_v3_small", "efficientnet_b0"):
+        z[tv] = dict(build=(lambda tv=tv: make_torchvision(tv)),
+                     inputs=[("input", [1, 3, 224, 224])],
+                     outputs=["output"], dynamic={}, extra_batches=[])
     return z
 
 
@@ -313,6 +486,12 @@ def _stats(t):
     return {"min": float(a.min()), "max": float(a.max()),
             "mean": float(a.mean()), "std": float(a.std(unbiased=False)),
             "finite": bool(torch.isfinite(a).all())}
+
+
+def _make_input(spec_in, shape=None):
+    """An input tensor: (name, shape) is randn; (name, shape, gen) calls gen(shape)."""
+    shape = list(spec_in[1]) if shape is None else shape
+    return spec_in[2](shape) if len(spec_in) > 2 else torch.randn(*shape)
 
 
 def _with_batch(shape, b):
@@ -358,12 +537,12 @@ def export_one(name, spec, out_dir):
     n_bn = randomize_batchnorm(model)
     model.eval()
 
-    in_names = [n for n, _ in spec["inputs"]]
+    in_names = [i[0] for i in spec["inputs"]]
     out_names = spec["outputs"]
     if "make_inputs" in spec:
         xs = spec["make_inputs"]()
     else:
-        xs = [torch.randn(*shape) for _, shape in spec["inputs"]]
+        xs = [_make_input(i) for i in spec["inputs"]]
     ys = _run(model, xs)
     _check_sane(name, ys)
     named = [(tag, x2, _run(model, x2)) for tag, x2 in spec.get("extra_inputs", lambda _: [])(xs)]
@@ -375,7 +554,7 @@ def export_one(name, spec, out_dir):
     # Extra batch sizes for models with a dynamic batch.
     extra = []
     for b in spec["extra_batches"]:
-        xb = [torch.randn(*_with_batch(shape, b)) for _, shape in spec["inputs"]]
+        xb = [_make_input(i, _with_batch(i[1], b)) for i in spec["inputs"]]
         yb = _run(model, xb)
         _check_sane(name, yb)
         extra.append((b, xb, yb))

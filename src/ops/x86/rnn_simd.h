@@ -1,0 +1,68 @@
+/* Private interface between the recurrent operators (src/ops/rnn.c) and their AVX2/FMA and
+ * AVX-512 loops (src/ops/x86/rnn_{avx2,avx512}.c): the small-M GEMM of one recurrent step.
+ *
+ * The recurrent product of a step is C[M, N] = A[M, K] * R^T with M = batch (often 1 to 16), K =
+ * hidden size and R [N, K] the constant recurrent weights. A blocked GEMM tile of 12 rows wastes
+ * most of its work at such M, and the step is bound by reading R from L2. So the weights are
+ * packed once into column groups of gv vectors (gw = gv * vl columns, vl = the variant's vector
+ * width): Bq[g][k][j] = R[g*gw + j][k], zero past N, and a kernel block keeps one accumulator
+ * register per (row, vector) for up to 4 rows and the whole group, so R is read as one sequential
+ * stream, once per 4 rows. gv is the variant's block width for the batch size (frt_rnn_gv):
+ * 8 vectors for one row, fewer for more rows (register budget). The packed form belongs to the
+ * variant (vector width) and gv that packed it.
+ */
+#ifndef FRT_OPS_X86_RNN_SIMD_H
+#define FRT_OPS_X86_RNN_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/cpu.h"
+
+/* C[M, N] = A[M, K] (row stride lda) * Bq (packed R^T in groups of gv vectors, gv 2, 4 or 8); C
+ * has row stride ldc and is write-only. M, N >= 0, K >= 0 (K == 0: C = 0). Any M works with any
+ * gv; M matching the gv the weights were packed for is fastest. */
+typedef void (*frt_rnn_mm_fn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                              const float *Bq, int gv, float *C, int64_t ldc);
+
+typedef struct frt_rnn_mm_variant {
+    frt_isa isa;
+    const char *suffix;
+    int vl;          /* vector width in columns */
+    int gv[4];       /* group width (vectors) for 1, 2, 3, >= 4 rows: the kernel's block widths */
+    frt_rnn_mm_fn mm;
+} frt_rnn_mm_variant;
+
+/* Group width to pack for batch size B (B < 1, unknown: as for 4 rows). */
+static inline int frt_rnn_gv(const frt_rnn_mm_variant *v, int64_t B) {
+    return v->gv[B >= 1 && B < 4 ? B - 1 : 3];
+}
+
+/* The best variant whose tier is <= cap (rnn.c). */
+const frt_rnn_mm_variant *frt_rnn_mm_variant_get(frt_isa cap);
+
+/* Floats of the packed form of an [N, K] matrix in groups of gv * vl columns. */
+static inline size_t frt_rnn_pack_size(int vl, int gv, int64_t N, int64_t K) {
+    const int64_t gw = (int64_t)gv * vl;
+    return (size_t)((N + gw - 1) / gw) * (size_t)gw * (size_t)K;
+}
+/* Packs R [N, K] (row stride ldr) into Bq (frt_rnn_pack_size floats). */
+static inline void frt_rnn_pack(int vl, int gv, int64_t N, int64_t K, const float *R,
+                                int64_t ldr, float *Bq) {
+    const int64_t gw = (int64_t)gv * vl, ng = (N + gw - 1) / gw;
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < gw; j++) {
+                int64_t n = g * gw + j;
+                Bq[(g * K + k) * gw + j] = n < N ? R[n * ldr + k] : 0.0f;
+            }
+}
+
+#if FRT_HAVE_X86
+void frt_rnn_mm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                     const float *Bq, int gv, float *C, int64_t ldc);
+void frt_rnn_mm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *Bq, int gv, float *C, int64_t ldc);
+#endif
+
+#endif
