@@ -93,7 +93,7 @@ static int nms_cmp(const void *pa, const void *pb) {
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* Scratch: cands[N], kept[N] (int64), boxes[N], rows[B*C*N*3] (int64). */
+/* Scratch: cands[N], kept[N] (int64), rows[B*C*N*3] (int64), boxes[N]. */
 static size_t nms_scratch(const frt_step *s, const frt_value *values) {
     const frt_value *b = &values[s->in[0]], *sc = &values[s->in[1]];
     size_t N = (size_t)b->dims[1], BC = (size_t)sc->dims[0] * (size_t)sc->dims[1];
@@ -120,10 +120,11 @@ static frt_status nms_kernel(const frt_step *s, frt_exec *x) {
     }
     if (max_out < 0) max_out = 0;
     char *mem = x->scratch;
-    nms_cand *cand = (nms_cand *)mem;
+    int64_t BC = B * C, n_rows = 0;
+    nms_cand *cand = (nms_cand *)mem; /* 8-byte members first, the float boxes last */
     int64_t *kept = (int64_t *)(cand + N);
-    nms_box *boxes = (nms_box *)(kept + N);
-    int64_t *rows = (int64_t *)(boxes + N), n_rows = 0;
+    int64_t *rows = kept + N;
+    nms_box *boxes = (nms_box *)(rows + BC * N * 3);
     for (int64_t b = 0; b < B; b++) {
         const float *bx = (const float *)bv->data + b * N * 4;
         for (int64_t i = 0; i < N; i++) boxes[i] = nms_corners(bx + 4 * i, p->center_point_box);
