@@ -49,14 +49,10 @@ frt_e2e_test(dlrm_small ${FRT_MODELS_DIR}/dlrm_small)
 frt_e2e_test(dlrm_small_b ${FRT_MODELS_DIR}/dlrm_small --in in_b --ref ref_b)
 
 # Issue 9: recurrent models (LSTM/GRU kernels at every ISA tier), transformers, two more
-# torchvision CNNs. A model listed in FRT_E2E_PENDING needs operators that are not on this branch
-# yet (see the comment there); its test is registered DISABLED, so ctest lists it as not run
-# instead of failing. Remove a name once its operators are in.
-#   lstm, gru:           Expand (the exporter's zero initial states)
-#   bert4:               ReduceMean, Pow, Sqrt, Erf, Split
-#   gpt2mini:            ReduceMean, Pow, Sqrt, Split, Where
-#   mobilenet_v3_small:  HardSigmoid
-set(FRT_E2E_PENDING lstm gru bert4 gpt2mini mobilenet_v3_small)
+# torchvision CNNs. A model listed in FRT_E2E_PENDING needs operators that are not implemented
+# yet; its test is registered DISABLED, so ctest lists it as not run instead of failing. Remove a
+# name once its operators are in (none are pending now).
+set(FRT_E2E_PENDING)
 foreach(m lstm gru bert4 gpt2mini mobilenet_v3_small efficientnet_b0)
   frt_e2e_test(${m} ${FRT_MODELS_DIR}/${m})
   if(m IN_LIST FRT_E2E_PENDING)
