@@ -1,5 +1,6 @@
 /* Parametric pointwise activations: LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus
- * Softsign Gelu Mish ThresholdedRelu Shrink, and PRelu (slope broadcast to X).
+ * Softsign Gelu Mish ThresholdedRelu Shrink, flatrt::Silu (x sigmoid(x), made by the fusion pass
+ * from Sigmoid + Mul), and PRelu (slope broadcast to X).
  *
  * Formulas, attribute defaults and NaN rules: simd_act.h (FRT_ACTP_*). Every op: out = X's shape
  * and dtype. Dtypes: float32 (typed loops; AVX2/AVX-512 variants picked at select from the
@@ -56,6 +57,7 @@ static double actp_d(int kind, double x, const float *prm) {
     case FRT_ACTP_MISH: return x * tanh(log1p(exp(x)));
     case FRT_ACTP_THRESHOLDED: return x <= a ? 0 : x;
     case FRT_ACTP_SHRINK: return x < -a ? x + b : x > a ? x - b : 0;
+    case FRT_ACTP_SILU: return x / (1 + exp(-x));
     }
     return x;
 }
@@ -112,6 +114,9 @@ static void actp_f32_c(int kind, const float *x, float *y, size_t n, const float
     case FRT_ACTP_SHRINK:
         for (size_t i = 0; i < n; i++)
             y[i] = x[i] < -a ? x[i] + b : x[i] > a ? x[i] - b : 0.0f;
+        return;
+    case FRT_ACTP_SILU:
+        for (size_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
         return;
     }
 }
@@ -204,7 +209,7 @@ static frt_status actp_infer(frt_op_ctx *c) {
 
 static const char *const kind_names[FRT_ACTP_COUNT] = {
     "leakyrelu", "elu",      "selu", "celu",      "hardsigmoid", "hardswish", "softplus",
-    "softsign",  "gelu",     "gelu_tanh", "mish", "thresholdedrelu", "shrink"};
+    "softsign",  "gelu",     "gelu_tanh", "mish", "thresholdedrelu", "shrink",      "silu"};
 
 static frt_status actp_select_kind(frt_op_ctx *c, frt_kernel *k, int kind, const float *prm) {
     actp_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
@@ -245,6 +250,7 @@ ACTP_SELECT(softplus_select, FRT_ACTP_SOFTPLUS, 0, 0)
 ACTP_SELECT(softsign_select, FRT_ACTP_SOFTSIGN, 0, 0)
 ACTP_SELECT(mish_select, FRT_ACTP_MISH, 0, 0)
 ACTP_SELECT(thresholded_select, FRT_ACTP_THRESHOLDED, frt_attr_float(c->node, "alpha", 1.0f), 0)
+ACTP_SELECT(silu_select, FRT_ACTP_SILU, 0, 0)
 ACTP_SELECT(shrink_select, FRT_ACTP_SHRINK, frt_attr_float(c->node, "lambd", 0.5f),
             frt_attr_float(c->node, "bias", 0.0f))
 
@@ -361,6 +367,7 @@ FRT_OP_IMPL(activation_param, Mish, actp_infer, mish_select);
 FRT_OP_IMPL(activation_param, PRelu, prelu_infer, prelu_select);
 FRT_OP_IMPL(activation_param, Selu, actp_infer, selu_select);
 FRT_OP_IMPL(activation_param, Shrink, actp_infer, shrink_select);
+FRT_OP_IMPL(activation_param, Silu, actp_infer, silu_select);
 FRT_OP_IMPL(activation_param, Softplus, actp_infer, softplus_select);
 FRT_OP_IMPL(activation_param, Softsign, actp_infer, softsign_select);
 FRT_OP_IMPL(activation_param, ThresholdedRelu, actp_infer, thresholded_select);

@@ -4,6 +4,8 @@
  *   Conv|Gemm -> Relu | Clip         activation applied by the producer's kernel (node->act)
  *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
  *                                    shape (residual connections), written in the conv's tiles
+ *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
+ *                                    EfficientNet and friends), float32, S read by the Mul only
  *
  * A producer is fused only when its output feeds nothing else and is not a graph output. The
  * consumer is removed and the producer writes the consumer's output value instead. */
@@ -192,6 +194,22 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
     return 1;
 }
 
+/* Sigmoid whose only reader is Mul(X, S) or Mul(S, X) with X the Sigmoid's own input. */
+static int fuse_silu(frt_graph *g, frt_node *sig) {
+    if (sig->n_in != 1 || sig->n_out != 1 || sig->in[0] < 0) return 0;
+    if (!frt_op_lookup(FRT_DOMAIN_INTERNAL, "Silu", sig->opset)) return 0; /* not built */
+    int32_t x = sig->in[0], s = sig->out[0];
+    frt_node *mul = sole_consumer(g, s);
+    if (!mul || strcmp(mul->op_type, "Mul") != 0 || mul->n_in != 2 || mul->n_out != 1) return 0;
+    if (!((mul->in[0] == x && mul->in[1] == s) || (mul->in[0] == s && mul->in[1] == x))) return 0;
+    if (g->values[x].v.dtype != FRT_FLOAT32) return 0; /* Mul(X, S): X's shape, no broadcast */
+    sig->domain = "flatrt";
+    sig->op_type = "Silu";
+    bypass(g, sig, mul);
+    g->values[x].n_uses--; /* the Mul's read of X is gone */
+    return 1;
+}
+
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st) {
     int removed = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -210,6 +228,7 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
             removed += r;
         }
         if (conv || gemm) removed += fuse_activation(g, n);
+        if (strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
     return removed;
 }

@@ -5,7 +5,9 @@
 #include <float.h>
 #include <stdint.h>
 
+#include "onnx_build.h"
 #include "op_harness.h"
+#include "runtime/model.h"
 #include "ops/dtype_util.h"
 #include "ops/x86/simd_act.h"
 #include "test_util.h"
@@ -42,6 +44,7 @@ static const kcase CASES[] = {
     {"ThresholdedRelu", 10, FRT_ACTP_THRESHOLDED, NULL, NULL, 1.0f, 0, 0, 0},
     {"Shrink", 9, FRT_ACTP_SHRINK, "lambd", "bias", 1.5f, 1.25f, 1e-6f, 0},
     {"Shrink", 9, FRT_ACTP_SHRINK, NULL, NULL, 0.5f, 0.0f, 1e-6f, 0},
+    {"Silu", 1, FRT_ACTP_SILU, NULL, NULL, 0, 0, 2e-6f, 1e-30f},
 };
 #define NCASES (sizeof CASES / sizeof CASES[0])
 
@@ -63,6 +66,7 @@ static double ref(int kind, double x, double a, double b) {
     case FRT_ACTP_MISH: return x * tanh(x > 30 ? x : log1p(exp(x)));
     case FRT_ACTP_THRESHOLDED: return x > a || isnan(x) ? x : 0;
     case FRT_ACTP_SHRINK: return x < -a ? x + b : x > a ? x - b : 0;
+    case FRT_ACTP_SILU: return x * (1 / (1 + exp(-x)));
     }
     return 0;
 }
@@ -300,7 +304,68 @@ static void test_prelu(void) {
     free(x);
 }
 
+/* The fusion pass turns S = Sigmoid(X), Y = Mul(X, S) (either operand order) into one
+ * flatrt::Silu step, not when S has another reader; results match x sigmoid(x). */
+static void check_silu_model(int swap, int extra_use) {
+    ob_buf g = {0};
+    int64_t xd[2] = {-1, 37};
+    ob_buf vi = ob_vinfo("X", 1, 2, xd);
+    ob_msg(&g, OB_INPUT, &vi);
+    const char *si[] = {"X", NULL}, *so[] = {"S", NULL}, *mo[] = {"Y", NULL};
+    const char *mi[] = {swap ? "S" : "X", swap ? "X" : "S", NULL};
+    ob_buf n1 = ob_node("Sigmoid", NULL, "sig", si, so), n2 = ob_node("Mul", NULL, "mul", mi, mo);
+    ob_msg(&g, OB_NODE, &n1);
+    ob_msg(&g, OB_NODE, &n2);
+    ob_buf yo = ob_vinfo("Y", 1, -1, NULL);
+    ob_msg(&g, OB_OUTPUT, &yo);
+    if (extra_use) {
+        ob_buf s2 = ob_vinfo("S", 1, -1, NULL);
+        ob_msg(&g, OB_OUTPUT, &s2);
+    }
+    ob_buf mb = ob_model(&g);
+    frt_model *m = NULL;
+    CHECK_OK(frt_model_load_buffer(mb.p, mb.n, NULL, NULL, &m));
+    free(mb.p);
+    if (!m) return;
+    const frt_program *p = m->blocks[0].prog;
+    int silu = 0;
+    for (size_t i = 0; i < p->n_steps; i++)
+        if (strncmp(p->steps[i].k.name, "silu_f32", 8) == 0) silu++;
+    CHECK_MSG(p->n_steps == (extra_use ? 2u : 1u) && silu == !extra_use,
+              "swap %d extra %d: %zu steps, %d silu", swap, extra_use, p->n_steps, silu);
+    frt_runtime *rt = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    float x[3 * 37];
+    t_fill(x, 3 * 37, 99);
+    for (int i = 0; i < 3 * 37; i++) x[i] *= 20.0f;
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 2, .shape = {3, 37}, .data = x,
+                     .nbytes = sizeof x};
+    const char *names[] = {"X"};
+    frt_tensor out[2];
+    if (rt) {
+        CHECK_OK(frt_run(rt, names, &in, 1, out, extra_use ? 2 : 1, FRT_OUTPUTS_ALLOC));
+        if (out[0].data) {
+            int bad = 0;
+            for (int i = 0; i < 3 * 37; i++) {
+                double r = x[i] / (1 + exp(-(double)x[i]));
+                if (!close_elem(((float *)out[0].data)[i], r, 2e-6f, 1e-30f)) bad++;
+            }
+            CHECK_MSG(!bad, "silu model values swap %d extra %d", swap, extra_use);
+            frt_tensor_release(&out[0]);
+            if (extra_use) frt_tensor_release(&out[1]);
+        }
+        frt_runtime_free(rt);
+    }
+    frt_model_free(m);
+}
+
+static void test_silu_fusion(void) {
+    for (int swap = 0; swap < 2; swap++)
+        for (int extra = 0; extra < 2; extra++) check_silu_model(swap, extra);
+}
+
 int main(void) {
+    test_silu_fusion();
     test_float32();
     test_twins();
     test_other_dtypes();

@@ -30,7 +30,7 @@ static void test_table(void) {
         CHECK(frt_op_lookup(d->domain, d->op_type, d->since) == d);
         CHECK(frt_op_lookup(d->domain, d->op_type, d->max) == d);
     }
-    CHECK(internal == 1); /* FusedConv */
+    CHECK(internal == 2); /* FusedConv, Silu */
 }
 
 static void test_lookup(void) {
@@ -47,6 +47,8 @@ static void test_lookup(void) {
     CHECK(frt_op_lookup("", "FusedConv", 13) == NULL);
     CHECK(frt_op_lookup("ai.onnx", "FusedConv", 13) == NULL);
     CHECK(frt_op_lookup(FRT_DOMAIN_INTERNAL, "FusedConv", 13) != NULL);
+    CHECK(frt_op_lookup(FRT_DOMAIN_INTERNAL, "Silu", 13) != NULL);
+    CHECK(frt_op_lookup("", "Silu", 13) == NULL);
     CHECK(frt_op_lookup(FRT_DOMAIN_INTERNAL, "Conv", 13) == NULL);
     /* Concat-1..3 (optional axis) is not implemented: 4..LATEST is */
     CHECK(frt_op_lookup("", "Concat", 3) == NULL);

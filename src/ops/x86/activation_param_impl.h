@@ -127,6 +127,10 @@ static inline V v_actp(int kind, V x, V a, V b) {
         return vsel(vle(x, a), zero, x);
     case FRT_ACTP_SHRINK: /* a = lambd, b = bias */
         return vsel(vlt(x, vsub(zero, a)), vadd(x, b), vsel(vgt(x, a), vsub(x, b), zero));
+    case FRT_ACTP_SILU: {
+        V y = vdiv(x, vadd(one, v_exp(vsub(zero, x))));
+        return vsel(veq(x, vset(-INFINITY)), vset(NAN), y); /* -inf * 0, as unclamped */
+    }
     }
     return x;
 }
@@ -153,6 +157,7 @@ static void actp_f32(int kind, const float *x, float *y, size_t n, const float *
     case FRT_ACTP_MISH: ACTP_LOOP(FRT_ACTP_MISH)
     case FRT_ACTP_THRESHOLDED: ACTP_LOOP(FRT_ACTP_THRESHOLDED)
     case FRT_ACTP_SHRINK: ACTP_LOOP(FRT_ACTP_SHRINK)
+    case FRT_ACTP_SILU: ACTP_LOOP(FRT_ACTP_SILU)
     default: return;
     }
     if (i < n) {

@@ -29,6 +29,8 @@
  *   MISH        x tanh(log(1 + e^x)) = x n / (n + 2), n = e^x (e^x + 2)
  *   THRESHOLDED x > a ? x : 0 (NaN stays NaN)                prm a
  *   SHRINK      x < -l ? x + b : x > l ? x - b : 0           prm l, b
+ *   SILU        x sigmoid(x) = x / (1 + e^-x) (flatrt::Silu, fused from Sigmoid + Mul); -inf
+ *               gives NaN (-inf * 0, as the unfused pair)
  * NaN in gives NaN out except for SHRINK (0). The SIMD loops are within 2e-6 relative (plus
  * 1e-30 absolute) of the portable ones, which use libm (expm1f, log1pf, erfcf, tanhf). */
 enum {
@@ -45,6 +47,7 @@ enum {
     FRT_ACTP_MISH,
     FRT_ACTP_THRESHOLDED,
     FRT_ACTP_SHRINK,
+    FRT_ACTP_SILU,
     FRT_ACTP_COUNT
 };
 
