@@ -97,8 +97,6 @@ static const int32_t cmp_dtypes[T_N] = {FRT_FLOAT32, FRT_FLOAT64, FRT_FLOAT16, F
                                         FRT_INT8,    FRT_INT16,   FRT_INT32,   FRT_INT64,
                                         FRT_UINT8,   FRT_UINT16,  FRT_UINT32,  FRT_UINT64,
                                         FRT_BOOL};
-static const char *const cmp_dnames[T_N] = {"f32", "f64", "f16", "bf16", "i8",  "i16", "i32",
-                                            "i64", "u8",  "u16", "u32",  "u64", "bool"};
 #define CMP_TAB(S) {eq_##S, lt_##S, gt_##S, le_##S, ge_##S}
 static const frt_cmp_fn cmp_loops[T_B8][FRT_CMP_N] = {
     CMP_TAB(f32), CMP_TAB(f64), CMP_TAB(f16), CMP_TAB(bf16), CMP_TAB(i8),  CMP_TAB(i16),
@@ -347,7 +345,6 @@ static frt_status bin_select(frt_op_ctx *c, frt_kernel *k, int op) {
         }
         k->name = cmp_knames[op][t][isa];
     }
-    (void)cmp_dnames;
     k->fn = k_cmp;
     k->params = p;
     return FRT_OK;
