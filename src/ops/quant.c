@@ -373,17 +373,23 @@ static void qgemm_portable(int64_t M, int64_t N, int64_t K2, const int16_t *A, i
     }
 }
 
+/* Kernels built on the integer product (index into qgemm_variant.names). */
+enum { QK_MATMUL_INTEGER, QK_QLINEAR_MATMUL, QK_CONV_INTEGER, QK_QLINEAR_CONV };
+
 typedef struct qgemm_variant {
     frt_isa isa;
-    const char *suffix;
+    const char *names[4]; /* kernel names, by QK_* */
     frt_qgemm_fn fn;
 } qgemm_variant;
 
 static const qgemm_variant qgemm_variants[] = {
 #if FRT_HAVE_X86
-    {FRT_ISA_AVX2, "_avx2", frt_qgemm_i16_avx2},
+    {FRT_ISA_AVX2,
+     {"matmul_integer_avx2", "qlinear_matmul_avx2", "conv_integer_avx2", "qlinear_conv_avx2"},
+     frt_qgemm_i16_avx2},
 #endif
-    {FRT_ISA_PORTABLE, "", qgemm_portable},
+    {FRT_ISA_PORTABLE, {"matmul_integer", "qlinear_matmul", "conv_integer", "qlinear_conv"},
+     qgemm_portable},
 };
 
 /* Params of the integer product kernels: the inner loop picked at select. */
@@ -391,16 +397,11 @@ typedef struct qgemm_params {
     frt_qgemm_fn gemm;
 } qgemm_params;
 
-/* k->name = base + the variant's suffix, in the arena. */
-static frt_status qgemm_pick(frt_op_ctx *c, frt_kernel *k, const char *base, frt_qgemm_fn *fn) {
+/* The best inner loop for c->isa: sets k->name (kernel `which`) and *fn. */
+static void qgemm_pick(const frt_op_ctx *c, frt_kernel *k, int which, frt_qgemm_fn *fn) {
     const qgemm_variant *v = FRT_PICK_VARIANT(qgemm_variants, c->isa);
-    size_t n = strlen(base) + strlen(v->suffix) + 1;
-    char *name = frt_arena_alloc(c->arena, n, 1);
-    if (!name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    snprintf(name, n, "%s%s", base, v->suffix);
-    k->name = name;
+    k->name = v->names[which];
     *fn = v->fn;
-    return FRT_OK;
 }
 
 /* q8 element i of v minus zp, as int16. */
@@ -561,11 +562,10 @@ static frt_status qmm_run_all(const frt_step *s, frt_exec *x, const qmm_run *r) 
     return FRT_OK;
 }
 
-static frt_status qmm_select(frt_op_ctx *c, frt_kernel *k, const char *base, frt_kernel_fn fn) {
+static frt_status qmm_select(frt_op_ctx *c, frt_kernel *k, int which, frt_kernel_fn fn) {
     qgemm_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    frt_status st = qgemm_pick(c, k, base, &p->gemm);
-    if (st) return st;
+    qgemm_pick(c, k, which, &p->gemm);
     k->fn = fn;
     k->params = p;
     k->scratch = qmm_scratch;
@@ -594,7 +594,7 @@ static frt_status mmi_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status mmi_select(frt_op_ctx *c, frt_kernel *k) {
-    return qmm_select(c, k, "matmul_integer", mmi_kernel);
+    return qmm_select(c, k, QK_MATMUL_INTEGER, mmi_kernel);
 }
 
 /* QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point). */
@@ -626,7 +626,7 @@ static frt_status qlmm_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static frt_status qlmm_select(frt_op_ctx *c, frt_kernel *k) {
-    return qmm_select(c, k, "qlinear_matmul", qlmm_kernel);
+    return qmm_select(c, k, QK_QLINEAR_MATMUL, qlmm_kernel);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -929,7 +929,7 @@ static frt_status qconv_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = qconv_params_read(c, w, p);
     if (st) return st;
     p->qlinear = ql;
-    if ((st = qgemm_pick(c, k, ql ? "qlinear_conv" : "conv_integer", &p->gemm))) return st;
+    qgemm_pick(c, k, ql ? QK_QLINEAR_CONV : QK_CONV_INTEGER, &p->gemm);
     k->fn = qconv_kernel;
     k->params = p;
     k->scratch = qconv_scratch;
