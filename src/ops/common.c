@@ -131,3 +131,32 @@ int64_t frt_value_get_int(const frt_value *v, int64_t i) {
     if (v->dtype == FRT_INT32) return ((const int32_t *)v->data)[i];
     return 0;
 }
+
+#if defined(__GNUC__)
+typedef uint8_t __attribute__((may_alias)) g_u8;
+typedef uint16_t __attribute__((may_alias)) g_u16;
+typedef uint32_t __attribute__((may_alias)) g_u32;
+typedef uint64_t __attribute__((may_alias)) g_u64;
+#else
+typedef uint8_t g_u8;
+typedef uint16_t g_u16;
+typedef uint32_t g_u32;
+typedef uint64_t g_u64;
+#endif
+
+void frt_gather_elems(char *dst, const char *src, int64_t n, int64_t stride, size_t esize) {
+#define GATHER_LOOP(T)                                                                             \
+    do {                                                                                           \
+        T *d = (T *)dst;                                                                           \
+        for (int64_t i = 0; i < n; i++) d[i] = *(const T *)(src + i * stride);                     \
+    } while (0)
+    switch (esize) {
+    case 1: GATHER_LOOP(g_u8); break;
+    case 2: GATHER_LOOP(g_u16); break;
+    case 4: GATHER_LOOP(g_u32); break;
+    case 8: GATHER_LOOP(g_u64); break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * esize, src + i * stride, esize);
+    }
+#undef GATHER_LOOP
+}

@@ -301,6 +301,10 @@ frt_status frt_broadcast_shape(const frt_op_ctx *c, const frt_value *a, const fr
 /* Normalizes an axis in [-rank, rank) to [0, rank); returns -1 when out of range. */
 int frt_norm_axis(int64_t axis, int rank);
 
+/* dst[i] = the esize-byte element at src + i*stride (byte stride, may be negative), i < n; dst is
+ * contiguous. Typed loads for 1/2/4/8-byte elements, memcpy otherwise. */
+void frt_gather_elems(char *dst, const char *src, int64_t n, int64_t stride, size_t esize);
+
 /* Reads element i of an integer tensor (INT32 or INT64) as int64. */
 int64_t frt_value_get_int(const frt_value *v, int64_t i);
 

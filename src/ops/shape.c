@@ -99,24 +99,6 @@ static void replicate_block(char *dst, size_t bytes, int64_t times) {
     }
 }
 
-/* dst[i] = element at src + i*stride bytes, i < n. */
-static void gather_elems(char *dst, const char *src, int64_t n, int64_t stride, size_t es) {
-#define GATHER_LOOP(T)                                                                             \
-    do {                                                                                           \
-        T *d = (T *)dst;                                                                           \
-        for (int64_t i = 0; i < n; i++) d[i] = *(const T *)(src + i * stride);                     \
-    } while (0)
-    switch (es) {
-    case 1: GATHER_LOOP(u8a); break;
-    case 2: GATHER_LOOP(u16a); break;
-    case 4: GATHER_LOOP(u32a); break;
-    case 8: GATHER_LOOP(u64a); break;
-    default:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * es, src + i * stride, es);
-    }
-#undef GATHER_LOOP
-}
-
 /* Permuted copy: output dim k is input dim perm[k] (r dims, input dims idims, plain row-major,
  * es-byte elements). Size-1 dims are dropped and output-adjacent dims that are input-adjacent
  * merged, so contiguous runs are copied with memcpy and the rest by a typed strided gather along
@@ -157,7 +139,7 @@ static void permute_copy(char *dst, const char *src, int r, const int64_t *idims
     const char *s = src;
     for (int64_t t = 0; t < rows; t++) {
         if (contig) memcpy(dst, s, row_bytes);
-        else gather_elems(dst, s, row, rstride, es);
+        else frt_gather_elems(dst, s, row, rstride, es);
         dst += row_bytes;
         for (int k = no - 1; k >= 0; k--) {
             s += st[k] * (int64_t)es;

@@ -87,25 +87,6 @@ static inline void copy_bytes(char *dst, const char *src, size_t n) {
     }
 }
 
-/* dst[i] = element at src + i*stride (stride in bytes, may be negative), i < n, elements of esize
- * bytes; dst is contiguous. */
-static void gather_elems(char *dst, const char *src, int64_t n, int64_t stride, size_t esize) {
-#define GATHER_LOOP(T)                                                                             \
-    do {                                                                                           \
-        T *d = (T *)dst;                                                                           \
-        for (int64_t i = 0; i < n; i++) d[i] = *(const T *)(src + i * stride);                     \
-    } while (0)
-    switch (esize) {
-    case 1: GATHER_LOOP(u8a); break;
-    case 2: GATHER_LOOP(u16a); break;
-    case 4: GATHER_LOOP(u32a); break;
-    case 8: GATHER_LOOP(u64a); break;
-    default:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * esize, src + i * stride, esize);
-    }
-#undef GATHER_LOOP
-}
-
 /* Copies an nd-dimensional strided view of src into contiguous dst. View element (i0..i_{nd-1})
  * starts at src + sum(ik * is[k]) (byte strides, may be negative) and is `block` contiguous bytes;
  * od[k] are the view's extents. When block == esize the innermost dim runs as a typed loop. */
@@ -124,7 +105,7 @@ static void strided_copy(char *dst, const char *src, int nd, const int64_t *od, 
     const char *s = src;
     for (int64_t r = 0; r < rows; r++) {
         if (elem_rows)
-            gather_elems(dst, s, row_n, row_stride, esize);
+            frt_gather_elems(dst, s, row_n, row_stride, esize);
         else
             copy_bytes(dst, s, block);
         dst += row_bytes;
