@@ -73,7 +73,8 @@ typedef enum frt_status {
     FRT_ERR_SHAPE = 5,            /* shapes or dtypes inconsistent within the model */
     FRT_ERR_NO_MEMORY = 6,        /* an allocation failed or a size is absurd */
     FRT_ERR_RUNTIME = 7,          /* a kernel rejected data at run time (e.g. an index out of range) */
-    FRT_ERR_INTERNAL = 8          /* a bug in flatrt */
+    FRT_ERR_INTERNAL = 8,         /* a bug in flatrt */
+    FRT_ERR_TIMEOUT = 9           /* a wait ran out (frt_pool_run: no runtime became free) */
 } frt_status;
 
 /* Element types; values equal ONNX TensorProto.DataType. */
@@ -310,6 +311,62 @@ typedef struct frt_step_profile {
 FRT_API size_t frt_runtime_num_steps(const frt_runtime *rt);
 FRT_API void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
 FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Runtime pools                                                                                   */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* A pool of runtimes of one model for callers on many threads: frt_pool_run takes a free runtime
+ * (the most recently used, whose memory is warm), creating one while fewer than max_runtimes are
+ * alive, else waiting for one; runs; and returns it. Runtimes left idle longer than
+ * idle_timeout_ms are freed with their slabs by a helper thread of the pool, so memory falls back
+ * after a spike of concurrent callers. Every runtime of the pool has the model's num_threads. */
+typedef struct frt_pool frt_pool;
+
+/* Largest max_runtimes a pool accepts. */
+#define FRT_POOL_MAX_RUNTIMES 1024
+
+typedef struct frt_pool_options {
+    int32_t max_runtimes;    /* 1..FRT_POOL_MAX_RUNTIMES runtimes alive at once (default 8) */
+    /* > 0: a runtime idle this long is freed (default 10000 ms); 0: idle runtimes are kept until
+     * frt_pool_free (no helper thread) */
+    int64_t idle_timeout_ms;
+} frt_pool_options;
+
+/* Fills defaults: 8 runtimes, 10 s idle timeout. */
+FRT_API void frt_pool_options_init(frt_pool_options *opt);
+/* Creates a pool for model (which must outlive it); opt may be NULL (defaults). No runtime is
+ * created until the first run. */
+FRT_API frt_status frt_pool_create(const frt_model *model, const frt_pool_options *opt,
+                                   frt_pool **out);
+/* Frees the pool and its runtimes. No frt_pool_run may be in progress. */
+FRT_API void frt_pool_free(frt_pool *pool);
+
+/* frt_run on a runtime of the pool; thread-safe. mode FRT_OUTPUTS_ALLOC or FRT_OUTPUTS_CALLER
+ * (FRT_OUTPUTS_BORROW is refused: the runtime's memory goes back to the pool). With
+ * manage_outputs, ALLOC outputs stay valid until released, as with frt_run. timeout_ms: how
+ * long to wait when max_runtimes are busy: < 0 without limit, 0 not at all; when it runs out,
+ * FRT_ERR_TIMEOUT. */
+FRT_API frt_status frt_pool_run(frt_pool *pool, const char *const *input_names,
+                                const frt_tensor *inputs, size_t n_inputs, frt_tensor *outputs,
+                                size_t n_outputs, frt_output_mode mode, int64_t timeout_ms);
+
+/* Frees the runtimes idle longer than the timeout now (also done by the pool's helper thread);
+ * with idle_ms = 0, every idle runtime. Returns how many were freed. Thread-safe. */
+FRT_API size_t frt_pool_collect(frt_pool *pool, int64_t idle_ms);
+
+typedef struct frt_pool_stats {
+    size_t alive;        /* runtimes that exist now (idle + running + being created) */
+    size_t idle;         /* of those, waiting in the pool */
+    size_t peak;         /* most runtimes alive at once */
+    uint64_t created;    /* runtimes created so far */
+    uint64_t freed;      /* runtimes freed as idle so far */
+    uint64_t runs;       /* frt_pool_run calls that got a runtime */
+    uint64_t waits;      /* of those, calls that had to wait for one */
+    uint64_t timeouts;   /* calls that returned FRT_ERR_TIMEOUT */
+} frt_pool_stats;
+/* A consistent snapshot of the counters; thread-safe. */
+FRT_API void frt_pool_get_stats(frt_pool *pool, frt_pool_stats *stats);
 
 #ifdef __cplusplus
 }

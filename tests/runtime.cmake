@@ -71,3 +71,10 @@ add_test(NAME example.classify
   COMMAND sh -c "$<TARGET_FILE:classify> digits.onnx samples/digit_0_label1.npy samples/digit_1_label6.npy samples/digit_2_label7.npy samples/digit_3_label3.npy samples/digit_4_label8.npy | awk '{n = split($1, p, \"label\"); if (substr(p[n], 1, 1) != $2) bad++} END {print NR \" predictions, \" bad+0 \" wrong\"; exit (NR != 5 || bad)}'"
   WORKING_DIRECTORY ${FRT_DIGITS})
 set_tests_properties(example.classify PROPERTIES LABELS runtime)
+
+# frt_pool: runtimes shared by caller threads (also run under TSan in CI: the name has "runtime").
+add_executable(test_runtime_pool runtime/test_runtime_pool.c)
+target_link_libraries(test_runtime_pool PRIVATE flatrt_static)
+add_test(NAME runtime.pool
+  COMMAND test_runtime_pool ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
+set_tests_properties(runtime.pool PROPERTIES LABELS runtime TIMEOUT 300)

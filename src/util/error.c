@@ -48,6 +48,7 @@ const char *frt_status_string(frt_status s) {
     case FRT_ERR_NO_MEMORY: return "FRT_ERR_NO_MEMORY";
     case FRT_ERR_RUNTIME: return "FRT_ERR_RUNTIME";
     case FRT_ERR_INTERNAL: return "FRT_ERR_INTERNAL";
+    case FRT_ERR_TIMEOUT: return "FRT_ERR_TIMEOUT";
     }
     return "FRT_ERR_UNKNOWN";
 }
