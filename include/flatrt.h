@@ -312,6 +312,37 @@ FRT_API size_t frt_runtime_num_steps(const frt_runtime *rt);
 FRT_API void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
 FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
 
+/* Tracing: while a trace buffer is set, every run records one event per executed step, also
+ * for the steps of subgraphs (If/Loop/Scan bodies), in execution order of completion. */
+typedef struct frt_trace_event {
+    const char *node_name;
+    const char *op_type;
+    const char *kernel;
+    int32_t block;        /* 0: the model's graph; > 0: a subgraph */
+    int32_t depth;        /* 0 for the graph's steps; n + 1 inside a subgraph run by depth n */
+    uint32_t thread_id;   /* OS thread id (gettid) of the thread that ran the step */
+    uint64_t start_ns;    /* CLOCK_MONOTONIC */
+    uint64_t dur_ns;
+    int32_t rank;         /* shape of the step's first output after the step; -1 if none */
+    int64_t shape[FRT_MAX_RANK];
+    uint64_t in_bytes;    /* bytes of the step's inputs and outputs */
+    uint64_t out_bytes;
+} frt_trace_event;
+/* Allocates a buffer for max_events events and starts recording (clearing any previous trace);
+ * max_events = 0 stops tracing and frees the buffer. Steps that do not fit are counted, not
+ * recorded. Tracing adds two clock reads and one record per step; it does not allocate. */
+FRT_API frt_status frt_runtime_set_trace(frt_runtime *rt, size_t max_events);
+/* Events recorded so far; *dropped (may be NULL) gets the number of steps that did not fit. */
+FRT_API size_t frt_runtime_trace_size(const frt_runtime *rt, uint64_t *dropped);
+FRT_API frt_status frt_runtime_trace_event(const frt_runtime *rt, size_t index,
+                                           frt_trace_event *ev);
+/* Forgets the recorded events, keeping the buffer. */
+FRT_API void frt_runtime_trace_clear(frt_runtime *rt);
+/* Writes the recorded events to path as Chrome trace-event JSON (complete events, one track per
+ * thread, times in microseconds from the first event), loadable in Perfetto and
+ * chrome://tracing. Each event's args hold op, kernel, block, shape, in_bytes and out_bytes. */
+FRT_API frt_status frt_runtime_write_trace(const frt_runtime *rt, const char *path);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Runtime pools                                                                                   */
 /* ---------------------------------------------------------------------------------------------- */

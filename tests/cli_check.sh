@@ -137,6 +137,20 @@ bench)
     done
     tail -n 1 "$TMP/out" | grep -q 'outputs=logits:float32:3x10' || fail "bench --shape: $(tail -n 1 "$TMP/out")"
     tail -n 1 "$TMP/out" | grep -q 'planner=none' || fail "bench --planner none"
+    # Chrome trace: valid JSON, one complete event per step of each of the 5 traced runs
+    expect 0 "bench --trace" -- "$FLATRT" bench "$MODEL" --iters 5 --warmup 1 --trace "$TMP/t.json"
+    contains "$TMP/out" "trace: " "bench --trace"
+    /usr/bin/python3 - "$TMP/t.json" <<'PY' || fail "bench --trace: bad trace file"
+import json, sys
+d = json.load(open(sys.argv[1]))
+xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
+names = {e["name"] for e in xs}
+assert xs and len(xs) % 5 == 0 and len(xs) == 5 * len(names), (len(xs), len(names))
+for e in xs:
+    assert e["dur"] >= 0 and e["ts"] >= 0 and isinstance(e["tid"], int), e
+    assert {"op", "kernel", "shape", "in_bytes", "out_bytes"} <= set(e["args"]), e
+assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in d["traceEvents"])
+PY
     # default iteration counts (fast model: 1000/100)
     expect 0 "bench defaults" -- "$FLATRT" bench "$MODEL"
     # 1000/100, or 50/5 when one run takes more than 10 ms (a loaded machine can make the digits

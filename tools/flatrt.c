@@ -53,11 +53,13 @@ static void usage(FILE *f) {
             "      they are an error (exit status 1).\n"
             "  bench MODEL [--input NAME=FILE]... [--shape NAME=d0,d1,...]... [--iters N]\n"
             "        [--warmup N] [--threads N] [--profile] [--planner standard|greedy|none] [--seed N]\n"
-            "        [--lat-file PATH]\n"
+            "        [--lat-file PATH] [--trace FILE.json]\n"
             "      Time frt_run (outputs borrowed). Inputs not given are random (floats uniform in\n"
             "      [-1,1), integers 0..9, fixed seed); symbolic dims are 1 unless --shape says\n"
             "      otherwise. Default --iters 1000 --warmup 100, or 50 and 5 when one run takes\n"
             "      more than 10 ms. --profile adds time per op type, per node and plan statistics.\n"
+            "      --trace writes up to 10 further runs as Chrome trace events (one per step,\n"
+            "      subgraph steps nested), for Perfetto or chrome://tracing.\n"
             "      The last line is key=value pairs (load_ms iters mean_us p10_us p50_us p90_us\n"
             "      p99_us min_us peak_rss_kib arena_bytes ...).\n"
             "  info MODEL [--memory]\n"
@@ -242,7 +244,7 @@ typedef struct cli {
     const char *model;
     kv inputs[MAX_KV], shapes[MAX_KV];
     int n_inputs, n_shapes;
-    const char *output_dir, *lat_file;
+    const char *output_dir, *lat_file, *trace_file;
     long iters, warmup, threads, seed;
     int iters_given, warmup_given, seed_given, profile, memory, check_finite;
     const char *svg;
@@ -357,6 +359,10 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
             TAKES_VALUE();
             if (!*val) return usage_error("--svg needs a file name");
             c->svg = val;
+        } else if (!strcmp(a, "--trace") && is_bench) {
+            TAKES_VALUE();
+            if (!*val) return usage_error("--trace needs a file name");
+            c->trace_file = val;
         } else if (!strcmp(a, "--profile") && is_bench) {
             NO_VALUE();
             c->profile = 1;
@@ -893,8 +899,9 @@ static void print_profile(const frt_runtime *rt, double mean_us) {
     }
     qsort(ops, n_ops, sizeof *ops, cmp_op_row);
     printf("\nprofile: %zu steps, %llu profiled runs; sum of steps %.3f us/run, mean latency "
-           "%.3f us (%.3f us outside steps)\n",
-           n, (unsigned long long)runs, total, mean_us, mean_us - total);
+           "%.3f us (%.3f us, %.1f%%, outside steps: input checks, planning, output copies)\n",
+           n, (unsigned long long)runs, total, mean_us, mean_us - total,
+           mean_us > 0 ? 100.0 * (mean_us - total) / mean_us : 0.0);
     printf("\ntime per op type:\n");
     printf("  %-28s %12s %7s %6s\n", "op type", "us/run", "%", "nodes");
     for (size_t k = 0; k < n_ops; k++)
@@ -1010,6 +1017,31 @@ static int cmd_bench(const cli *c) {
     }
     if (c->profile) frt_runtime_set_profiling(rt, 0);
 
+    if (c->trace_file) {
+        /* further runs, traced: room for every step of block 0 and plenty for subgraph steps */
+        long n_tr = iters < 10 ? iters : 10;
+        size_t cap = (frt_runtime_num_steps(rt) + 16) * (size_t)n_tr * 8;
+        uint64_t dropped = 0;
+        if (frt_runtime_set_trace(rt, cap) != FRT_OK) {
+            rc = fail_frt("trace");
+            goto done;
+        }
+        for (long r = 0; r < n_tr; r++) {
+            if (frt_run(rt, in.names, in.t, in.n, outs, n_out, FRT_OUTPUTS_BORROW) != FRT_OK) {
+                rc = fail_frt(NULL);
+                goto done;
+            }
+        }
+        size_t n_ev = frt_runtime_trace_size(rt, &dropped);
+        if (frt_runtime_write_trace(rt, c->trace_file) != FRT_OK) {
+            rc = fail_frt(NULL);
+            goto done;
+        }
+        printf("trace: %zu events of %ld runs written to %s", n_ev, n_tr, c->trace_file);
+        if (dropped) printf(" (%llu steps did not fit)", (unsigned long long)dropped);
+        printf("\n");
+        frt_runtime_set_trace(rt, 0);
+    }
     if (c->lat_file) {
         FILE *lf = fopen(c->lat_file, "w");
         if (!lf) {

@@ -80,6 +80,25 @@ typedef struct frt_brt {
     frt_dynmem dyn;
 } frt_brt;
 
+/* One step's record in a runtime's trace (src/runtime/trace.c). */
+typedef struct frt_trace_rec {
+    const frt_step *s;
+    int32_t block, depth;
+    uint32_t tid;
+    int32_t rank;         /* output 0's shape after the step (-1: no output) */
+    int64_t dims[FRT_MAX_RANK];
+    uint64_t t0, dur;     /* CLOCK_MONOTONIC ns */
+    uint64_t in_bytes, out_bytes;
+} frt_trace_rec;
+
+/* A runtime's trace buffer: cap == 0 means tracing is off. */
+typedef struct frt_trace {
+    frt_trace_rec *ev;
+    size_t cap, n;
+    uint64_t dropped;     /* steps not recorded because the buffer was full */
+    int32_t depth;        /* nesting of the block being run (0: the model's graph) */
+} frt_trace;
+
 struct frt_runtime {
     const frt_model *m;
     frt_brt *blk;         /* per block of the model; blk[0] is the model's graph */
@@ -92,6 +111,7 @@ struct frt_runtime {
     bool profiling;
     uint64_t *prof_ns;    /* per compute step of block 0 */
     uint64_t prof_runs;
+    frt_trace trace;
 };
 
 /* Loads like frt_model_load_buffer, with op definitions from src tried before the registry
@@ -99,6 +119,12 @@ struct frt_runtime {
 frt_status frt_model_load_buffer_with(const void *data, size_t size, const char *base_dir,
                                       const frt_options *opt, const frt_op_source *src,
                                       frt_model **out);
+
+/* Appends the record of step s of block b that ran from t0 to t1 (rt->trace.cap > 0). */
+void frt_trace_step(frt_runtime *rt, const frt_brt *b, const frt_step *s, uint64_t t0,
+                    uint64_t t1);
+/* Frees the trace buffer (frt_runtime_free). */
+void frt_trace_free(frt_trace *t);
 
 /* Resolves shapes of block 0 for the input dims in rt->v and plans memory (runtime.c). */
 frt_status frt_runtime_resolve(frt_runtime *rt);

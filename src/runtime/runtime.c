@@ -147,6 +147,7 @@ void frt_runtime_free(frt_runtime *rt) {
     frt_threadpool_free(rt->tp);
     frt_out_block_unref(rt->out);
     free(rt->prof_ns);
+    frt_trace_free(&rt->trace);
     free(rt);
 }
 
@@ -415,7 +416,7 @@ static inline uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs the compute steps of a shaped block (profiled: block 0 only). */
+/* Runs the compute steps of a shaped block (profiled: block 0 only; traced: every block). */
 static frt_status brt_run(frt_brt *b, bool profile) {
     const frt_program *p = b->b->prog;
     frt_runtime *rt = b->rt;
@@ -426,7 +427,8 @@ static frt_status brt_run(frt_brt *b, bool profile) {
     const int32_t *run_pos = b->run_pos;
     size_t n_run = b->n_run;
     frt_status st;
-    if (!profile && !p->has_dynamic) {
+    bool trace = rt->trace.cap != 0;
+    if (!profile && !trace && !p->has_dynamic) {
         for (size_t i = 0; i < n_run; i++) {
             x.scratch = slab + soff[run_pos[i]];
             st = run[i]->k.fn(run[i], &x);
@@ -439,7 +441,7 @@ static frt_status brt_run(frt_brt *b, bool profile) {
         if (st) return st;
     }
     for (size_t i = 0; i < n_run; i++) {
-        uint64_t t0 = profile ? now_ns() : 0;
+        uint64_t t0 = profile || trace ? now_ns() : 0;
         uint8_t how = p->deferred[p->compute[run_pos[i]]];
         if (how) {
             st = run_deferred(b, run[i], how, &x);
@@ -447,7 +449,11 @@ static frt_status brt_run(frt_brt *b, bool profile) {
             x.scratch = slab + soff[run_pos[i]];
             st = run[i]->k.fn(run[i], &x);
         }
-        if (profile) rt->prof_ns[run_pos[i]] += now_ns() - t0;
+        if (profile || trace) {
+            uint64_t t1 = now_ns();
+            if (profile) rt->prof_ns[run_pos[i]] += t1 - t0;
+            if (trace) frt_trace_step(rt, b, run[i], t0, t1);
+        }
         if (st) return st;
     }
     return FRT_OK;
@@ -527,7 +533,9 @@ static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inp
         const frt_step *vs = &cp->steps[cp->input_views[i]];
         c->v[vs->out[0]].data = c->v[vs->in[0]].data;
     }
+    c->rt->trace.depth++;
     st = brt_run(c, false);
+    c->rt->trace.depth--;
     if (st) return st;
     for (size_t i = 0; i < n_out; i++) outputs[i] = c->v[g->outputs[i]];
     return FRT_OK;

@@ -303,6 +303,86 @@ static void test_managed_outputs(void) {
     frt_model_free(m);
 }
 
+/* Tracing the tiny Loop model (M = 5): one event per executed step, the body's steps nested in
+ * the Loop step's interval at depth 1, shapes and bytes, a full buffer counted as dropped, and
+ * the JSON file. */
+static void test_trace(void) {
+    frt_model *m = load("control_loop");
+    if (!m) return;
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    frt_tensor in[2] = {{0}}, out[2] = {{0}};
+    const char *names[2] = {"M", "x"};
+    CHECK(load_npy("control_loop", "in", "M", &in[0]) == 0);
+    CHECK(load_npy("control_loop", "in", "x", &in[1]) == 0);
+    CHECK(frt_runtime_set_trace(NULL, 10) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK_OK(frt_runtime_set_trace(rt, 1000));
+    CHECK_OK(frt_run(rt, names, in, 2, out, 2, FRT_OUTPUTS_BORROW));
+    uint64_t dropped = 99;
+    size_t n = frt_runtime_trace_size(rt, &dropped);
+    CHECK(dropped == 0);
+    int loops = 0, body = 0, squares = 0;
+    frt_trace_event loop_ev = {0}, ev;
+    for (size_t i = 0; i < n; i++) {
+        CHECK_OK(frt_runtime_trace_event(rt, i, &ev));
+        if (!strcmp(ev.op_type, "Loop")) {
+            loops++;
+            loop_ev = ev;
+            CHECK(ev.depth == 0 && ev.block == 0);
+        }
+    }
+    CHECK_MSG(loops == 1, "%d Loop events", loops);
+    for (size_t i = 0; i < n; i++) {
+        frt_trace_event e;
+        CHECK_OK(frt_runtime_trace_event(rt, i, &e));
+        CHECK(e.node_name && e.kernel && e.thread_id == loop_ev.thread_id);
+        if (e.depth != 1) continue;
+        body++;
+        CHECK(e.block > 0);
+        CHECK(e.start_ns >= loop_ev.start_ns &&
+              e.start_ns + e.dur_ns <= loop_ev.start_ns + loop_ev.dur_ns);
+        if (!strcmp(e.node_name, "square")) {
+            squares++;
+            CHECK(e.rank == 2 && e.shape[0] == 2 && e.shape[1] == 3);
+            CHECK(e.in_bytes == 48 && e.out_bytes == 24);
+        }
+    }
+    CHECK_MSG(squares == 5 && body % 5 == 0 && body >= 20, "%d body events, %d squares", body,
+              squares);
+    CHECK(frt_runtime_trace_event(rt, n, &ev) == FRT_ERR_INVALID_ARGUMENT);
+    /* a second run appends */
+    CHECK_OK(frt_run(rt, names, in, 2, out, 2, FRT_OUTPUTS_BORROW));
+    CHECK(frt_runtime_trace_size(rt, NULL) == 2 * n);
+    /* the JSON file: one complete event per record */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/trace_test.json", g_dir);
+    CHECK_OK(frt_runtime_write_trace(rt, path));
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        char line[4096];
+        size_t xs = 0;
+        while (fgets(line, sizeof line, f)) xs += strstr(line, "\"ph\":\"X\"") != NULL;
+        fclose(f);
+        CHECK_MSG(xs == 2 * n, "%zu complete events in the file, %zu recorded", xs, 2 * n);
+    }
+    remove(path);
+    CHECK(frt_runtime_write_trace(rt, "/nonexistent-dir/t.json") == FRT_ERR_IO);
+    /* a full buffer counts what did not fit */
+    CHECK_OK(frt_runtime_set_trace(rt, 3));
+    CHECK_OK(frt_run(rt, names, in, 2, out, 2, FRT_OUTPUTS_BORROW));
+    CHECK(frt_runtime_trace_size(rt, &dropped) == 3 && dropped == n - 3);
+    frt_runtime_trace_clear(rt);
+    CHECK(frt_runtime_trace_size(rt, &dropped) == 0 && dropped == 0);
+    /* off: nothing recorded */
+    CHECK_OK(frt_runtime_set_trace(rt, 0));
+    CHECK_OK(frt_run(rt, names, in, 2, out, 2, FRT_OUTPUTS_BORROW));
+    CHECK(frt_runtime_trace_size(rt, NULL) == 0);
+    for (int i = 0; i < 2; i++) tio_tensor_free(&in[i]);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_runtime TINY_DIR\n");
@@ -316,6 +396,7 @@ int main(int argc, char **argv) {
     test_bad_options();
     test_threads_and_clone();
     test_managed_outputs();
+    test_trace();
     check_model_refs("shape_dynamic", "in", "ref");
     check_model_refs("shape_dynamic", "in5", "ref5");
     check_model_refs("external_gemm", "in", "ref");
