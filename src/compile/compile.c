@@ -301,6 +301,26 @@ static frt_status compile_block(frt_compile_ctx *cx, frt_graph *g, int32_t paren
     return st;
 }
 
+/* A node the hoisting pass may move out of a loop body: one with a definition, not random. */
+static bool hoistable(void *user, const frt_node *n) {
+    const frt_op_def *d = frt_compile_find(user, n);
+    return d && !(d->flags & FRT_OP_NO_FOLD);
+}
+
+/* Passes over loop bodies on the IR before any block is compiled (the body shapes they rewrite
+ * are matched before folding): EmbeddingBag Loops (with fusion on), then loop-invariant nodes
+ * moved out of Loop and Scan bodies (with constant folding on). */
+static frt_status loop_passes(frt_compile_ctx *cx, frt_graph *g) {
+    frt_status st = FRT_OK;
+    if (cx->opt->fuse) {
+        int r = frt_pass_embedding_bag(g, &st);
+        if (r < 0) return st;
+        cx->stats->num_fused += (size_t)r;
+    }
+    if (cx->opt->fold_constants && frt_pass_hoist(g, hoistable, cx, &st) < 0) return st;
+    return FRT_OK;
+}
+
 frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
                               const frt_provider *const *providers, size_t n_providers,
                               const frt_op_source *src, frt_arena *arena, frt_block **blocks,
@@ -310,6 +330,8 @@ frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
     *n_blocks = 0;
     frt_compile_ctx cx = {opt, providers, n_providers, src, arena, stats, NULL, 0, 0, false};
     frt_status st = check_supported(&cx, g);
+    if (st) return st;
+    st = loop_passes(&cx, g);
     if (st) return st;
     int32_t id;
     st = compile_block(&cx, g, -1, &id);

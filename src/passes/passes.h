@@ -22,6 +22,16 @@ int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_ar
 /* Fusion (src/passes/fuse.c). Returns the number of nodes it removed, or -1 on error with *st set;
  * bytes of weights it made are added to *transformed_bytes. */
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
+/* Replaces each Loop that torch exports for nn.EmbeddingBag by a flatrt::EmbeddingBag node, in g
+ * and all its subgraphs (src/passes/embedding_bag_fuse.c); runs on the IR before inference.
+ * Returns the number of Loops replaced, or -1 on error with *st set. */
+int frt_pass_embedding_bag(frt_graph *g, frt_status *st);
+/* Moves loop-invariant nodes of Loop and Scan bodies in front of their Loop/Scan node, in g and
+ * all its subgraphs, innermost first (src/passes/hoist.c); runs on the IR before inference. Only
+ * nodes for which filter(user, node) is true move (the caller rejects nodes without a definition
+ * and random ops). Returns the number of nodes moved, or -1 on error with *st set. */
+int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), void *user,
+                   frt_status *st);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)
