@@ -22,6 +22,9 @@ int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_ar
 /* Fusion (src/passes/fuse.c). Returns the number of nodes it removed, or -1 on error with *st set;
  * bytes of weights it made are added to *transformed_bytes. */
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
+/* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
+ * frt_pass_fuse. Returns the number of nodes removed. */
+int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)
