@@ -75,11 +75,24 @@ typedef struct frt_ir_value {
     bool in_place;               /* constant data points into the model file */
 } frt_ir_value;
 
-/* Activation fused into a producing node by passes; kernels apply it to their output. */
-typedef enum frt_act_kind { FRT_ACT_NONE = 0, FRT_ACT_RELU, FRT_ACT_CLIP } frt_act_kind;
+/* Activation fused into a producing node by passes; kernels apply it to their output.
+ *   RELU         max(x, 0)                     (lo = 0, hi = +inf)
+ *   CLIP         min(max(x, lo), hi)
+ *   SILU         x sigmoid(x)                  Conv only (fuse_cnn.c)
+ *   HARDSWISH    x max(0, min(1, x/6 + 1/2))   Conv only
+ *   HARDSIGMOID  max(0, min(1, alpha x + beta)) Conv only; alpha in lo, beta in hi
+ * Kinds other than RELU and CLIP are fused only into Conv / FusedConv. */
+typedef enum frt_act_kind {
+    FRT_ACT_NONE = 0,
+    FRT_ACT_RELU,
+    FRT_ACT_CLIP,
+    FRT_ACT_SILU,
+    FRT_ACT_HARDSWISH,
+    FRT_ACT_HARDSIGMOID
+} frt_act_kind;
 typedef struct frt_act {
     frt_act_kind kind;
-    float lo, hi; /* FRT_ACT_CLIP bounds (RELU: 0, +inf) */
+    float lo, hi; /* FRT_ACT_CLIP bounds (RELU: 0, +inf); FRT_ACT_HARDSIGMOID: alpha, beta */
 } frt_act;
 
 typedef struct frt_graph frt_graph;

@@ -1,5 +1,6 @@
 /* Conv (ONNX opset 1-22): 1-D and 2-D, NCHW, groups, asymmetric pads, strides, dilations,
- * auto_pad, optional bias, fused Relu/Clip (node->act).
+ * auto_pad, optional bias, fused activation (node->act: Relu/Clip as a clamp, SiLU, HardSwish,
+ * HardSigmoid as conv.h's p->post).
  *
  * Algorithms, chosen at select:
  *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
@@ -25,6 +26,7 @@
 #include "util/threadpool.h"
 #include "cpu.h"
 #include "sgemm.h"
+#include "x86/simd_act.h"
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
 /* Largest kernel_shape, stride, dilation or pad accepted, so output-size arithmetic cannot overflow. */
@@ -444,8 +446,20 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     case FRT_ACT_NONE: break;
     case FRT_ACT_RELU: p->act = 1; p->lo = 0.0f; p->hi = INFINITY; break;
     case FRT_ACT_CLIP: p->act = 1; p->lo = c->node->act.lo; p->hi = c->node->act.hi; break;
+    case FRT_ACT_SILU: p->post = FRT_CONV_POST_SILU; p->post_kind = FRT_ACTP_SILU; break;
+    case FRT_ACT_HARDSWISH:
+        p->post = FRT_CONV_POST_HARDSWISH;
+        p->post_kind = FRT_ACTP_HARDSWISH;
+        break;
+    case FRT_ACT_HARDSIGMOID:
+        p->post = FRT_CONV_POST_HARDSIGMOID;
+        p->post_kind = FRT_ACTP_HARDSIGMOID;
+        p->post_prm[0] = c->node->act.lo; /* alpha */
+        p->post_prm[1] = c->node->act.hi; /* beta */
+        break;
     default: return frt_op_fail(c, FRT_ERR_INTERNAL, "unknown fused activation");
     }
+    if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 

@@ -6,6 +6,15 @@
  * FusedConv (an internal op a fusion pass makes from Conv -> Add [-> Relu/Clip]) is Conv with a
  * 4th input Z of the output's shape: Y = act(conv(X, W) + B + Z).
  *
+ * Fused activation (node->act, see frt_act_kind in ir/ir.h), applied after bias and sum:
+ *   RELU, CLIP           p->act = 1, clamp to [p->lo, p->hi] (in the kernels' registers)
+ *   SILU                 p->post = FRT_CONV_POST_SILU:        y = x sigmoid(x)
+ *   HARDSWISH            p->post = FRT_CONV_POST_HARDSWISH:   y = x max(0, min(1, x/6 + 1/2))
+ *   HARDSIGMOID(a, b)    p->post = FRT_CONV_POST_HARDSIGMOID: y = max(0, min(1, a x + b)),
+ *                        p->post_prm = {a, b}
+ * The nonlinear kinds are applied by frt_conv_post() on a block of outputs just written (still in
+ * cache), with the tier's vector loop of the parametric activations (x86/simd_act.h).
+ *
  * Every convolution is handled as 2-D: a 1-D convolution (input [N, C, L]) is the 2-D case with
  * H = 1 and a 1-row kernel. Shapes:
  *   X [N, C, H, W]   W [M, C/group, kh, kw]   B [M] (optional)   Y [N, M, OH, OW]
@@ -30,6 +39,13 @@ enum {
  * region), more than splitting such a conv saves. */
 #define FRT_CONV_PAR_MIN_FLOPS 5e5
 
+enum {
+    FRT_CONV_POST_NONE = 0,
+    FRT_CONV_POST_SILU,        /* x sigmoid(x) */
+    FRT_CONV_POST_HARDSWISH,   /* x max(0, min(1, x/6 + 1/2)) */
+    FRT_CONV_POST_HARDSIGMOID  /* max(0, min(1, post_prm[0] x + post_prm[1])) */
+};
+
 /* Kernel parameters, in the model arena; immutable after select. */
 typedef struct frt_conv_params {
     int32_t nsp;        /* spatial rank of the node: 1 or 2 */
@@ -44,6 +60,11 @@ typedef struct frt_conv_params {
     int64_t Kg;         /* Cg * kh * kw: GEMM depth per group */
     int32_t act;        /* nonzero: clamp outputs to [lo, hi] (fused Relu / Clip) */
     float lo, hi;
+    int32_t post;       /* FRT_CONV_POST_*: nonlinear activation after the clamp */
+    int32_t post_kind;  /* its FRT_ACTP_* kind for post_fn */
+    float post_prm[4];  /* its parameters (HARDSIGMOID: alpha, beta) */
+    /* the tier's parametric activation loop (frt_actp_fn), set when post != NONE */
+    void (*post_fn)(int kind, const float *x, float *y, size_t n, const float *prm);
     const float *w;     /* constant W [M, Cg, kh, kw], or NULL: W is read at run time */
     const struct frt_dw_variant *dwvar; /* depthwise fast path, or NULL */
     /* packed-weight GEMM path (conv_gemm.c), NULL var otherwise */
@@ -75,8 +96,13 @@ void frt_conv_geometry(const frt_conv_params *p, const frt_value *x, frt_conv_ge
  * the shape seen at select; FRT_ERR_SHAPE otherwise). */
 frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **w);
 
-/* Fused activation over n floats: clamp to [p->lo, p->hi] when p->act. */
+/* Fused activation over n floats: clamp to [p->lo, p->hi] when p->act, then p->post. */
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
+/* The nonlinear part alone (p->post) over n floats, in place. */
+static inline void frt_conv_post(const frt_conv_params *p, float *y, int64_t n) {
+    if (p->post != FRT_CONV_POST_NONE && n > 0)
+        p->post_fn(p->post_kind, y, y, (size_t)n, p->post_prm);
+}
 
 /* FusedConv: the sum input Z of a run (input 3, the output's shape), or NULL for Conv.
  * frt_conv_sum_act: y[i] = act(y[i] + z[i]). */
@@ -161,6 +187,16 @@ typedef struct frt_dw_variant {
     void (*block8)(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
                    const float *x8, const float *w8, const float *b8, float *y8, int s,
                    int64_t band);
+    /* Channel-blocked path (x86/conv_dw_impl.h): multiplier 1, dilation 1, k x k kernel with
+     * k in {3, 5}, stride s in {1, 2} in both axes, any padding. lanes: channels per call.
+     * blk_band: output rows per band, 0 when this geometry does not fit the buffers.
+     * blk_run: channels [0, nc) (nc <= lanes) of one image: planes x + c*H*W, weights
+     * w + c*k*k, bias b[c] (b may be NULL), outputs y + c*OH*OW; clamp and p->post applied. */
+    int64_t lanes;
+    int64_t (*blk_band)(const frt_conv_geom *g, int k, int s);
+    void (*blk_run)(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
+                    const float *w, const float *b, float *y, int64_t nc, int64_t band, int k,
+                    int s);
 } frt_dw_variant;
 
 /* The depthwise fast path for cap, or NULL (portable planes only). */
@@ -175,6 +211,14 @@ void frt_dw3x3_plane_avx2(const void *plan, const frt_conv_params *p, const frt_
 void frt_dw3x3_block8_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
                            const float *x8, const float *w8, const float *b8, float *y8, int s,
                            int64_t band);
+int64_t frt_dwb_band_avx2(const frt_conv_geom *g, int k, int s);
+void frt_dwb_run_avx2(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
+                      const float *w, const float *b, float *y, int64_t nc, int64_t band, int k,
+                      int s);
+int64_t frt_dwb_band_avx512(const frt_conv_geom *g, int k, int s);
+void frt_dwb_run_avx512(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
+                        const float *w, const float *b, float *y, int64_t nc, int64_t band,
+                        int k, int s);
 #endif
 
 #endif

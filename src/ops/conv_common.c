@@ -40,13 +40,15 @@ void frt_conv_geometry(const frt_conv_params *p, const frt_value *x, frt_conv_ge
 }
 
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n) {
-    if (!p->act) return;
-    float lo = p->lo, hi = p->hi;
-    for (int64_t i = 0; i < n; i++) {
-        float v = y[i];
-        v = v < lo ? lo : v;
-        y[i] = v > hi ? hi : v;
+    if (p->act) {
+        float lo = p->lo, hi = p->hi;
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i];
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
     }
+    frt_conv_post(p, y, n);
 }
 
 frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **w) {

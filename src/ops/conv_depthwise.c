@@ -1,8 +1,11 @@
 /* Depthwise convolution: W [M, 1, kh, kw], group == C, output channel m reads input channel
  * m / (M / C) (channel multiplier M / C). Any kernel size, stride, dilation and padding through
- * the portable plane kernel; 3x3 dilation-1 stride 1/2 through the tier's fast paths
- * (frt_conv_dw_pick: single planes, or blocks of 8 channels for narrow planes).
- * Work is split over units (blocks of 8 channels, then single planes) of every image. */
+ * the portable plane kernel; through the tier's fast paths (frt_conv_dw_pick) where they apply:
+ *   channel-blocked (multiplier 1, 3x3 or 5x5, dilation 1, stride 1 or 2 in both axes): blocks of
+ *     var->lanes channels (16 with AVX-512, 8 with AVX2), x86/conv_dw_impl.h;
+ *   otherwise 3x3 dilation-1 stride 1/2 (AVX2): single planes, or blocks of 8 channels for narrow
+ *     planes.
+ * Work is split over units (channel blocks, then single planes) of every image. */
 #include "conv.h"
 
 #include <stdint.h>
@@ -41,10 +44,12 @@ void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
 /* Best first; the portable tier has no fast path. */
 static const frt_dw_variant dw_variants[] = {
 #if FRT_HAVE_X86
+    {FRT_ISA_AVX512, "conv_depthwise_avx512", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
+     frt_dw3x3_block8_avx2, 16, frt_dwb_band_avx512, frt_dwb_run_avx512},
     {FRT_ISA_AVX2, "conv_depthwise_avx2", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
-     frt_dw3x3_block8_avx2},
+     frt_dw3x3_block8_avx2, 8, frt_dwb_band_avx2, frt_dwb_run_avx2},
 #endif
-    {FRT_ISA_PORTABLE, "conv_depthwise", NULL, NULL, NULL},
+    {FRT_ISA_PORTABLE, "conv_depthwise", NULL, NULL, NULL, 0, NULL, NULL},
 };
 
 const frt_dw_variant *frt_conv_dw_pick(frt_isa cap) {
@@ -61,6 +66,7 @@ typedef struct dw_task {
     const float *x, *w, *bias, *z;
     float *y;
     int fast;      /* 0: portable planes; 1 or 2: 3x3 stride of the fast path */
+    int blk_k;     /* kernel size of the channel-blocked path (all units), 0 when not used */
     int64_t nblk;  /* blocks of 8 channels per image (block8), 0 when not used */
     int64_t units; /* work units per image: nblk blocks, then the remaining single planes */
     int64_t chunk; /* units per task */
@@ -71,6 +77,17 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
     const frt_conv_params *p = t->p;
     const frt_conv_geom *g = t->g;
     int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
+    if (t->blk_k) {
+        int64_t c0 = t->var->lanes * u;
+        int64_t nc = p->M - c0 < t->var->lanes ? p->M - c0 : t->var->lanes;
+        t->var->blk_run(p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * t->blk_k * t->blk_k,
+                        t->bias ? t->bias + c0 : NULL, t->y + (n * p->M + c0) * OHW, nc,
+                        t->band, t->blk_k, (int)p->sw);
+        if (t->z)
+            frt_conv_sum_act(t->pa, t->y + (n * p->M + c0) * OHW, t->z + (n * p->M + c0) * OHW,
+                             nc * OHW);
+        return;
+    }
     if (u < t->nblk) {
         int64_t c0 = 8 * u;
         t->var->block8(t->plan, p, g, t->x + (n * g->C + c0) * HW, t->w + c0 * 9,
@@ -79,6 +96,8 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
         if (t->z)
             frt_conv_sum_act(t->pa, t->y + (n * p->M + c0) * OHW, t->z + (n * p->M + c0) * OHW,
                              8 * OHW);
+        else
+            frt_conv_post(p, t->y + (n * p->M + c0) * OHW, 8 * OHW); /* block8: clamp only */
         return;
     }
     int64_t m = 8 * t->nblk + (u - t->nblk);
@@ -86,8 +105,12 @@ static void dw_unit(const dw_task *t, int64_t n, int64_t u) {
     const float *wp = t->w + m * p->kh * p->kw;
     float b = t->bias ? t->bias[m] : 0.0f;
     float *yp = t->y + (n * p->M + m) * OHW;
-    if (t->fast) t->var->plane(t->plan, p, g, xp, wp, b, yp, t->fast);
-    else frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
+    if (t->fast) {
+        t->var->plane(t->plan, p, g, xp, wp, b, yp, t->fast); /* clamp only */
+        if (!t->z) frt_conv_post(p, yp, OHW);
+    } else {
+        frt_conv_dw_plane_ref(p, g, xp, wp, b, yp, 0, g->OH);
+    }
     if (t->z) frt_conv_sum_act(t->pa, yp, t->z + (n * p->M + m) * OHW, OHW);
 }
 
@@ -107,7 +130,10 @@ frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x) {
     dw_task t;
     frt_conv_params q = *p; /* with a sum input the activation comes after the sum */
     t.z = frt_conv_sum(s, x);
-    if (t.z) q.act = 0;
+    if (t.z) {
+        q.act = 0;
+        q.post = FRT_CONV_POST_NONE;
+    }
     t.p = &q;
     t.pa = p;
     t.g = &g;
@@ -119,17 +145,25 @@ frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x) {
     t.bias = s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
     t.y = x->values[s->out[0]].data;
     t.fast = 0;
+    t.blk_k = 0;
     t.nblk = 0;
     t.band = 0;
+    /* channel-blocked path; the bounds keep its buffer arithmetic far from overflow */
+    if (t.var && t.var->blk_run && p->Mg == 1 && p->kh == p->kw && (p->kh == 3 || p->kh == 5) &&
+        p->dh == 1 && p->dw == 1 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) &&
+        g.W < ((int64_t)1 << 28) && g.pl < ((int64_t)1 << 28) && g.OW < ((int64_t)1 << 28)) {
+        t.band = t.var->blk_band(&g, (int)p->kh, (int)p->sw);
+        if (t.band > 0) t.blk_k = (int)p->kh;
+    }
     /* column indices go through 32-bit lanes in the fast paths' masked loads */
-    if (t.var && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
+    if (!t.blk_k && t.var && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&
         (p->sw == 1 || p->sw == 2) && g.W < INT32_MAX / 4 && g.pl < INT32_MAX / 4)
         t.fast = (int)p->sw;
     if (t.fast) {
         t.band = t.var->plan(plan, &g, t.fast);
         if (p->Mg == 1 && t.band > 0) t.nblk = p->M / 8;
     }
-    t.units = t.nblk + (p->M - 8 * t.nblk);
+    t.units = t.blk_k ? (p->M + t.var->lanes - 1) / t.var->lanes : t.nblk + (p->M - 8 * t.nblk);
     int64_t total = g.N * t.units;
     int nth = frt_threadpool_size(x->tp);
     if ((double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw) < FRT_CONV_PAR_MIN_FLOPS)

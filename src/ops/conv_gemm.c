@@ -130,6 +130,12 @@ static void run_block(frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1) {
         v->pack_block(t);
         v->compute(t, mp0, mp1);
     }
+    if (t->p->post != FRT_CONV_POST_NONE) {
+        /* the inner loops applied the clamp; the nonlinear part goes over the block's rows */
+        int64_t r1 = mp1 * v->mr < t->p->Mg ? mp1 * v->mr : t->p->Mg;
+        for (int64_t r = mp0 * v->mr; r < r1; r++)
+            frt_conv_post(t->p, t->yg + r * t->npos + t->n0, t->ncur);
+    }
 }
 
 /* Parallel runs use one region per call (waking the pool costs microseconds):

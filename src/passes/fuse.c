@@ -4,6 +4,7 @@
  *   Conv|Gemm -> Relu | Clip         activation applied by the producer's kernel (node->act)
  *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
  *                                    shape (residual connections), written in the conv's tiles
+ *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
  *
@@ -228,6 +229,7 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
             removed += r;
         }
         if (conv || gemm) removed += fuse_activation(g, n);
+        if (conv) removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
         if (strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
     return removed;

@@ -32,6 +32,9 @@ int frt_pass_embedding_bag(frt_graph *g, frt_status *st);
  * and random ops). Returns the number of nodes moved, or -1 on error with *st set. */
 int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), void *user,
                    frt_status *st);
+/* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
+ * frt_pass_fuse. Returns the number of nodes removed. */
+int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)

@@ -74,6 +74,11 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
                     float v = (float)acc;
                     if (t->act == FRT_ACT_RELU) v = v < 0 ? 0 : v;
                     if (t->act == FRT_ACT_CLIP) v = v < t->lo ? t->lo : v > t->hi ? t->hi : v;
+                    if (t->act == FRT_ACT_SILU) v = (float)(acc / (1.0 + exp(-acc)));
+                    if (t->act == FRT_ACT_HARDSWISH)
+                        v = (float)(acc * fmin(1.0, fmax(0.0, acc / 6.0 + 0.5)));
+                    if (t->act == FRT_ACT_HARDSIGMOID) /* alpha in lo, beta in hi */
+                        v = (float)fmin(1.0, fmax(0.0, t->lo * acc + t->hi));
                     y[((n * t->M + m) * OH + oh) * OW + ow] = v;
                 }
         }
@@ -213,7 +218,9 @@ static void test_paths(void) {
     const char *gemm = tier >= FRT_ISA_AVX512 ? "gemm_avx512"
                        : tier >= FRT_ISA_AVX2 ? "gemm_avx2"
                                               : "im2col_sgemm";
-    const char *dw = tier >= FRT_ISA_AVX2 ? "depthwise_avx2" : "conv_depthwise";
+    const char *dw = tier >= FRT_ISA_AVX512 ? "depthwise_avx512"
+                     : tier >= FRT_ISA_AVX2 ? "depthwise_avx2"
+                                            : "conv_depthwise";
     printf("tier %s\n", frt_isa_name(tier));
     /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
      * kshape_attr, expect */
@@ -340,6 +347,35 @@ static void test_paths(void) {
          FRT_ACT_NONE, 0, 0, 0, dw},
         {"dw 5x5 s2", 1, 4, 13, 14, 4, 4, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE, 0,
          0, 0, dw},
+        /* channel-blocked path: 3x3 / 5x5, stride 1 / 2, channel tails, pads, bands, the
+         * nonlinear epilogues */
+        {"dw 5x5 s1 hardswish", 1, 19, 14, 14, 19, 19, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_HARDSWISH, 0, 0, 0, dw},
+        {"dw 5x5 s2 hardsigmoid", 1, 37, 28, 27, 37, 37, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_HARDSIGMOID, 0.2f, 0.5f, 0, dw},
+        {"dw 5x5 s1 7x7 silu", 2, 33, 7, 7, 33, 33, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_SILU, 0, 0, 0, dw},
+        {"dw 5x5 s2 asym", 1, 17, 15, 16, 17, 17, 5, 5, 2, 2, 1, 1, {0, 1, 2, 3}, NULL, 0,
+         FRT_ACT_CLIP, -0.5f, 0.5f, 0, dw},
+        {"dw 5x5 s1 no pad tiny", 1, 9, 6, 5, 9, 9, 5, 5, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, dw},
+        {"dw 5x5 s1 big pads", 1, 5, 4, 3, 5, 5, 5, 5, 1, 1, 1, 1, {4, 3, 4, 5}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        {"dw 3x3 s1 wide bands", 1, 24, 41, 113, 24, 24, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, dw},
+        {"dw 3x3 s2 wide", 1, 16, 57, 112, 16, 16, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, NULL, 1,
+         FRT_ACT_HARDSWISH, 0, 0, 0, dw},
+        {"dw 5x5 s1 too wide", 1, 3, 7, 300, 3, 3, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_SILU, 0, 0, 0, dw},
+        {"dw 5x5 same_upper s2", 1, 20, 13, 11, 20, 20, 5, 5, 2, 2, 1, 1, {0}, "SAME_UPPER", 1,
+         FRT_ACT_NONE, 0, 0, 0, dw},
+        /* nonlinear epilogues on the GEMM paths */
+        {"1x1 silu", 1, 24, 7, 9, 40, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_SILU, 0, 0, 0,
+         gemm},
+        {"3x3 hardswish", 1, 5, 9, 11, 21, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
+         FRT_ACT_HARDSWISH, 0, 0, 0, gemm},
+        {"1x1 hardsigmoid", 1, 12, 1, 1, 30, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1,
+         FRT_ACT_HARDSIGMOID, 1.0f / 6.0f, 0.5f, 0, gemm},
         {"dw 3x3 dil2", 1, 4, 11, 12, 4, 4, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE,
          0, 0, 0, dw},
         {"dw 3x3 s3", 1, 4, 11, 13, 4, 4, 3, 3, 3, 3, 1, 1, {1, 0, 1, 2}, NULL, 1, FRT_ACT_NONE,
@@ -368,7 +404,9 @@ static void test_paths(void) {
                                            "3x3 7x7 tail1", "1x1 tail2 big K", "1x1 many blocks",
                                            "group2 odd Mg", "3x3 s2 asym",     "dw blocked 7x7 s1",
                                            "dw 3x3 s1",     "dw 3x3 s2 batch2", "dw 5x5 s2",
-                                           "1d k3"};
+                                           "1d k3",         "dw 5x5 s1 hardswish",
+                                           "dw 5x5 s2 asym", "dw 5x5 s1 7x7 silu",
+                                           "dw 3x3 s2 wide", "1x1 silu", "3x3 hardswish"};
     for (size_t k = 0; k < sizeof with_sum / sizeof with_sum[0]; k++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (!strcmp(cases[i].name, with_sum[k])) {

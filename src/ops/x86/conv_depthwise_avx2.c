@@ -19,6 +19,8 @@
  * into a zero-padded channel-interleaved buffer, each output is 9 FMAs on full vectors, and the
  * result is transposed back (see dw3x3_block8). Leftover channels (M % 8) use the direct path.
  *
+ * Channel-blocked path for 3x3 and 5x5 kernels, 8 channels per call: conv_dw_impl.h.
+ *
  * Only inner loops live here; the driver (threads, the FusedConv sum, other shapes) is
  * conv_depthwise.c.
  */
@@ -26,6 +28,9 @@
 #include <stdint.h>
 
 #include "ops/conv.h"
+#include "vec_avx2.h"
+
+#include "conv_dw_impl.h"
 
 static inline __m256 evens(__m256 v0, __m256 v1) {
     __m256 e = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
@@ -419,4 +424,12 @@ void frt_dw3x3_block8_avx2(const void *plan, const frt_conv_params *p, const frt
                            int64_t band) {
     (void)plan;
     dw3x3_block8(p, g, x8, w8, b8, y8, s, band);
+}
+
+int64_t frt_dwb_band_avx2(const frt_conv_geom *g, int k, int s) { return dwb_band(g, k, s); }
+
+void frt_dwb_run_avx2(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
+                      const float *w, const float *b, float *y, int64_t nc, int64_t band, int k,
+                      int s) {
+    dwb_run(p, g, x, w, b, y, nc, band, k, s);
 }

@@ -1,0 +1,114 @@
+/* CNN fusions of mobile networks (MobileNetV3, EfficientNet), called by frt_pass_fuse (fuse.c)
+ * for every Conv / FusedConv without a fused activation yet:
+ *
+ *   Y = Conv(..); S = Sigmoid(Y); Mul(Y, S)             -> conv act SILU
+ *   Y = Conv(..); flatrt::Silu(Y)                       -> conv act SILU
+ *   Y = Conv(..); H = HardSigmoid(Y) (alpha 1/6, beta 1/2); Mul(Y, H)
+ *                                                       -> conv act HARDSWISH (torch's export of
+ *                                                          nn.Hardswish before opset 14)
+ *   Y = Conv(..); HardSwish(Y)                          -> conv act HARDSWISH
+ *   Y = Conv(..); HardSigmoid(Y)                        -> conv act HARDSIGMOID(alpha, beta)
+ *                                                          (the gate of squeeze-and-excitation)
+ *
+ * The activation is applied in the conv's epilogue (conv.h, p->post). Mul operands may come in
+ * either order. Y must be read by exactly the pattern's nodes (and not be a graph output); the
+ * conv then writes the last node's output and the pattern's nodes die. float32 only. */
+#include <string.h>
+
+#include "ops/op.h"
+#include "passes/passes.h"
+
+/* Up to `max` live readers of value v (each node once); returns how many there are in total, or
+ * -1 when v is a graph output. */
+static int readers(frt_graph *g, int32_t v, frt_node **out, int max) {
+    if (v < 0 || g->values[v].is_output) return -1;
+    int n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        frt_node *nd = &g->nodes[i];
+        if (nd->dead) continue;
+        for (int k = 0; k < nd->n_in + nd->n_cap; k++)
+            if (nd->in[k] == v) {
+                if (n < max) out[n] = nd;
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+static bool is_op(const frt_node *n, const char *domain, const char *op) {
+    return strcmp(n->op_type, op) == 0 && strcmp(n->domain, domain) == 0;
+}
+
+/* Mul(a, b) or Mul(b, a), one output. */
+static bool is_mul_of(const frt_node *m, int32_t a, int32_t b) {
+    if (!is_op(m, "", "Mul") || m->n_in != 2 || m->n_out != 1) return false;
+    return (m->in[0] == a && m->in[1] == b) || (m->in[0] == b && m->in[1] == a);
+}
+
+/* conv now defines `last`'s output 0; the values in between lose their producer and readers. */
+static void take_output(frt_graph *g, frt_node *conv, frt_node *mid, frt_node *last) {
+    int32_t y = conv->out[0], out = last->out[0];
+    int32_t pid = g->values[y].producer;
+    g->values[y].producer = -1;
+    g->values[y].n_uses = 0;
+    if (mid) {
+        g->values[mid->out[0]].producer = -1;
+        g->values[mid->out[0]].n_uses = 0;
+        mid->dead = true;
+    }
+    conv->out[0] = out;
+    g->values[out].producer = pid;
+    last->dead = true;
+}
+
+static bool hardsigmoid_attrs(const frt_node *n, float *alpha, float *beta) {
+    *alpha = frt_attr_float(n, "alpha", 0.2f);
+    *beta = frt_attr_float(n, "beta", 0.5f);
+    return n->n_in == 1 && n->n_out == 1;
+}
+
+int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv) {
+    if (conv->n_out != 1 || conv->act.kind != FRT_ACT_NONE) return 0;
+    int32_t y = conv->out[0];
+    if (y < 0 || g->values[y].v.dtype != FRT_FLOAT32) return 0;
+    frt_node *rd[2];
+    int nr = readers(g, y, rd, 2);
+    if (nr == 1) {
+        frt_node *a = rd[0];
+        if (a->n_in < 1 || a->in[0] != y || a->n_out != 1) return 0;
+        if (is_op(a, "flatrt", "Silu") || is_op(a, "", "HardSwish")) {
+            conv->act.kind = is_op(a, "", "HardSwish") ? FRT_ACT_HARDSWISH : FRT_ACT_SILU;
+        } else if (is_op(a, "", "HardSigmoid")) {
+            float al, be;
+            if (!hardsigmoid_attrs(a, &al, &be)) return 0;
+            conv->act.kind = FRT_ACT_HARDSIGMOID;
+            conv->act.lo = al; /* alpha */
+            conv->act.hi = be; /* beta */
+        } else {
+            return 0;
+        }
+        take_output(g, conv, NULL, a);
+        return 1;
+    }
+    if (nr != 2) return 0;
+    /* S = f(Y) read only by Mul(Y, S) */
+    for (int i = 0; i < 2; i++) {
+        frt_node *f = rd[i], *m = rd[1 - i];
+        if (f->n_in != 1 || f->n_out != 1 || f->in[0] != y || !is_mul_of(m, y, f->out[0])) continue;
+        frt_node *fr[1];
+        if (readers(g, f->out[0], fr, 1) != 1) continue;
+        if (is_op(f, "", "Sigmoid")) {
+            conv->act.kind = FRT_ACT_SILU;
+        } else if (is_op(f, "", "HardSigmoid")) {
+            float al, be;
+            if (!hardsigmoid_attrs(f, &al, &be) || al != 1.0f / 6.0f || be != 0.5f) continue;
+            conv->act.kind = FRT_ACT_HARDSWISH;
+        } else {
+            continue;
+        }
+        take_output(g, conv, f, m);
+        return 2;
+    }
+    return 0;
+}
