@@ -22,6 +22,9 @@ int frt_pass_fold_node(frt_graph *g, int32_t node, const frt_op_def *def, frt_ar
 /* Fusion (src/passes/fuse.c). Returns the number of nodes it removed, or -1 on error with *st set;
  * bytes of weights it made are added to *transformed_bytes. */
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st);
+/* Transformer fusions (src/passes/fuse_xf.c: LayerNorm, GELU, MatMul + bias [+ GELU] [+ residual]),
+ * called by frt_pass_fuse. Returns the number of nodes removed, or -1 with *st set. */
+int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)
