@@ -13,6 +13,12 @@
  *     W a float32 2-D constant [K, N], bias a float32 constant of N elements, R of the output's
  *     static shape and computed before the MatMul; bias, activation and residual are applied in
  *     the GEMM's output tiles (src/ops/transformer.c).
+ *   Attention: Q4 = Transpose(Reshape(Q3), 0,2,1,3), K4T = Transpose(Reshape(K3), 0,2,3,1),
+ *     V4 likewise from V3 ([B, S, H*d] -> [B, H, S, d]); P = Softmax(MatMul(Q4, K4T) / c (or * c)
+ *     [+ mask | Where(cond, fill, .)], axis -1); Y = Reshape(Transpose(MatMul(P, V4), 0,2,1,3),
+ *     [B, Sq, H*dv])  -> flatrt::Attention(Q3, K3, V3[, mask|cond]) reading the heads in place
+ *     (no transposes); the mask (float, added) or cond (bool) broadcasts to [B, H, Sq, Sk].
+ *     Here the last node of the chain (the final Reshape) takes over the fused op.
  *
  * Every intermediate must be read by the pattern only (not a graph output). The first node of a
  * chain in topological order takes over the fused op (it reads only values that exist there) and
@@ -390,6 +396,133 @@ static int fuse_matmul(frt_graph *g, frt_arena *arena, frt_node *mm, frt_status 
     return removed;
 }
 
+/* ---- attention ------------------------------------------------------------------------------ */
+
+static bool perm_is(const frt_node *t, const int64_t *want, int n) {
+    size_t np = 0;
+    const int64_t *p = frt_attr_ints(t, "perm", &np);
+    if (!p || np != (size_t)n) return false;
+    for (int i = 0; i < n; i++)
+        if (p[i] != want[i]) return false;
+    return true;
+}
+
+static bool dims_are(const frt_value *v, int rank, const int64_t *d) {
+    if (v->rank != rank) return false;
+    for (int i = 0; i < rank; i++)
+        if (d[i] < 0 || v->dims[i] != d[i]) return false;
+    return true;
+}
+
+/* v = Transpose(Reshape(X3, [B, S, H, dh]), perm): returns X3 ([B, S, H*dh], float32) and sets
+ * S, H, dh; adds the two nodes to chain[]. B must match *B (or sets it when *B < 0). */
+static int32_t head_split(frt_graph *g, int32_t v, const int64_t *perm, int64_t *B, int64_t *S,
+                          int64_t *H, int64_t *dh, frt_node **chain, int *n) {
+    frt_node *t = producer(g, v);
+    if (!is_op(t, "Transpose", 1) || !perm_is(t, perm, 4) || g->values[v].n_uses != 1 ||
+        g->values[v].is_output)
+        return -1;
+    frt_node *r = producer(g, t->in[0]);
+    if (!is_op(r, "Reshape", 2) || only_reader(g, r->out[0], "Transpose") != t) return -1;
+    const frt_value *rv = &g->values[r->out[0]].v, *xv = &g->values[r->in[0]].v;
+    if (rv->rank != 4 || !frt_shape_known(rv) || xv->dtype != FRT_FLOAT32) return -1;
+    int64_t d3[3] = {rv->dims[0], rv->dims[1], rv->dims[2] * rv->dims[3]};
+    if (!dims_are(xv, 3, d3) || (*B >= 0 && *B != d3[0])) return -1;
+    *B = d3[0];
+    *S = rv->dims[1];
+    *H = rv->dims[2];
+    *dh = rv->dims[3];
+    chain[(*n)++] = t;
+    chain[(*n)++] = r;
+    return r->in[0];
+}
+
+/* Whether constant-or-computed value m (dtype dt) broadcasts to [B, H, Sq, Sk] without growing it. */
+static bool mask_fits(const frt_graph *g, int32_t m, int32_t dt, const int64_t *full) {
+    const frt_value *v = &g->values[m].v;
+    if (m < 0 || v->dtype != dt || v->rank < 0 || v->rank > 4 || !frt_shape_known(v)) return false;
+    for (int i = 0; i < v->rank; i++) {
+        int64_t f = full[4 - v->rank + i];
+        if (v->dims[i] != 1 && v->dims[i] != f) return false;
+    }
+    return true;
+}
+
+/* MatMul(Q4, K4^T) -> Div|Mul scale -> [Add mask | Where(cond, fill, .)] -> Softmax(-1) ->
+ * MatMul(., V4) -> Transpose(0,2,1,3) -> Reshape [B, Sq, H*dv], with Q4/K4/V4 split into heads
+ * from [B, S, H*d] tensors by Reshape + Transpose. */
+static int fuse_attention(frt_graph *g, frt_arena *arena, frt_node *mm1, frt_status *st) {
+    if (!is_op(mm1, "MatMul", 2) || !frt_op_lookup(FRT_DOMAIN_INTERNAL, "Attention", 1)) return 0;
+    frt_node *chain[24] = {mm1};
+    int n = 1;
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    int64_t B = -1, Sq, H, dh, Sk, Hk, dk, Sv, Hv, dv;
+    int32_t q3 = head_split(g, mm1->in[0], p0213, &B, &Sq, &H, &dh, chain, &n);
+    if (q3 < 0) return 0;
+    int32_t k3 = head_split(g, mm1->in[1], p0231, &B, &Sk, &Hk, &dk, chain, &n);
+    if (k3 < 0 || Hk != H || dk != dh) return 0;
+    /* scale */
+    frt_node *sc = NULL;
+    float scale = 1.0f, c;
+    frt_node *r1[1];
+    if (readers(g, mm1->out[0], r1, 1) != 1) return 0;
+    sc = r1[0];
+    if (is_op(sc, "Div", 2) && sc->in[0] == mm1->out[0] && const_scalar(g, sc->in[1], &c) && c != 0.0f)
+        scale = 1.0f / c;
+    else if (is_op(sc, "Mul", 2) && const_scalar(g, other_in(sc, mm1->out[0]), &c))
+        scale = c;
+    else
+        return 0;
+    chain[n++] = sc;
+    int32_t cur = sc->out[0], mask = -1, cond = -1;
+    int mode = 0;
+    float fill = 0.0f;
+    const int64_t full[4] = {B, H, Sq, Sk};
+    frt_node *nx;
+    if (readers(g, cur, r1, 1) != 1) return 0;
+    nx = r1[0];
+    if (is_op(nx, "Add", 2) && mask_fits(g, other_in(nx, cur), FRT_FLOAT32, full)) {
+        mask = other_in(nx, cur);
+        mode = 1;
+    } else if (is_op(nx, "Where", 3) && nx->in[2] == cur && nx->in[0] != cur &&
+               mask_fits(g, nx->in[0], FRT_BOOL, full) && const_scalar(g, nx->in[1], &fill)) {
+        cond = nx->in[0];
+        mode = 2;
+    }
+    if (mode) {
+        chain[n++] = nx;
+        cur = nx->out[0];
+    }
+    frt_node *sm = only_reader(g, cur, "Softmax");
+    if (!is_op(sm, "Softmax", 1)) return 0;
+    int64_t ax = frt_attr_int(sm, "axis", sm->opset >= 13 ? -1 : 1);
+    if (ax != -1 && ax != 3) return 0;
+    chain[n++] = sm;
+    frt_node *mm2 = only_reader(g, sm->out[0], "MatMul");
+    if (!is_op(mm2, "MatMul", 2) || mm2->in[0] != sm->out[0]) return 0;
+    chain[n++] = mm2;
+    int32_t v3 = head_split(g, mm2->in[1], p0213, &B, &Sv, &Hv, &dv, chain, &n);
+    if (v3 < 0 || Sv != Sk || Hv != H) return 0;
+    frt_node *ot = only_reader(g, mm2->out[0], "Transpose");
+    if (!is_op(ot, "Transpose", 1) || !perm_is(ot, p0213, 4)) return 0;
+    chain[n++] = ot;
+    frt_node *orr = only_reader(g, ot->out[0], "Reshape");
+    const int64_t od[3] = {B, Sq, H * dv};
+    if (!is_op(orr, "Reshape", 2) || !dims_are(&g->values[orr->out[0]].v, 3, od)) return 0;
+    int32_t out = orr->out[0];
+    for (int i = 0; i < n; i++) kill(g, chain[i]);
+    int32_t in[4] = {q3, k3, v3, mode == 1 ? mask : mode == 2 ? cond : -1};
+    frt_onnx_attr at[4] = {{.name = "num_heads", .type = FRT_ATTR_INT, .i = H},
+                           {.name = "scale", .type = FRT_ATTR_FLOAT, .f = scale},
+                           {.name = "mask_mode", .type = FRT_ATTR_INT, .i = mode},
+                           {.name = "fill", .type = FRT_ATTR_FLOAT, .f = fill}};
+    if (!rewrite(g, arena, orr, FRT_DOMAIN_INTERNAL, "Attention", 1, in, mode ? 4 : 3, out, at, 4)) {
+        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory fusing attention");
+        return -1;
+    }
+    return n;
+}
+
 int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st) {
     int removed = 0;
     /* elementwise patterns first: the MatMul epilogue absorbs the Gelu nodes they make */
@@ -406,7 +539,8 @@ int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
         if (n->dead || n->domain[0] || strcmp(n->op_type, "MatMul") != 0) continue;
-        int r = fuse_matmul(g, arena, n, st);
+        int r = fuse_attention(g, arena, n, st);
+        if (r == 0) r = fuse_matmul(g, arena, n, st);
         if (r < 0) return -1;
         removed += r;
     }

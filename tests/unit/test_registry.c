@@ -30,7 +30,7 @@ static void test_table(void) {
         CHECK(frt_op_lookup(d->domain, d->op_type, d->since) == d);
         CHECK(frt_op_lookup(d->domain, d->op_type, d->max) == d);
     }
-    CHECK(internal == 3); /* FusedConv, FusedMatMul, Silu */
+    CHECK(internal == 4); /* Attention, FusedConv, FusedMatMul, Silu */
 }
 
 static void test_lookup(void) {

@@ -369,6 +369,189 @@ static void test_fused_matmul(void) {
     check_fmm(1, 40, 96, 600, 1, 1, 1, 2, 0);
 }
 
+/* ---- attention ------------------------------------------------------------------------------ */
+
+static void add_init_raw(ob_buf *g, const char *name, const int64_t *dims, int rank, int elem,
+                         const void *d, size_t nbytes) {
+    ob_buf t = {0};
+    for (int i = 0; i < rank; i++) ob_int(&t, 1, dims[i]);
+    ob_int(&t, 2, elem);
+    ob_str(&t, 8, name);
+    ob_bytes(&t, 9, d, nbytes);
+    ob_msg(g, OB_INIT, &t);
+}
+
+/* Multi-head attention over Q [B,Sq,H*dk], K [B,Sk,H*dk], V [B,Sk,H*dv] as exporters write it;
+ * mode 0 no mask, 1 additive mask input [B,1,1,Sk], 2 Where(causal bool constant [1,1,Sq,Sk],
+ * -inf, .); mul: scale as Mul(., 1/sqrt(dk)) instead of Div; extra: the softmax output is also a
+ * graph output (no fusion). */
+static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mode, int mul,
+                            int extra) {
+    ob_buf g = {0};
+    int64_t qd[3] = {B, Sq, H * dk}, kd[3] = {B, Sk, H * dk}, vd[3] = {B, Sk, H * dv};
+    int64_t md[4] = {B, 1, 1, Sk}, cd[4] = {1, 1, Sq, Sk}, four[1] = {4}, three[1] = {3};
+    add_input(&g, "Q", 3, qd);
+    add_input(&g, "K", 3, kd);
+    add_input(&g, "V", 3, vd);
+    if (mode == 1) add_input(&g, "M", 4, md);
+    int64_t qs[4] = {B, Sq, H, dk}, ks[4] = {B, Sk, H, dk}, vs[4] = {B, Sk, H, dv},
+            os[3] = {B, Sq, H * dv};
+    add_init_raw(&g, "qs", four, 1, 7, qs, sizeof qs);
+    add_init_raw(&g, "ks", four, 1, 7, ks, sizeof ks);
+    add_init_raw(&g, "vs", four, 1, 7, vs, sizeof vs);
+    add_init_raw(&g, "os", three, 1, 7, os, sizeof os);
+    uint8_t *cond = calloc((size_t)(Sq * Sk), 1);
+    for (int i = 0; i < Sq; i++)
+        for (int j = 0; j < Sk; j++) cond[i * Sk + j] = j > i + (Sk - Sq); /* causal */
+    if (mode == 2) {
+        add_init_raw(&g, "C", cd, 4, 9, cond, (size_t)(Sq * Sk));
+        add_scalar(&g, "fill", -INFINITY);
+    }
+    float c = sqrtf((float)dk);
+    add_scalar(&g, "c", mul ? 1.0f / c : c);
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    NODE(&g, "Reshape", "rq", "q4", "Q", "qs");
+    NODE(&g, "Reshape", "rk", "k4", "K", "ks");
+    NODE(&g, "Reshape", "rv", "v4", "V", "vs");
+    const char *tq[] = {"q4", NULL}, *tqo[] = {"qt", NULL}, *tk[] = {"k4", NULL},
+               *tko[] = {"kt", NULL}, *tv[] = {"v4", NULL}, *tvo[] = {"vt", NULL},
+               *to[] = {"o4", NULL}, *too[] = {"ot", NULL};
+    ob_buf n1 = ob_node("Transpose", NULL, "tq", tq, tqo);
+    ob_attr_ints(&n1, "perm", p0213, 4);
+    ob_msg(&g, OB_NODE, &n1);
+    ob_buf n2 = ob_node("Transpose", NULL, "tk", tk, tko);
+    ob_attr_ints(&n2, "perm", p0231, 4);
+    ob_msg(&g, OB_NODE, &n2);
+    ob_buf n3 = ob_node("Transpose", NULL, "tv", tv, tvo);
+    ob_attr_ints(&n3, "perm", p0213, 4);
+    ob_msg(&g, OB_NODE, &n3);
+    NODE(&g, "MatMul", "mm1", "s", "qt", "kt");
+    NODE(&g, mul ? "Mul" : "Div", "scale", "s2", "s", "c");
+    const char *sin = "s2";
+    if (mode == 1) {
+        NODE(&g, "Add", "madd", "s3", "s2", "M");
+        sin = "s3";
+    } else if (mode == 2) {
+        NODE(&g, "Where", "mwhere", "s3", "C", "fill", "s2");
+        sin = "s3";
+    }
+    const char *smi[] = {sin, NULL}, *smo[] = {"p", NULL};
+    ob_buf sm = ob_node("Softmax", NULL, "sm", smi, smo);
+    ob_attr_int(&sm, "axis", -1);
+    ob_msg(&g, OB_NODE, &sm);
+    NODE(&g, "MatMul", "mm2", "o4", "p", "vt");
+    ob_buf n4 = ob_node("Transpose", NULL, "to", to, too);
+    ob_attr_ints(&n4, "perm", p0213, 4);
+    ob_msg(&g, OB_NODE, &n4);
+    NODE(&g, "Reshape", "ro", "Y", "ot", "os");
+    add_output(&g, "Y");
+    if (extra) add_output(&g, "p");
+    ob_buf mb = ob_model(&g);
+    frt_model *mf = load(&mb, 1, 1), *mu = load(&mb, 0, 1);
+    size_t nq = (size_t)(B * Sq * H * dk), nk = (size_t)(B * Sk * H * dk),
+           nv = (size_t)(B * Sk * H * dv), ny = (size_t)(B * Sq * H * dv);
+    float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nv * 4), *m = malloc((size_t)(B * Sk) * 4);
+    t_fill(q, nq, 31);
+    t_fill(k, nk, 32);
+    t_fill(v, nv, 33);
+    for (int i = 0; i < B * Sk; i++) m[i] = (i % 3 == 1) ? -10000.0f : 0.0f;
+    if (mf && mu) {
+        int f = count_kernels(mf, "attention_f32");
+        CHECK_MSG(f == !extra && (extra || n_steps(mf) == 1), "attention mode %d extra %d: %d fused, %zu steps",
+                  mode, extra, f, n_steps(mf));
+        frt_tensor in[4] = {
+            {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sq, H * dk}, .data = q, .nbytes = nq * 4},
+            {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sk, H * dk}, .data = k, .nbytes = nk * 4},
+            {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sk, H * dv}, .data = v, .nbytes = nv * 4},
+            {.dtype = FRT_FLOAT32, .rank = 4, .shape = {B, 1, 1, Sk}, .data = m,
+             .nbytes = (size_t)(B * Sk) * 4}};
+        const char *names[] = {"Q", "K", "V", "M"};
+        float *yf = run(mf, names, in, mode == 1 ? 4 : 3, extra ? 2 : 1, ny);
+        float *yu = run(mu, names, in, mode == 1 ? 4 : 3, extra ? 2 : 1, ny);
+        double *ref = calloc(ny, sizeof(double)), *sc = malloc((size_t)Sk * sizeof(double));
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < Sq; i++) {
+                    double mx = -INFINITY, sum = 0;
+                    for (int j = 0; j < Sk; j++) {
+                        double d = 0;
+                        for (int t = 0; t < dk; t++)
+                            d += (double)q[(b * Sq + i) * H * dk + h * dk + t] *
+                                 k[(b * Sk + j) * H * dk + h * dk + t];
+                        d /= c;
+                        if (mode == 1) d += m[b * Sk + j];
+                        if (mode == 2 && cond[i * Sk + j]) d = -INFINITY;
+                        sc[j] = d;
+                        if (d > mx) mx = d;
+                    }
+                    for (int j = 0; j < Sk; j++) sum += (sc[j] = exp(sc[j] - mx));
+                    for (int j = 0; j < Sk; j++)
+                        for (int t = 0; t < dv; t++)
+                            ref[(b * Sq + i) * H * dv + h * dv + t] +=
+                                sc[j] / sum * v[(b * Sk + j) * H * dv + h * dv + t];
+                }
+        if (yf && yu) {
+            CHECK_MSG(!max_bad(yf, ref, ny, 1e-5, 1e-4), "attention fused mode %d", mode);
+            CHECK_MSG(!max_bad(yu, ref, ny, 1e-5, 1e-4), "attention unfused mode %d", mode);
+        }
+        free(yf);
+        free(yu);
+        free(ref);
+        free(sc);
+    }
+    frt_model_free(mf);
+    frt_model_free(mu);
+    free(mb.p);
+    free(q);
+    free(k);
+    free(v);
+    free(m);
+    free(cond);
+}
+
+static void test_attention(void) {
+    check_attention(1, 5, 5, 2, 4, 4, 0, 0, 0);
+    check_attention(2, 5, 7, 3, 4, 6, 1, 0, 0);
+    check_attention(1, 9, 9, 2, 8, 8, 2, 1, 0);
+    check_attention(2, 13, 13, 4, 16, 16, 1, 1, 0);
+    check_attention(1, 6, 6, 2, 4, 4, 2, 0, 1); /* softmax output also read: not fused */
+}
+
+static void test_attention_errors(void) {
+    float q[2 * 3 * 8] = {0}, m[2 * 3] = {0};
+    int64_t qd[3] = {2, 3, 8}, kd7[3] = {2, 3, 7}, md[4] = {2, 1, 1, 3}, mbad[4] = {2, 1, 1, 4};
+    frt_value out[1];
+    frt_value in[4] = {frt_test_value(FRT_FLOAT32, 3, qd, q), frt_test_value(FRT_FLOAT32, 3, qd, q),
+                       frt_test_value(FRT_FLOAT32, 3, qd, q), frt_test_value(FRT_FLOAT32, 4, md, m)};
+    frt_onnx_attr at[3] = {frt_test_attr_int("num_heads", 2), frt_test_attr_float("scale", 0.5f),
+                           frt_test_attr_int("mask_mode", 1)};
+    frt_test_op op = {.op_type = "Attention", .opset = 1, .attrs = at, .n_attrs = 3, .inputs = in,
+                      .n_in = 4, .n_out = 1};
+    const char *kn = NULL;
+    if (frt_test_run_op(&op, out, &kn) == FRT_OK) { /* V = 0: output 0 */
+        CHECK(kn && strncmp(kn, "attention_f32", 13) == 0);
+        CHECK(out[0].rank == 3 && out[0].dims[2] == 8 && ((float *)out[0].data)[5] == 0.0f);
+        free(out[0].data);
+    } else {
+        CHECK_MSG(0, "Attention good call: %s", frt_last_error());
+    }
+    in[3] = frt_test_value(FRT_FLOAT32, 4, mbad, m); /* mask does not broadcast */
+    CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_SHAPE);
+    in[3] = frt_test_value(FRT_FLOAT32, 4, md, m);
+    in[1] = frt_test_value(FRT_FLOAT32, 3, kd7, q); /* K width differs from Q's */
+    CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_SHAPE);
+    in[1] = frt_test_value(FRT_FLOAT32, 3, qd, q);
+    at[0] = frt_test_attr_int("num_heads", 3); /* 8 columns do not split into 3 heads */
+    CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_SHAPE);
+    at[0] = frt_test_attr_int("num_heads", 0);
+    CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_UNSUPPORTED);
+    at[0] = frt_test_attr_int("num_heads", 2);
+    at[2] = frt_test_attr_int("mask_mode", 2); /* bool mask expected, float given */
+    CHECK(frt_test_run_op(&op, out, NULL) != FRT_OK);
+    at[2] = frt_test_attr_int("mask_mode", 0); /* no mask expected, 4 inputs */
+    CHECK(frt_test_run_op(&op, out, NULL) == FRT_ERR_UNSUPPORTED);
+}
+
 /* ---- bad input to the op itself -------------------------------------------------------------- */
 
 static void test_fmm_errors(void) {
@@ -428,5 +611,7 @@ int main(void) {
     test_gelu();
     test_fused_matmul();
     test_fmm_errors();
+    test_attention();
+    test_attention_errors();
     TEST_MAIN_END();
 }
