@@ -187,6 +187,9 @@ typedef struct gemm_ops {
     int64_t Apad, a_off;
     const float *Bp;
     int64_t Bpad, b_off;
+    frt_sgemm_epilogue_fn epi; /* applied to each finished tile, or NULL */
+    const void *epi_ctx;
+    int64_t i_base, j_base;    /* position of this product's C in the epilogue's coordinates */
 } gemm_ops;
 
 /* Packs op(A)[i0:i0+mc, k0:k0+kc] into MR-row panels at dst (panel r at dst + r*kc). */
@@ -360,6 +363,7 @@ static void gemm_naive(const gemm_ops *o, int64_t M, int64_t N, int64_t K, float
             float *c = C + i * ldc + j;
             *c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;
         }
+    if (o->epi) o->epi(o->epi_ctx, C, ldc, o->i_base, o->j_base, M, N);
 }
 
 /* The blocked driver. Requires M, N, K > 0. */
@@ -393,6 +397,8 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                 /* a single row: stream it against the B panels without packing A */
                 const float *a = o->transA ? o->A + k0 * o->lda : o->A + k0;
                 row_panels(v, kc, a, o->transA ? o->lda : 1, bblk, C + j0, nc, alpha, bk);
+                if (o->epi && k0 + kc >= K)
+                    o->epi(o->epi_ctx, C + j0, ldc, o->i_base, o->j_base + j0, 1, nc);
                 continue;
             }
             for (int64_t i0 = 0; i0 < M; i0 += mcmax) {
@@ -408,8 +414,11 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                     int64_t nr = min64(NR, nc - jr);
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = min64(MR, mc - ir);
-                        micro(v, kc, ablk + ir * kc, bblk + jr * kc,
-                              C + (i0 + ir) * ldc + j0 + jr, ldc, mr, nr, alpha, bk);
+                        float *ct = C + (i0 + ir) * ldc + j0 + jr;
+                        micro(v, kc, ablk + ir * kc, bblk + jr * kc, ct, ldc, mr, nr, alpha, bk);
+                        if (o->epi && k0 + kc >= K)
+                            o->epi(o->epi_ctx, ct, ldc, o->i_base + i0 + ir, o->j_base + j0 + jr,
+                                   mr, nr);
                     }
                 }
             }
@@ -438,7 +447,7 @@ static void sgemm_port(const frt_sgemm_variant *v, int transA, int transB, int64
         else sgemv_var(v, 0, M, K, alpha, A, lda, B, beta, C);
         return;
     }
-    gemm_ops o = {v, transA, transB, A, lda, B, ldb, NULL, 0, 0, NULL, 0, 0};
+    gemm_ops o = {v, transA, transB, A, lda, B, ldb, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, 0};
     gemm_blocked(&o, M, N, K, alpha, beta, C, ldc);
 }
 
@@ -597,25 +606,25 @@ static void pa_rows(int64_t Mtot, int64_t i0, int64_t m, int64_t N, int64_t K, f
         frt_sgemm(0, transB, m, N, K, alpha, Ap + i0 * K, K, B, ldb, beta, C + i0 * ldc, ldc);
         return;
     }
-    gemm_ops o = {v, 0, transB, NULL, 0, B, ldb, Ap, round_up(Mtot, v->mr), i0, NULL, 0, 0};
+    gemm_ops o = {v, 0, transB, NULL, 0, B, ldb, Ap, round_up(Mtot, v->mr), i0, NULL, 0, 0, NULL, NULL, 0, 0};
     gemm_blocked(&o, m, N, K, alpha, beta, C + i0 * ldc, ldc);
 }
 
 /* Columns [j0, j0+n) of a packed-B product; j0 a multiple of the variant's nr (own kernels). */
 static void pb_cols(int transA, int64_t M, int64_t Ntot, int64_t j0, int64_t n, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *Bp, float beta,
-                    float *C, int64_t ldc) {
+                    float *C, int64_t ldc, frt_sgemm_epilogue_fn epi, const void *epi_ctx,
+                    int64_t i_base) {
     if (M <= 0 || n <= 0) return;
-    if (K <= 0) {
-        scale_c(M, n, beta, C + j0, ldc);
+    if (K <= 0 || use_blas(cur())) {
+        if (K <= 0) scale_c(M, n, beta, C + j0, ldc);
+        else frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
+        if (epi) epi(epi_ctx, C + j0, ldc, i_base, j0, M, n);
         return;
     }
     const frt_sgemm_variant *v = cur();
-    if (use_blas(v)) {
-        frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
-        return;
-    }
-    gemm_ops o = {v, transA, 0, A, lda, NULL, 0, NULL, 0, 0, Bp, round_up(Ntot, v->nr), j0};
+    gemm_ops o = {v, transA, 0, A, lda, NULL, 0, NULL, 0, 0, Bp, round_up(Ntot, v->nr), j0,
+                  epi, epi_ctx, i_base, j0};
     gemm_blocked(&o, M, n, K, alpha, beta, C + j0, ldc);
 }
 
@@ -626,7 +635,7 @@ void frt_sgemm_pa(int64_t M, int64_t N, int64_t K, float alpha, const float *Ap,
 
 void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                   int64_t lda, const float *Bp, float beta, float *C, int64_t ldc) {
-    pb_cols(transA, M, N, 0, N, K, alpha, A, lda, Bp, beta, C, ldc);
+    pb_cols(transA, M, N, 0, N, K, alpha, A, lda, Bp, beta, C, ldc, NULL, NULL, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -651,6 +660,8 @@ typedef struct mt_job {
     float *C;
     int64_t ldc;
     const float *x;
+    frt_sgemm_epilogue_fn epi; /* kind 2 only */
+    const void *epi_ctx;
 } mt_job;
 
 static void mt_task(void *ctx, size_t t) {
@@ -678,11 +689,11 @@ static void mt_task(void *ctx, size_t t) {
     case 2:
         if (j->split_n)
             pb_cols(j->transA, j->M, j->N, s, n, j->K, j->alpha, j->A, j->lda, j->B, j->beta,
-                    j->C, j->ldc);
+                    j->C, j->ldc, j->epi, j->epi_ctx, 0);
         else
             pb_cols(j->transA, n, j->N, 0, j->N, j->K, j->alpha,
                     j->transA ? j->A + s : j->A + s * j->lda, j->lda, j->B, j->beta,
-                    j->C + s * j->ldc, j->ldc);
+                    j->C + s * j->ldc, j->ldc, j->epi, j->epi_ctx, s);
         break;
     default:
         /* gemv: split the outputs. transA == 0: rows s..s+n of A; else columns. */
@@ -733,7 +744,7 @@ void frt_sgemm_mt(frt_threadpool *tp, int transA, int transB, int64_t M, int64_t
                   float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                   float beta, float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
-    mt_job j = {0, 0, 0, 0, transA, transB, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, NULL};
+    mt_job j = {0, 0, 0, 0, transA, transB, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, NULL, NULL, NULL};
     run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), cur()->mr, 64);
 }
 
@@ -741,7 +752,7 @@ void frt_sgemm_pa_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float 
                      const float *Ap, int transB, const float *B, int64_t ldb, float beta, float *C,
                      int64_t ldc) {
     if (M <= 0 || N <= 0) return;
-    mt_job j = {1, 0, 0, 0, 0, transB, M, N, K, alpha, beta, Ap, 0, B, ldb, C, ldc, NULL};
+    mt_job j = {1, 0, 0, 0, 0, transB, M, N, K, alpha, beta, Ap, 0, B, ldb, C, ldc, NULL, NULL, NULL};
     int64_t mr = cur()->mr;
     run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), MC / mr * mr, 64);
 }
@@ -750,7 +761,17 @@ void frt_sgemm_pb_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, int64
                      float alpha, const float *A, int64_t lda, const float *Bp, float beta, float *C,
                      int64_t ldc) {
     if (M <= 0 || N <= 0) return;
-    mt_job j = {2, 0, 0, 0, transA, 0, M, N, K, alpha, beta, A, lda, Bp, 0, C, ldc, NULL};
+    mt_job j = {2, 0, 0, 0, transA, 0, M, N, K, alpha, beta, A, lda, Bp, 0, C, ldc, NULL,
+                NULL, NULL};
+    run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), cur()->mr, 64);
+}
+
+void frt_sgemm_pb_epi_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A,
+                         int64_t lda, const float *Bp, float *C, int64_t ldc,
+                         frt_sgemm_epilogue_fn epi, const void *epi_ctx) {
+    if (M <= 0 || N <= 0) return;
+    mt_job j = {2, 0, 0, 0, 0, 0, M, N, K, 1.0f, 0.0f, A, lda, Bp, 0, C, ldc, NULL,
+                epi, epi_ctx};
     run_mt(tp, &j, M, N, M * N * (K > 0 ? K : 1), cur()->mr, 64);
 }
 
@@ -762,7 +783,7 @@ void frt_sgemv_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, float al
         frt_sgemv(transA, M, N, alpha, A, lda, x, beta, y);
         return;
     }
-    mt_job j = {3, 1, 0, ny, transA, 0, M, N, 0, alpha, beta, A, lda, NULL, 0, y, 1, x};
+    mt_job j = {3, 1, 0, ny, transA, 0, M, N, 0, alpha, beta, A, lda, NULL, 0, y, 1, x, NULL, NULL};
     int tasks = plan_split(threads, ny, 64, &j.block);
     if (tasks <= 1) {
         frt_sgemv(transA, M, N, alpha, A, lda, x, beta, y);

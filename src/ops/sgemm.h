@@ -85,6 +85,16 @@ void frt_sgemm_pa_mt(struct frt_threadpool *tp, int64_t M, int64_t N, int64_t K,
 void frt_sgemm_pb_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, int64_t K,
                      float alpha, const float *A, int64_t lda, const float *Bp, float beta, float *C,
                      int64_t ldc);
+/* Output epilogue of frt_sgemm_pb_epi_mt: called once for every finished block C[m x n] (ldc)
+ * whose top-left element is (i, j) of the whole product, after its last K block, on the thread
+ * that computed it (blocks are disjoint; typically one register tile, still in L1). */
+typedef void (*frt_sgemm_epilogue_fn)(const void *ctx, float *C, int64_t ldc, int64_t i,
+                                      int64_t j, int64_t m, int64_t n);
+/* C[M,N] = epi(A[M,K] (lda) * Bp), Bp from frt_sgemm_pack_b(.., K, N, ..); tp may split the
+ * work (same rules as frt_sgemm_mt). epi must not be NULL. */
+void frt_sgemm_pb_epi_mt(struct frt_threadpool *tp, int64_t M, int64_t N, int64_t K,
+                         const float *A, int64_t lda, const float *Bp, float *C, int64_t ldc,
+                         frt_sgemm_epilogue_fn epi, const void *epi_ctx);
 /* frt_sgemv that may split the output vector over tp when A is large. */
 void frt_sgemv_mt(struct frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,
                   const float *A, int64_t lda, const float *x, float beta, float *y);

@@ -7,6 +7,7 @@
  *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
+ *   LayerNorm, GELU, MatMul+bias     transformer patterns: fuse_xf.c (frt_pass_fuse_xf)
  *
  * A producer is fused only when its output feeds nothing else and is not a graph output. The
  * consumer is removed and the producer writes the consumer's output value instead. */
@@ -232,5 +233,6 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         if (conv) removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
         if (strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
-    return removed;
+    int r = frt_pass_fuse_xf(g, arena, st);
+    return r < 0 ? -1 : removed + r;
 }

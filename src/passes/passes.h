@@ -35,6 +35,9 @@ int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), 
 /* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
  * frt_pass_fuse. Returns the number of nodes removed. */
 int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
+/* Transformer fusions (src/passes/fuse_xf.c: LayerNorm, GELU, MatMul + bias [+ GELU] [+ residual]),
+ * called by frt_pass_fuse. Returns the number of nodes removed, or -1 with *st set. */
+int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)

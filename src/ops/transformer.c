@@ -1,0 +1,293 @@
+/* Transformer blocks made by the fusion pass (src/passes/fuse_xf.c); models may not use them.
+ *
+ * flatrt::FusedMatMul(A, W, bias[, R]; activation) float32:
+ *   Y = act(A W + bias) [+ R]
+ *   A [..., K] (rank >= 2, leading dims folded into M rows), W a constant [K, N], bias N elements
+ *   (broadcast over rows), R (optional) of Y's shape [..., N]. activation: 0 none, 1 GELU (erf),
+ *   2 GELU (tanh approximation). W is packed once at select for the SGEMM (sgemm.h); bias,
+ *   activation and residual are applied by the GEMM's epilogue to each output tile while it is
+ *   still in L1 (frt_sgemm_pb_epi_mt), so Y is written once. The activation is the vectorized
+ *   loop of the ISA tier (activation_param, x86/simd_act.h).
+ *
+ * flatrt::Attention(Q, K, V[, M]; num_heads H, scale, mask_mode, fill) float32:
+ *   Q [B, Sq, H*dk], K [B, Sk, H*dk], V [B, Sk, H*dv] hold the heads side by side (head h is
+ *   columns [h*d, (h+1)*d)); per batch b and head h:
+ *     S = scale * Q_h K_h^T  [Sq, Sk];  mask_mode 1: S += M (float32),  2: S = M ? fill : S (bool);
+ *     Y_h = softmax(S, last axis) V_h,  written to columns [h*dv, (h+1)*dv) of Y [B, Sq, H*dv].
+ *   M broadcasts to [B, H, Sq, Sk] (rank <= 4, dims 1 or full). The heads are read and written in
+ *   place through leading dimensions (no transposes); S lives in step scratch (Sq*Sk floats,
+ *   L1/L2-sized for the sequence lengths of these models); both products use frt_sgemm, the
+ *   softmax the tier's vectorized rows (x86/simd_elementwise.h). Heads run one after another.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "op.h"
+#include "sgemm.h"
+#include "util/threadpool.h"
+#include "x86/simd_act.h"
+#include "x86/simd_elementwise.h"
+
+typedef struct fmm_params {
+    const float *Wp; /* packed W */
+    const float *bias;
+    int64_t K, N;
+    int act;         /* 0 none, 1 gelu, 2 gelu tanh */
+    frt_actp_fn act_fn;
+} fmm_params;
+
+static frt_status fmm_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 3, 4, 1, 1);
+    for (int i = 0; !st && i < c->n_in; i++) st = frt_op_check_input(c, i, FRT_FLOAT32);
+    if (st) return st;
+    const frt_value *a = c->in[0], *w = c->in[1], *b = c->in[2];
+    char sa[128], sw[128];
+    if (w->rank >= 0 && w->rank != 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "W %s must be 2-D", frt_shape_str(w, sw, sizeof sw));
+    if (a->rank >= 0 && a->rank < 2)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "A %s must have rank >= 2",
+                           frt_shape_str(a, sa, sizeof sa));
+    int64_t K = w->rank == 2 ? w->dims[0] : -1, N = w->rank == 2 ? w->dims[1] : -1;
+    if (a->rank >= 2 && K >= 0 && a->dims[a->rank - 1] >= 0 && a->dims[a->rank - 1] != K)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "inner dimensions differ: A %s, W %s",
+                           frt_shape_str(a, sa, sizeof sa), frt_shape_str(w, sw, sizeof sw));
+    if (b->numel >= 0 && N >= 0 && b->numel != N)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "bias has %lld elements, expected N = %lld",
+                           (long long)b->numel, (long long)N);
+    if (a->rank < 0) {
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    int64_t od[FRT_MAX_RANK];
+    memcpy(od, a->dims, sizeof(int64_t) * (size_t)a->rank);
+    od[a->rank - 1] = N;
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, a->rank, od);
+    if (c->n_in > 3 && c->in[3]->rank >= 0) {
+        const frt_value *r = c->in[3];
+        bool ok = r->rank == a->rank;
+        for (int d = 0; ok && d < r->rank; d++)
+            ok = r->dims[d] < 0 || od[d] < 0 || r->dims[d] == od[d];
+        if (!ok)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "residual %s does not match the output %s",
+                               frt_shape_str(r, sa, sizeof sa),
+                               frt_shape_str(c->out[0], sw, sizeof sw));
+    }
+    return FRT_OK;
+}
+
+/* Run-time state of the epilogue. */
+typedef struct fmm_epi {
+    const fmm_params *p;
+    const float *res; /* [M, N] or NULL */
+} fmm_epi;
+
+static const float no_prm[4] = {0, 0, 0, 0};
+
+static void fmm_epilogue(const void *ctx, float *C, int64_t ldc, int64_t i, int64_t j, int64_t m,
+                         int64_t n) {
+    const fmm_epi *e = ctx;
+    const fmm_params *p = e->p;
+    const float *b = p->bias + j;
+    for (int64_t r = 0; r < m; r++) {
+        float *c = C + r * ldc;
+        for (int64_t t = 0; t < n; t++) c[t] += b[t];
+        if (p->act) p->act_fn(p->act == 1 ? FRT_ACTP_GELU : FRT_ACTP_GELU_TANH, c, c, (size_t)n, no_prm);
+        if (e->res) {
+            const float *rr = e->res + (i + r) * p->N + j;
+            for (int64_t t = 0; t < n; t++) c[t] += rr[t];
+        }
+    }
+}
+
+static frt_status k_fmm(const frt_step *s, frt_exec *x) {
+    const fmm_params *p = s->k.params;
+    const frt_value *a = &x->values[s->in[0]];
+    const frt_value *r = s->n_in > 3 && s->in[3] >= 0 ? &x->values[s->in[3]] : NULL;
+    frt_value *y = &x->values[s->out[0]];
+    if (a->rank < 2 || a->dims[a->rank - 1] != p->K || y->numel % (p->N ? p->N : 1) != 0)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "FusedMatMul: A's last dim is not K = %lld",
+                             (long long)p->K);
+    if (r && r->numel != y->numel)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "FusedMatMul: residual has %lld elements, output %lld",
+                             (long long)r->numel, (long long)y->numel);
+    int64_t M = p->K ? a->numel / p->K : (p->N ? y->numel / p->N : 0);
+    if (M == 0 || p->N == 0) return FRT_OK;
+    fmm_epi e = {p, r ? r->data : NULL};
+    frt_sgemm_pb_epi_mt(x->tp, M, p->N, p->K, a->data, p->K, p->Wp, y->data, p->N, fmm_epilogue,
+                        &e);
+    return FRT_OK;
+}
+
+static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
+    const frt_value *w = c->in[1], *b = c->in[2];
+    int64_t act = frt_attr_int(c->node, "activation", 0);
+    if (act < 0 || act > 2)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "activation %lld (expected 0, 1 or 2)",
+                           (long long)act);
+    if (!w->data || !b->data || w->rank != 2 || w->dims[0] <= 0 || w->dims[1] <= 0 ||
+        b->numel != w->dims[1])
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "W and bias must be constants of [K, N] and N");
+    fmm_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->K = w->dims[0];
+    p->N = w->dims[1];
+    p->act = (int)act;
+    p->act_fn = frt_actp_variant_get(c->isa)->pointwise;
+    size_t np = frt_sgemm_pack_b_size(p->K, p->N);
+    float *wp = frt_arena_array(c->arena, np, sizeof(float));
+    float *bias = frt_arena_array(c->arena, (size_t)p->N, sizeof(float));
+    char *name = frt_arena_alloc(c->arena, 64, 1);
+    if (!wp || !bias || !name)
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for packed weights",
+                           np * sizeof(float));
+    frt_sgemm_pack_b(0, p->K, p->N, w->data, p->N, wp);
+    memcpy(bias, b->data, (size_t)p->N * sizeof(float));
+    p->Wp = wp;
+    p->bias = bias;
+    static const char *const tiers[] = {"portable", "avx2", "avx512"};
+    static const char *const acts[] = {"", "_gelu", "_gelu_tanh"};
+    snprintf(name, 64, "fused_matmul_f32_%s_bias%s%s",
+             tiers[frt_sgemm_pick(frt_cpu_tier())->isa], acts[act], c->n_in > 3 ? "_res" : "");
+    k->name = name;
+    k->fn = k_fmm;
+    k->params = p;
+    k->const_copied = 1u << 1 | 1u << 2;
+    return FRT_OK;
+}
+
+/* ---- Attention ------------------------------------------------------------------------------ */
+
+typedef struct att_params {
+    int64_t H;
+    float scale, fill;
+    int mode; /* 0 none, 1 additive float mask, 2 bool condition -> fill */
+    frt_softmax_rows_fn softmax;
+} att_params;
+
+static frt_status att_infer(frt_op_ctx *c) {
+    frt_status st = frt_op_check_arity(c, 3, 4, 1, 1);
+    for (int i = 0; !st && i < 3; i++) st = frt_op_check_input(c, i, FRT_FLOAT32);
+    if (st) return st;
+    int64_t mode = frt_attr_int(c->node, "mask_mode", 0), H = frt_attr_int(c->node, "num_heads", 0);
+    if (mode < 0 || mode > 2 || (mode != 0) != (c->n_in == 4))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "mask_mode %lld with %d inputs", (long long)mode,
+                           c->n_in);
+    if (mode && (st = frt_op_check_input(c, 3, mode == 1 ? FRT_FLOAT32 : FRT_BOOL))) return st;
+    if (H <= 0) return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "num_heads %lld", (long long)H);
+    const frt_value *q = c->in[0], *k = c->in[1], *v = c->in[2];
+    char s1[128], s2[128], s3[128];
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    bool ok = q->rank == 3 && k->rank == 3 && v->rank == 3;
+    for (int d = 0; ok && d < 3; d++) /* B equal; K and V: same Sk; Q and K: same width */
+        ok = d == 1 ? k->dims[1] < 0 || v->dims[1] < 0 || k->dims[1] == v->dims[1]
+                    : (q->dims[d] < 0 || k->dims[d] < 0 || q->dims[d] == k->dims[d]) &&
+                          (d != 0 || v->dims[0] < 0 || q->dims[0] < 0 || v->dims[0] == q->dims[0]);
+    if (ok && ((q->dims[2] >= 0 && q->dims[2] % H) || (v->dims[2] >= 0 && v->dims[2] % H)))
+        ok = false;
+    if (!ok)
+        return frt_op_fail(c, FRT_ERR_SHAPE, "Q %s, K %s, V %s are not [B, S, H*d] with H = %lld",
+                           frt_shape_str(q, s1, sizeof s1), frt_shape_str(k, s2, sizeof s2),
+                           frt_shape_str(v, s3, sizeof s3), (long long)H);
+    if (mode) {
+        const frt_value *m = c->in[3];
+        int64_t full[4] = {q->dims[0], H, q->dims[1], k->dims[1]};
+        ok = m->rank >= 0 && m->rank <= 4;
+        for (int i = 0; ok && i < m->rank; i++) {
+            int64_t md = m->dims[i], f = full[4 - m->rank + i];
+            ok = md < 0 || f < 0 || md == 1 || md == f;
+        }
+        if (!ok && m->rank >= 0)
+            return frt_op_fail(c, FRT_ERR_SHAPE, "mask %s does not broadcast to [B, H, Sq, Sk]",
+                               frt_shape_str(m, s1, sizeof s1));
+    }
+    int64_t od[3] = {q->dims[0], q->dims[1], v->dims[2]};
+    frt_op_set_shape(c->out[0], FRT_FLOAT32, 3, od);
+    return FRT_OK;
+}
+
+static size_t att_scratch(const frt_step *s, const frt_value *values) {
+    const frt_value *q = &values[s->in[0]], *k = &values[s->in[1]];
+    return (size_t)q->dims[1] * (size_t)k->dims[1] * sizeof(float) + 64;
+}
+
+static frt_status k_att(const frt_step *s, frt_exec *x) {
+    const att_params *p = s->k.params;
+    const frt_value *q = &x->values[s->in[0]], *k = &x->values[s->in[1]], *v = &x->values[s->in[2]];
+    const frt_value *m = p->mode ? &x->values[s->in[3]] : NULL;
+    frt_value *y = &x->values[s->out[0]];
+    const int64_t B = q->dims[0], Sq = q->dims[1], Sk = k->dims[1], H = p->H;
+    if (q->rank != 3 || k->rank != 3 || v->rank != 3 || k->dims[0] != B || v->dims[0] != B ||
+        v->dims[1] != Sk || k->dims[2] != q->dims[2] || q->dims[2] % H || v->dims[2] % H)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: Q, K, V shapes do not agree");
+    const int64_t dk = q->dims[2] / H, dv = v->dims[2] / H;
+    int64_t ms[4] = {0, 0, 0, 0}; /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
+    if (m) {
+        const int64_t full[4] = {B, H, Sq, Sk};
+        int64_t st = 1;
+        if (m->rank > 4) return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: mask rank %d", m->rank);
+        for (int i = m->rank - 1; i >= 0; i--) {
+            int64_t md = m->dims[i], f = full[4 - m->rank + i];
+            if (md != 1 && md != f)
+                return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: mask dim %d is %lld, not 1 or %lld",
+                                     i, (long long)md, (long long)f);
+            ms[4 - m->rank + i] = md == 1 ? 0 : st;
+            st *= md;
+        }
+    }
+    if (y->numel == 0) return FRT_OK;
+    float *S = x->scratch;
+    const float *Q = q->data, *K = k->data, *V = v->data, *M = m ? m->data : NULL;
+    const bool *C = m ? m->data : NULL;
+    float *Y = y->data;
+    const int64_t ldq = H * dk, ldv = H * dv;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *Qh = Q + b * Sq * ldq + h * dk, *Kh = K + b * Sk * ldq + h * dk;
+            const float *Vh = V + b * Sk * ldv + h * dv;
+            float *Yh = Y + b * Sq * ldv + h * dv;
+            if (Sk == 0) {
+                for (int64_t i = 0; i < Sq; i++) memset(Yh + i * ldv, 0, (size_t)dv * sizeof(float));
+                continue;
+            }
+            frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
+            if (p->mode)
+                for (int64_t i = 0; i < Sq; i++) {
+                    float *r = S + i * Sk;
+                    const int64_t o = b * ms[0] + h * ms[1] + i * ms[2];
+                    if (p->mode == 1)
+                        for (int64_t j = 0; j < Sk; j++) r[j] += M[o + j * ms[3]];
+                    else
+                        for (int64_t j = 0; j < Sk; j++) r[j] = C[o + j * ms[3]] ? p->fill : r[j];
+                }
+            p->softmax(S, S, (size_t)Sq, (size_t)Sk);
+            frt_sgemm(0, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldv);
+        }
+    return FRT_OK;
+}
+
+static frt_status att_select(frt_op_ctx *c, frt_kernel *k) {
+    att_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    p->H = frt_attr_int(c->node, "num_heads", 0);
+    p->scale = frt_attr_float(c->node, "scale", 1.0f);
+    p->fill = frt_attr_float(c->node, "fill", 0.0f);
+    p->mode = (int)frt_attr_int(c->node, "mask_mode", 0);
+    if (!isfinite(p->scale))
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "scale %g must be finite", (double)p->scale);
+    const frt_act_variant *v = frt_act_variant_get(c->isa);
+    p->softmax = v->softmax_rows;
+    static const char *const names[3] = {"attention_f32", "attention_f32_avx2",
+                                         "attention_f32_avx512"};
+    k->name = names[v->isa];
+    k->fn = k_att;
+    k->scratch = att_scratch;
+    k->params = p;
+    return FRT_OK;
+}
+
+FRT_OP_IMPL(transformer, FusedMatMul, fmm_infer, fmm_select);
+FRT_OP_IMPL(transformer, Attention, att_infer, att_select);
