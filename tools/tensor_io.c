@@ -917,7 +917,7 @@ static int parse_sequence(const unsigned char *p, const unsigned char *end, frt_
         pb_field f;
         if (pb_next(&p, end, &f, err, errlen)) return -1;
         if (f.num == 2 && f.wt == 0 && f.u != 0 && f.u != 1)
-            return fail(err, errlen, "sequence of elem_type %llu: only tensors are supported",
+            return fail(err, errlen, "sequence of elem_type %llu is not supported (tensors only)",
                         (unsigned long long)f.u);
         if (f.num >= 4 && f.num <= 7)
             return fail(err, errlen, "sequence of non-tensor values (field %d) is not supported",

@@ -385,7 +385,8 @@ static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope
         if (frt_dtype_size(g->values[id].v.dtype) == 0 && !untyped)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s': unsupported: dtype %s (%d)", vi->name,
                  frt_dtype_name(g->values[id].v.dtype), (int)g->values[id].v.dtype);
-        if (!vi->has_shape && !up && !g->values[id].v.vtype) /* a subgraph's input shapes come from its owner at run time */
+        /* a subgraph's input shapes come from its owner at run time; sequences have none */
+        if (!vi->has_shape && !up && !g->values[id].v.vtype)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has no shape (rank must be declared)",
                  vi->name);
         PUT(g->values[id].name, id);

@@ -52,8 +52,7 @@ static frt_status new_item(frt_seq *s, int32_t dtype, int32_t rank, const int64_
     return FRT_OK;
 }
 
-frt_status frt_seq_push(frt_seq *s, int32_t dtype, int32_t rank, const int64_t *dims,
-                        void **data) {
+frt_status frt_seq_push(frt_seq *s, int32_t dtype, int32_t rank, const int64_t *dims, void **data) {
     size_t nb;
     frt_status st = new_item(s, dtype, rank, dims, &nb);
     if (st) return st;
@@ -131,7 +130,8 @@ frt_status frt_seq_copy(frt_seq *dst, const frt_seq *src) {
 
 void frt_seq_free(frt_seq *s) {
     if (!s) return;
-    for (size_t i = 0; i < s->cap; i++) free(s->bufs[i]);
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->bufs[i]);
     free(s->items);
     free(s->bufs);
     free(s->buf_cap);

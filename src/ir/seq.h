@@ -19,13 +19,13 @@
 #include "ir/ir.h"
 
 typedef struct frt_seq {
-    int32_t dtype;       /* element dtype */
-    bool present;        /* optional: holds a value; always true for a sequence once written */
-    size_t n;            /* tensors held */
-    size_t cap;          /* slots allocated */
-    frt_value *items;    /* cap slots, n in use */
-    void **bufs;         /* per slot: owned 64-aligned buffer or NULL */
-    size_t *buf_cap;     /* per slot: bytes of bufs[i] */
+    int32_t dtype;    /* element dtype */
+    bool present;     /* optional: holds a value; always true for a sequence once written */
+    size_t n;         /* tensors held */
+    size_t cap;       /* slots allocated */
+    frt_value *items; /* cap slots, n in use */
+    void **bufs;      /* per slot: owned 64-aligned buffer or NULL */
+    size_t *buf_cap;  /* per slot: bytes of bufs[i] */
 } frt_seq;
 
 /* The frt_seq of a container value during a run (NULL if v is a tensor or has none). */
@@ -37,8 +37,7 @@ static inline frt_seq *frt_seq_of(const frt_value *v) {
 void frt_seq_reset(frt_seq *s, int32_t dtype, bool present);
 /* Appends a tensor of the given shape in a slot's own buffer; *data receives its (uninitialized)
  * bytes. Fails (error set) on a bad shape or out of memory. */
-frt_status frt_seq_push(frt_seq *s, int32_t dtype, int32_t rank, const int64_t *dims,
-                        void **data);
+frt_status frt_seq_push(frt_seq *s, int32_t dtype, int32_t rank, const int64_t *dims, void **data);
 /* Appends a copy of tensor t. */
 frt_status frt_seq_push_copy(frt_seq *s, const frt_value *t);
 /* Appends t without copying: the item reads t->data (caller memory that outlives the run). */

@@ -19,22 +19,25 @@
 #define SEQ_MAX_IO 64 /* SequenceMap inputs and outputs */
 
 typedef struct seq_params {
-    int32_t dtype;   /* SequenceEmpty, Optional without input: element dtype */
-    int64_t axis;    /* ConcatFromSequence, SplitToSequence: as given */
-    bool new_axis;   /* ConcatFromSequence */
-    bool keepdims;   /* SplitToSequence without split */
+    int32_t dtype; /* SequenceEmpty, Optional without input: element dtype */
+    int64_t axis;  /* ConcatFromSequence, SplitToSequence: as given */
+    bool new_axis; /* ConcatFromSequence */
+    bool keepdims; /* SplitToSequence without split */
 } seq_params;
 
 static seq_params *new_params(frt_op_ctx *c) {
     seq_params *p = frt_arena_alloc(c->arena, sizeof *p, 8);
-    if (p) memset(p, 0, sizeof *p);
-    else frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    if (p)
+        memset(p, 0, sizeof *p);
+    else
+        frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     return p;
 }
 
 /* Input i is present and a value of kind vtype (a tensor when vtype is FRT_VT_TENSOR). */
 static frt_status need(const frt_op_ctx *c, int i, int32_t vtype, const char *what) {
-    if (i >= c->n_in || !c->in[i]) return frt_op_fail(c, FRT_ERR_MALFORMED, "missing input %s", what);
+    if (i >= c->n_in || !c->in[i])
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "missing input %s", what);
     if (c->in[i]->vtype != vtype)
         return frt_op_fail(c, FRT_ERR_MALFORMED, "input %s is a %s, expected a %s", what,
                            frt_vtype_name(c->in[i]->vtype), frt_vtype_name(vtype));
@@ -66,9 +69,10 @@ static frt_status read_pos(const frt_step *s, frt_exec *x, int i, int64_t n, boo
     int64_t v = frt_value_get_int(p, 0);
     int64_t hi = insert ? n : n - 1;
     if (v < -n || v > hi)
-        return frt_step_fail(s, FRT_ERR_RUNTIME, "position %lld is out of range [%lld, %lld] for a "
-                             "sequence of length %lld", (long long)v, (long long)-n, (long long)hi,
-                             (long long)n);
+        return frt_step_fail(s, FRT_ERR_RUNTIME,
+                             "position %lld is out of range [%lld, %lld] for a "
+                             "sequence of length %lld",
+                             (long long)v, (long long)-n, (long long)hi, (long long)n);
     *out = v < 0 ? v + n : v;
     return FRT_OK;
 }
@@ -92,7 +96,8 @@ static frt_status tensor_out(const frt_step *s, frt_exec *x, int j, const frt_va
 static frt_status check_elem(const frt_step *s, const frt_seq *q, const frt_value *t) {
     if (t->dtype != q->dtype)
         return frt_step_fail(s, FRT_ERR_RUNTIME, "tensor of dtype %s for a sequence of %s",
-                             frt_dtype_name((frt_dtype)t->dtype), frt_dtype_name((frt_dtype)q->dtype));
+                             frt_dtype_name((frt_dtype)t->dtype),
+                             frt_dtype_name((frt_dtype)q->dtype));
     return FRT_OK;
 }
 
@@ -104,7 +109,7 @@ static frt_status simple_kernel(frt_kernel *k, const char *name, frt_kernel_fn f
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* SequenceEmpty, SequenceConstruct, SequenceLength                                                */
+/* SequenceEmpty, SequenceConstruct, SequenceLength */
 /* ---------------------------------------------------------------------------------------------- */
 
 static frt_status empty_infer(frt_op_ctx *c) {
@@ -172,7 +177,7 @@ static frt_status length_select(frt_op_ctx *c, frt_kernel *k) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* SequenceAt, SequenceInsert, SequenceErase                                                       */
+/* SequenceAt, SequenceInsert, SequenceErase */
 /* ---------------------------------------------------------------------------------------------- */
 
 static frt_status at_infer(frt_op_ctx *c) {
@@ -252,7 +257,7 @@ static frt_status erase_select(frt_op_ctx *c, frt_kernel *k) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* ConcatFromSequence, SplitToSequence                                                             */
+/* ConcatFromSequence, SplitToSequence */
 /* ---------------------------------------------------------------------------------------------- */
 
 static frt_status concat_infer(frt_op_ctx *c) {
@@ -261,7 +266,8 @@ static frt_status concat_infer(frt_op_ctx *c) {
     if (!frt_attr_find(c->node, "axis")) return frt_op_fail(c, FRT_ERR_MALFORMED, "needs axis");
     int64_t na = frt_attr_int(c->node, "new_axis", 0);
     if (na != 0 && na != 1)
-        return frt_op_fail(c, FRT_ERR_MALFORMED, "new_axis must be 0 or 1, not %lld", (long long)na);
+        return frt_op_fail(c, FRT_ERR_MALFORMED, "new_axis must be 0 or 1, not %lld",
+                           (long long)na);
     frt_op_set_shape(c->out[0], c->in[0]->dtype, -1, NULL);
     return FRT_OK;
 }
@@ -278,7 +284,8 @@ static frt_status concat_run(const frt_step *s, frt_exec *x) {
         return frt_step_fail(s, FRT_ERR_RUNTIME, "axis %lld is out of range for rank %d elements%s",
                              (long long)p->axis, r, p->new_axis ? " (new_axis)" : "");
     int64_t dims[FRT_MAX_RANK];
-    for (int d = 0; d < r; d++) dims[d] = a->dims[d];
+    for (int d = 0; d < r; d++)
+        dims[d] = a->dims[d];
     int64_t total = 0;
     for (size_t i = 0; i < q->n; i++) {
         const frt_value *e = &q->items[i];
@@ -293,7 +300,8 @@ static frt_status concat_run(const frt_step *s, frt_exec *x) {
         total += p->new_axis ? 1 : e->dims[ax];
     }
     if (p->new_axis) {
-        for (int d = r; d > ax; d--) dims[d] = dims[d - 1];
+        for (int d = r; d > ax; d--)
+            dims[d] = dims[d - 1];
         dims[ax] = total;
     } else {
         dims[ax] = total;
@@ -302,7 +310,8 @@ static frt_status concat_run(const frt_step *s, frt_exec *x) {
     if (!y) return FRT_ERR_RUNTIME;
     size_t es = frt_dtype_size((frt_dtype)a->dtype);
     int64_t outer = 1;
-    for (int d = 0; d < ax; d++) outer *= a->dims[d];
+    for (int d = 0; d < ax; d++)
+        outer *= a->dims[d];
     for (int64_t o = 0; o < outer; o++)
         for (size_t i = 0; i < q->n; i++) {
             const frt_value *e = &q->items[i];
@@ -357,7 +366,8 @@ static frt_status split_run(const frt_step *s, frt_exec *x) {
     } else if (sp->rank == 0) {
         chunk = frt_value_get_int(sp, 0);
         if (chunk <= 0)
-            return frt_step_fail(s, FRT_ERR_RUNTIME, "split %lld must be positive", (long long)chunk);
+            return frt_step_fail(s, FRT_ERR_RUNTIME, "split %lld must be positive",
+                                 (long long)chunk);
         n = (dim + chunk - 1) / chunk;
     } else {
         n = sp->numel;
@@ -365,8 +375,9 @@ static frt_status split_run(const frt_step *s, frt_exec *x) {
         for (int64_t i = 0; i < n; i++) {
             int64_t l = frt_value_get_int(sp, i);
             if (l < 0 || l > dim)
-                return frt_step_fail(s, FRT_ERR_RUNTIME, "split length %lld is out of range [0, %lld]",
-                                     (long long)l, (long long)dim);
+                return frt_step_fail(s, FRT_ERR_RUNTIME,
+                                     "split length %lld is out of range [0, %lld]", (long long)l,
+                                     (long long)dim);
             sum += l;
         }
         if (sum != dim)
@@ -376,13 +387,16 @@ static frt_status split_run(const frt_step *s, frt_exec *x) {
     bool squeeze = !sp && !p->keepdims;
     size_t es = frt_dtype_size((frt_dtype)v->dtype);
     int64_t outer = 1, inner = 1;
-    for (int d = 0; d < ax; d++) outer *= v->dims[d];
-    for (int d = ax + 1; d < r; d++) inner *= v->dims[d];
+    for (int d = 0; d < ax; d++)
+        outer *= v->dims[d];
+    for (int d = ax + 1; d < r; d++)
+        inner *= v->dims[d];
     frt_seq_reset(o, v->dtype, true);
     int64_t off = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t len = !sp ? 1 : sp->rank == 0 ? (dim - off < chunk ? dim - off : chunk)
-                                              : frt_value_get_int(sp, i);
+        int64_t len = !sp             ? 1
+                      : sp->rank == 0 ? (dim - off < chunk ? dim - off : chunk)
+                                      : frt_value_get_int(sp, i);
         int64_t dims[FRT_MAX_RANK];
         int k = 0;
         for (int d = 0; d < r; d++) {
@@ -411,7 +425,7 @@ static frt_status split_select(frt_op_ctx *c, frt_kernel *k) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* SequenceMap                                                                                     */
+/* SequenceMap */
 /* ---------------------------------------------------------------------------------------------- */
 
 /* (input_sequence, additional inputs: sequences or tensors) -> sequences; the body runs once per
@@ -422,8 +436,9 @@ static frt_status map_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, SEQ_MAX_IO, 1, SEQ_MAX_IO);
     if (st || (st = need(c, 0, FRT_VT_SEQUENCE, "input_sequence"))) return st;
     if (b->n_inputs != (size_t)c->n_in || b->n_outputs != (size_t)c->n_out)
-        return frt_op_fail(c, FRT_ERR_MALFORMED, "body has %zu inputs and %zu outputs for %d and %d",
-                           b->n_inputs, b->n_outputs, c->n_in, c->n_out);
+        return frt_op_fail(c, FRT_ERR_MALFORMED,
+                           "body has %zu inputs and %zu outputs for %d and %d", b->n_inputs,
+                           b->n_outputs, c->n_in, c->n_out);
     for (int i = 0; i < c->n_in; i++) {
         if (!c->in[i] || (c->in[i]->vtype != FRT_VT_TENSOR && c->in[i]->vtype != FRT_VT_SEQUENCE))
             return frt_op_fail(c, FRT_ERR_MALFORMED, "input %d must be a tensor or sequence", i);
@@ -461,8 +476,8 @@ static frt_status map_run(const frt_step *s, frt_exec *x) {
             const frt_seq *q = frt_seq_of(&x->values[s->in[i]]);
             if (q) bin[i] = q->items[e];
         }
-        frt_status st = frt_exec_block(x, s->blocks[0], bin, (size_t)s->n_in, bout,
-                                       (size_t)s->n_out);
+        frt_status st =
+            frt_exec_block(x, s->blocks[0], bin, (size_t)s->n_in, bout, (size_t)s->n_out);
         if (st) return st;
         for (int j = 0; j < s->n_out; j++) {
             if (s->out[j] < 0) continue;
@@ -479,7 +494,7 @@ static frt_status map_select(frt_op_ctx *c, frt_kernel *k) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Optional, OptionalHasElement, OptionalGetElement                                                */
+/* Optional, OptionalHasElement, OptionalGetElement */
 /* ---------------------------------------------------------------------------------------------- */
 
 /* Optional(input?) with attribute type (a TypeProto) when the input is absent. */
@@ -489,7 +504,8 @@ static frt_status optional_infer(frt_op_ctx *c) {
     if (c->n_in == 1 && c->in[0]) {
         const frt_value *v = c->in[0];
         if (v->vtype != FRT_VT_TENSOR && v->vtype != FRT_VT_SEQUENCE)
-            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "optional of a %s", frt_vtype_name(v->vtype));
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "optional of a %s",
+                               frt_vtype_name(v->vtype));
         frt_value_set_container(c->out[0], v->vtype ? FRT_VT_OPT_SEQUENCE : FRT_VT_OPT_TENSOR,
                                 v->dtype);
         return FRT_OK;
@@ -498,13 +514,15 @@ static frt_status optional_infer(frt_op_ctx *c) {
     if (!a || a->type != FRT_ATTR_TYPE_PROTO || !a->tp)
         return frt_op_fail(c, FRT_ERR_MALFORMED, "without an input it needs the type attribute");
     const frt_onnx_value_info *tp = a->tp;
-    if (!tp->has_type || (tp->type_kind != FRT_ONNX_TYPE_TENSOR &&
-                          tp->type_kind != FRT_ONNX_TYPE_SEQUENCE) ||
+    if (!tp->has_type ||
+        (tp->type_kind != FRT_ONNX_TYPE_TENSOR && tp->type_kind != FRT_ONNX_TYPE_SEQUENCE) ||
         frt_dtype_size((frt_dtype)tp->elem_type) == 0)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "type must be a tensor or a sequence of tensors "
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                           "type must be a tensor or a sequence of tensors "
                            "of a numeric dtype");
-    frt_value_set_container(c->out[0], tp->type_kind == FRT_ONNX_TYPE_SEQUENCE ? FRT_VT_OPT_SEQUENCE
-                                                                            : FRT_VT_OPT_TENSOR,
+    frt_value_set_container(c->out[0],
+                            tp->type_kind == FRT_ONNX_TYPE_SEQUENCE ? FRT_VT_OPT_SEQUENCE
+                                                                    : FRT_VT_OPT_TENSOR,
                             tp->elem_type);
     return FRT_OK;
 }
