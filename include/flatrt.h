@@ -193,14 +193,25 @@ FRT_API frt_status frt_model_load_buffer(const void *data, size_t size, const ch
                                          const frt_options *opt, frt_model **out);
 FRT_API void frt_model_free(frt_model *model);
 
+/* What a graph input or output holds. Most models have tensors only; sequences and optionals
+ * are passed with frt_run_values (frt_run accepts tensors only). */
+typedef enum frt_kind {
+    FRT_KIND_TENSOR = 0,
+    FRT_KIND_SEQUENCE = 1, /* an ordered list of tensors of one dtype (shapes may differ) */
+    FRT_KIND_OPTIONAL = 2  /* a tensor or a sequence, or nothing */
+} frt_kind;
+
 /* Shape and type of a graph input or output. A dim that is not fixed is -1, and dim_names[i]
- * holds its symbolic name ("batch") or NULL. Strings belong to the model. */
+ * holds its symbolic name ("batch") or NULL. Strings belong to the model. For a sequence or
+ * optional, dtype is the dtype of its tensors and rank is -1. */
 typedef struct frt_tensor_info {
     const char *name;
     frt_dtype dtype;
     int32_t rank; /* -1 when unknown */
     int64_t shape[FRT_MAX_RANK];
     const char *dim_names[FRT_MAX_RANK];
+    frt_kind kind;      /* FRT_KIND_TENSOR for tensors */
+    frt_kind elem_kind; /* FRT_KIND_OPTIONAL: what it holds (TENSOR or SEQUENCE); else TENSOR */
 } frt_tensor_info;
 
 FRT_API size_t frt_model_num_inputs(const frt_model *model);
@@ -260,6 +271,35 @@ typedef enum frt_output_mode {
 FRT_API frt_status frt_run(frt_runtime *rt, const char *const *input_names,
                            const frt_tensor *inputs, size_t n_inputs, frt_tensor *outputs,
                            size_t n_outputs, frt_output_mode mode);
+
+/* A graph input or output of any kind, for frt_run_values.
+ *   FRT_KIND_TENSOR     n == 1, tensors[0] is the tensor
+ *   FRT_KIND_SEQUENCE   tensors[0..n) in order (n may be 0)
+ *   FRT_KIND_OPTIONAL   has_value 0: nothing (n 0); otherwise elem_kind TENSOR with n == 1, or
+ *                       elem_kind SEQUENCE with tensors[0..n)
+ * Inputs: filled by the caller (zero-initialize, then set kind, elem_kind, has_value, n, tensors);
+ * the tensors are borrowed for the call, as frt_run's inputs. Outputs: filled by flatrt; the
+ * tensors array and every tensor's data are allocated for the caller, who frees all of it with
+ * frt_io_value_release (not frt_tensor_release on single tensors). */
+typedef struct frt_io_value {
+    frt_kind kind;
+    frt_kind elem_kind;   /* FRT_KIND_OPTIONAL only */
+    int32_t has_value;    /* FRT_KIND_OPTIONAL only: 1 when it holds a tensor or sequence */
+    frt_dtype elem_dtype; /* outputs: dtype of the tensors (also of an empty sequence) */
+    size_t n;
+    frt_tensor *tensors;
+} frt_io_value;
+
+/* Runs the model like frt_run, with inputs and outputs of any kind (tensors, sequences,
+ * optionals); see frt_io_value for the ownership of outputs. Required when a graph input or output
+ * is a sequence or optional (frt_run then fails with FRT_ERR_INVALID_ARGUMENT); works for any
+ * model. Element dtypes are checked against the model; element shapes are free. */
+FRT_API frt_status frt_run_values(frt_runtime *rt, const char *const *input_names,
+                                  const frt_io_value *inputs, size_t n_inputs,
+                                  frt_io_value *outputs, size_t n_outputs);
+/* Releases what frt_run_values allocated for an output value and zeroes it; harmless on a zeroed
+ * value. Thread-safe like frt_tensor_release. */
+FRT_API void frt_io_value_release(frt_io_value *value);
 
 /* Resolves shapes and plans memory for the given input shapes without running (data unused). */
 FRT_API frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *input_names,

@@ -188,6 +188,96 @@ static result load_pb(const char *path, frt_tensor *t, char **name, outcome *o) 
     return set(o, R_ERROR, "%s", err);
 }
 
+/* Whether a graph input or output of m is a sequence or optional (the case then runs through
+ * frt_run_values). */
+static bool model_has_values(const frt_model *m) {
+    frt_tensor_info info;
+    for (size_t i = 0; i < frt_model_num_inputs(m); i++)
+        if (frt_model_input(m, i, &info) == FRT_OK && info.kind != FRT_KIND_TENSOR) return true;
+    for (size_t i = 0; i < frt_model_num_outputs(m); i++)
+        if (frt_model_output(m, i, &info) == FRT_OK && info.kind != FRT_KIND_TENSOR) return true;
+    return false;
+}
+
+static const char *kind_text(frt_kind k, frt_kind elem) {
+    return k == FRT_KIND_TENSOR     ? "tensor"
+           : k == FRT_KIND_SEQUENCE ? "sequence"
+           : elem == FRT_KIND_SEQUENCE ? "optional sequence" : "optional tensor";
+}
+
+/* Compares an output value: kind, presence and length exactly, then each tensor by compare (or
+ * compare_random). */
+static result compare_value(const char *name, const frt_io_value *got, const frt_io_value *want,
+                            outcome *o) {
+    if (got->kind != want->kind || (want->kind == FRT_KIND_OPTIONAL && got->elem_kind != want->elem_kind))
+        return set(o, R_FAIL, "output '%s': a %s, expected a %s", name,
+                   kind_text(got->kind, got->elem_kind), kind_text(want->kind, want->elem_kind));
+    if (want->kind == FRT_KIND_OPTIONAL && (got->has_value != 0) != (want->has_value != 0))
+        return set(o, R_FAIL, "output '%s': optional %s a value, expected %s", name,
+                   got->has_value ? "has" : "has no", want->has_value ? "one" : "none");
+    if (got->n != want->n)
+        return set(o, R_FAIL, "output '%s': %zu tensors, expected %zu", name, got->n, want->n);
+    for (size_t i = 0; i < want->n; i++) {
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s[%zu]", name, i);
+        result r = o->random ? compare_random(nm, &got->tensors[i], &want->tensors[i], o)
+                             : compare(nm, &got->tensors[i], &want->tensors[i], o);
+        if (r != R_PASS) return r;
+    }
+    return R_PASS;
+}
+
+/* One data set of a case whose inputs or outputs include sequences or optionals. */
+static result run_value_set(const frt_model *m, frt_runtime *rt, const char *sd, int ds,
+                            outcome *o) {
+    size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
+    frt_io_value in[MAX_IO], want[MAX_IO], got[MAX_IO];
+    const char *names[MAX_IO];
+    char *pbnames[MAX_IO] = {0};
+    memset(in, 0, sizeof in);
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
+    result r = R_PASS;
+    for (size_t k = 0; r == R_PASS && k < ni + no; k++) {
+        bool is_in = k < ni;
+        size_t idx = is_in ? k : k - ni;
+        frt_tensor_info info;
+        if (is_in) frt_model_input(m, idx, &info);
+        else frt_model_output(m, idx, &info);
+        char p[4200], err[512];
+        snprintf(p, sizeof p, "%s/%s_%zu.pb", sd, is_in ? "input" : "output", idx);
+        frt_io_value *v = is_in ? &in[idx] : &want[idx];
+        if (tio_load_value(p, info.kind, info.elem_kind, v, is_in ? &pbnames[idx] : NULL, err,
+                           sizeof err))
+            r = set(o, strstr(err, "not supported") || strstr(err, "string") ? R_UNSUPPORTED
+                                                                             : R_ERROR, "%s", err);
+        else if (is_in && info.kind == FRT_KIND_TENSOR && info.dtype == FRT_BFLOAT16 &&
+                 v->tensors[0].dtype == FRT_UINT16)
+            v->tensors[0].dtype = FRT_BFLOAT16;
+        if (is_in) names[idx] = pbnames[idx] && pbnames[idx][0] ? pbnames[idx] : info.name;
+    }
+    if (r == R_PASS) {
+        frt_status st = frt_run_values(rt, names, in, ni, got, no);
+        if (st != FRT_OK) {
+            r = set(o, st == FRT_ERR_UNSUPPORTED ? R_UNSUPPORTED : R_FAIL, "data set %d: %s: %s",
+                    ds, frt_status_string(st), frt_last_error());
+        } else {
+            for (size_t k = 0; r == R_PASS && k < no; k++) {
+                frt_tensor_info info;
+                frt_model_output(m, k, &info);
+                r = compare_value(info.name, &got[k], &want[k], o);
+            }
+            for (size_t k = 0; k < no; k++) frt_io_value_release(&got[k]);
+        }
+    }
+    for (size_t k = 0; k < MAX_IO; k++) {
+        tio_value_free(&in[k]);
+        tio_value_free(&want[k]);
+        free(pbnames[k]);
+    }
+    return r;
+}
+
 /* Runs every test_data_set_* of one case. */
 static result run_case(const char *dir, const frt_options *opt, outcome *o, int *n_sets) {
     char path[4096];
@@ -206,6 +296,7 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
     }
     size_t ni = frt_model_num_inputs(m), no = frt_model_num_outputs(m);
     o->random = model_is_random(m);
+    bool values = model_has_values(m);
     result r = R_PASS;
     *n_sets = 0;
     if (ni > MAX_IO || no > MAX_IO) {
@@ -226,6 +317,10 @@ static result run_case(const char *dir, const frt_options *opt, outcome *o, int 
             r = set(o, R_ERROR, "data set %d has %d inputs, the model %zu", ds, nin, ni);
         } else if ((size_t)nout != no) {
             r = set(o, R_ERROR, "data set %d has %d outputs, the model %zu", ds, nout, no);
+        } else if (values) {
+            r = run_value_set(m, rt, sd, ds, o);
+            if (r == R_PASS) (*n_sets)++;
+            continue;
         }
         for (int k = 0; r == R_PASS && k < nin; k++) {
             char p[4200];

@@ -856,6 +856,148 @@ int tio_load(const char *path, frt_tensor *out, char **name_out, char *err, size
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* SequenceProto and OptionalProto                                                                 */
+/* ---------------------------------------------------------------------------------------------- */
+
+void tio_value_free(frt_io_value *v) {
+    if (!v) return;
+    for (size_t i = 0; v->tensors && i < v->n; i++) tio_tensor_free(&v->tensors[i]);
+    free(v->tensors);
+    memset(v, 0, sizeof *v);
+}
+
+/* Appends the TensorProto at buf to v->tensors. */
+static int value_push(frt_io_value *v, const unsigned char *buf, size_t len, char *err,
+                      size_t errlen) {
+    frt_tensor *t = realloc(v->tensors, (v->n + 1) * sizeof *t);
+    if (!t) return fail(err, errlen, "out of memory");
+    v->tensors = t;
+    if (tio_pb_parse(buf, len, &t[v->n], NULL, err, errlen)) return -1;
+    v->n++;
+    return 0;
+}
+
+/* One field of a message: varint value or length-delimited bytes (other wire types skipped). */
+typedef struct pb_field {
+    int num, wt;
+    uint64_t u;              /* varint value */
+    const unsigned char *data;
+    size_t len;
+} pb_field;
+
+static int pb_next(const unsigned char **p, const unsigned char *end, pb_field *f, char *err,
+                   size_t errlen) {
+    uint64_t key;
+    if (pb_varint(p, end, &key)) return fail(err, errlen, "truncated field key");
+    f->num = (int)(key >> 3);
+    f->wt = (int)(key & 7);
+    f->data = NULL;
+    f->len = 0;
+    if (f->wt == 0) {
+        if (pb_varint(p, end, &f->u)) return fail(err, errlen, "truncated varint");
+    } else if (f->wt == 2) {
+        uint64_t len;
+        if (pb_varint(p, end, &len) || len > (uint64_t)(end - *p))
+            return fail(err, errlen, "truncated field %d", f->num);
+        f->data = *p;
+        f->len = (size_t)len;
+        *p += len;
+    } else if (pb_skip(f->wt, p, end)) {
+        return fail(err, errlen, "bad field %d", f->num);
+    }
+    return 0;
+}
+
+/* SequenceProto: name (1), elem_type (2: 1 = tensor), tensor_values (3). Other element kinds are
+ * refused. */
+static int parse_sequence(const unsigned char *p, const unsigned char *end, frt_io_value *v,
+                          char *err, size_t errlen) {
+    v->kind = FRT_KIND_SEQUENCE;
+    while (p < end) {
+        pb_field f;
+        if (pb_next(&p, end, &f, err, errlen)) return -1;
+        if (f.num == 2 && f.wt == 0 && f.u != 0 && f.u != 1)
+            return fail(err, errlen, "sequence of elem_type %llu is not supported (tensors only)",
+                        (unsigned long long)f.u);
+        if (f.num >= 4 && f.num <= 7)
+            return fail(err, errlen, "sequence of non-tensor values (field %d) is not supported",
+                        f.num);
+        if (f.num == 3 && f.wt == 2 && value_push(v, f.data, f.len, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+/* OptionalProto: name (1), elem_type (2), tensor_value (3), sequence_value (5). elem_kind comes
+ * from the model (an empty optional file may not say). */
+static int parse_optional(const unsigned char *p, const unsigned char *end, frt_kind elem_kind,
+                          frt_io_value *v, char *err, size_t errlen) {
+    v->kind = FRT_KIND_OPTIONAL;
+    v->elem_kind = elem_kind;
+    while (p < end) {
+        pb_field f;
+        if (pb_next(&p, end, &f, err, errlen)) return -1;
+        if (f.num == 4 || f.num >= 6)
+            return fail(err, errlen, "optional of a sparse tensor, map or optional (field %d) is "
+                        "not supported", f.num);
+        if (f.num == 3 && f.wt == 2) {
+            if (elem_kind != FRT_KIND_TENSOR)
+                return fail(err, errlen, "optional holds a tensor, the model expects a sequence");
+            if (value_push(v, f.data, f.len, err, errlen)) return -1;
+            v->has_value = 1;
+        } else if (f.num == 5 && f.wt == 2) {
+            if (elem_kind != FRT_KIND_SEQUENCE)
+                return fail(err, errlen, "optional holds a sequence, the model expects a tensor");
+            frt_io_value inner;
+            memset(&inner, 0, sizeof inner);
+            if (parse_sequence(f.data, f.data + f.len, &inner, err, errlen)) {
+                tio_value_free(&inner);
+                return -1;
+            }
+            tio_value_free(v);
+            v->kind = FRT_KIND_OPTIONAL;
+            v->elem_kind = elem_kind;
+            v->tensors = inner.tensors;
+            v->n = inner.n;
+            v->has_value = 1;
+        }
+    }
+    return 0;
+}
+
+int tio_load_value(const char *path, frt_kind kind, frt_kind elem_kind, frt_io_value *out,
+                   char **name_out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (name_out) *name_out = NULL;
+    if (kind == FRT_KIND_TENSOR) {
+        frt_tensor *t = calloc(1, sizeof *t);
+        if (!t) return fail(err, errlen, "out of memory");
+        if (tio_load(path, t, name_out, err, errlen)) {
+            free(t);
+            return -1;
+        }
+        out->kind = FRT_KIND_TENSOR;
+        out->tensors = t;
+        out->n = 1;
+        out->elem_dtype = t->dtype;
+        return 0;
+    }
+    void *buf;
+    size_t size;
+    if (tio_read_file(path, &buf, &size, err, errlen)) return -1;
+    const unsigned char *p = buf;
+    int rc = kind == FRT_KIND_SEQUENCE ? parse_sequence(p, p + size, out, err, errlen)
+                                       : parse_optional(p, p + size, elem_kind, out, err, errlen);
+    free(buf);
+    if (!rc && out->n) out->elem_dtype = out->tensors[0].dtype;
+    if (!rc && name_out && !(*name_out = calloc(1, 1))) rc = fail(err, errlen, "out of memory");
+    if (rc) {
+        tio_value_free(out);
+        return fail_in(path, err, errlen);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Values and names                                                                                */
 /* ---------------------------------------------------------------------------------------------- */
 

@@ -56,6 +56,16 @@ int tio_read_file(const char *path, void **buf, size_t *size, char *err, size_t 
  * extension is neither. name_out as for tio_pb_parse (always "" for .npy). */
 int tio_load(const char *path, frt_tensor *out, char **name_out, char *err, size_t errlen);
 
+/* Reads a graph input or output value of the given kind from a .pb file: a TensorProto
+ * (FRT_KIND_TENSOR, also .npy: n == 1), an ONNX SequenceProto of tensors (FRT_KIND_SEQUENCE) or an
+ * OptionalProto holding a tensor or a sequence of tensors (FRT_KIND_OPTIONAL; elem_kind says
+ * which the model expects; has_value 0 when it holds nothing). The tensors array and each tensor
+ * are malloc'd: free with tio_value_free. name_out as for tio_pb_parse ("" for containers). */
+int tio_load_value(const char *path, frt_kind kind, frt_kind elem_kind, frt_io_value *out,
+                   char **name_out, char *err, size_t errlen);
+/* Frees what tio_load_value allocated and clears v. Harmless on a zeroed value. */
+void tio_value_free(frt_io_value *v);
+
 /* Encodes t as a .npy image into a malloc'd buffer. Fails for dtypes numpy cannot hold
  * (string), a rank above FRT_MAX_RANK, a negative dim or nbytes not equal to numel * size. */
 int tio_npy_encode(const frt_tensor *t, void **buf, size_t *size, char *err, size_t errlen);

@@ -136,6 +136,11 @@ static frt_status infer_node(frt_graph *g, frt_node *n, const frt_op_def *def) {
     if (n->n_in > MAX_NODE_IO || n->n_out > MAX_NODE_IO)
         return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' has too many inputs", n->name);
     node_ctx(g, n, in, out, &c);
+    /* sequence and optional values go only to the ops that take them */
+    for (int i = 0; i < n->n_in && !(def->flags & FRT_OP_SEQ_VALUES); i++)
+        if (in[i] && in[i]->vtype)
+            return frt_error(FRT_ERR_UNSUPPORTED, "node '%s' (%s): input %d is a %s; the op takes "
+                             "tensors", n->name, n->op_type, i, frt_vtype_name(in[i]->vtype));
     /* omitted optional outputs still get somewhere to write their inferred shape */
     for (int i = 0; i < n->n_out; i++)
         if (!out[i]) {
@@ -204,6 +209,8 @@ static frt_status type_sub_inputs(const frt_graph *g, const frt_node *n, frt_gra
             return frt_error(FRT_ERR_UNSUPPORTED, "subgraph %s: input '%s' has no type",
                              sub->path, v->name);
         v->v.dtype = g->values[n->in[j]].v.dtype;
+        v->v.vtype = g->values[n->in[j]].v.vtype;
+        if (v->v.vtype) frt_value_set_container(&v->v, v->v.vtype, v->v.dtype);
     }
     return FRT_OK;
 }
@@ -578,7 +585,13 @@ static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
             continue;
         }
         bool shape_class = !p->deferred[si] && (k.flags & FRT_K_SHAPE_ONLY) != 0;
-        if (!shape_class && !p->deferred[si] && !n->n_sub) {
+        bool seq_values = false; /* sequences and optionals exist only while running */
+        for (int j = 0; j < n_reads; j++)
+            if (n->in[j] >= 0 && g->values[n->in[j]].v.vtype) seq_values = true;
+        for (int j = 0; j < n->n_out; j++)
+            if (n->out[j] >= 0 && g->values[n->out[j]].v.vtype) seq_values = true;
+        if (seq_values) shape_class = false;
+        if (!shape_class && !p->deferred[si] && !n->n_sub && !seq_values) {
             shape_class = true;
             for (int j = 0; j < n_reads; j++) {
                 if (n->in[j] < 0) continue;
@@ -604,7 +617,9 @@ static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
         }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;
-            p->vclass[n->out[j]] = p->deferred[si] ? FRT_VC_DYNAMIC : FRT_VC_MANAGED;
+            p->vclass[n->out[j]] = g->values[n->out[j]].v.vtype ? FRT_VC_SEQ
+                                   : p->deferred[si]            ? FRT_VC_DYNAMIC
+                                                                : FRT_VC_MANAGED;
             p->def_pos[n->out[j]] = pos;
             p->last_pos[n->out[j]] = pos;
         }

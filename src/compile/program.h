@@ -28,7 +28,8 @@ enum {
     FRT_VC_VIEW,        /* aliases root[v] */
     FRT_VC_MANAGED,     /* in the runtime's slab, at a planned place */
     FRT_VC_OWNED,       /* graph output storage of the runtime (not shared) */
-    FRT_VC_DYNAMIC      /* size known only when produced: run-time-sized memory of the runtime */
+    FRT_VC_DYNAMIC,     /* size known only when produced: run-time-sized memory of the runtime */
+    FRT_VC_SEQ          /* sequence or optional (vtype != 0) made by a step: the runtime's frt_seq */
 };
 
 typedef struct frt_program {

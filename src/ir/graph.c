@@ -218,6 +218,13 @@ static frt_status set_from_tensor(frt_graph *g, int32_t id, const frt_onnx_tenso
 
 static void set_from_info(frt_graph *g, frt_ir_value *v, const frt_onnx_value_info *vi) {
     if (!vi->has_type) return;
+    if (vi->type_kind != FRT_ONNX_TYPE_TENSOR) { /* element shapes are not kept */
+        int32_t vt = vi->type_kind == FRT_ONNX_TYPE_SEQUENCE        ? FRT_VT_SEQUENCE
+                     : vi->inner_kind == FRT_ONNX_TYPE_SEQUENCE     ? FRT_VT_OPT_SEQUENCE
+                                                                    : FRT_VT_OPT_TENSOR;
+        frt_value_set_container(&v->v, vt, vi->elem_type);
+        return;
+    }
     v->v.dtype = vi->elem_type;
     if (!vi->has_shape) return;
     v->v.rank = vi->rank;
@@ -373,11 +380,13 @@ static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope
         /* a subgraph input without a type takes its dtype from the owner node (compile) */
         bool untyped = up && vi->type_kind == FRT_ONNX_TYPE_NONE;
         if (!vi->has_type && !untyped)
-            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", vi->name);
+            FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' is not a tensor, sequence of tensors or "
+                 "optional tensor or sequence", vi->name);
         if (frt_dtype_size(g->values[id].v.dtype) == 0 && !untyped)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s': unsupported: dtype %s (%d)", vi->name,
                  frt_dtype_name(g->values[id].v.dtype), (int)g->values[id].v.dtype);
-        if (!vi->has_shape && !up) /* a subgraph's input shapes come from its owner at run time */
+        /* a subgraph's input shapes come from its owner at run time; sequences have none */
+        if (!vi->has_shape && !up && !g->values[id].v.vtype)
             FAIL(FRT_ERR_UNSUPPORTED, "graph input '%s' has no shape (rank must be declared)",
                  vi->name);
         PUT(g->values[id].name, id);

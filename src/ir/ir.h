@@ -52,7 +52,19 @@ typedef struct frt_value {
     int32_t rank;  /* -1: unknown (load time only) */
     int32_t dtype; /* frt_dtype */
     const frt_layout *layout; /* FRT_LAYOUT_PLAIN (NULL) unless a kernel produces another */
+    int32_t vtype; /* frt_vtype: FRT_VT_TENSOR (0) for tensors */
 } frt_value;
+
+/* What a value is. A sequence or optional value (vtype != FRT_VT_TENSOR) has no shape of its own:
+ * dtype is its element dtype (0 if unknown), rank 0, numel 0, frt_value_nbytes 0 and
+ * frt_shape_known true; during a run its data points to the frt_seq (src/ir/seq.h) that holds its
+ * tensors, owned by the runtime (never planned in a slab). */
+typedef enum frt_vtype {
+    FRT_VT_TENSOR = 0,
+    FRT_VT_SEQUENCE = 1,     /* sequence of tensors of one dtype */
+    FRT_VT_OPT_TENSOR = 2,   /* optional tensor */
+    FRT_VT_OPT_SEQUENCE = 3  /* optional sequence of tensors */
+} frt_vtype;
 
 typedef enum frt_value_kind {
     FRT_VALUE_INPUT = 0, /* graph input: data supplied by the caller, never written */
@@ -181,6 +193,10 @@ const char *frt_layout_name(const frt_layout *l);
 /* Sets dtype, rank and dims (the first min(rank, FRT_MAX_RANK) of dims; dims may be NULL when
  * rank <= 0) and recomputes numel (-1 when rank < 0, a dim is unknown or on overflow). */
 void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_t *dims);
+/* Makes v a sequence or optional value (vtype != FRT_VT_TENSOR) of element dtype `dtype`. */
+void frt_value_set_container(frt_value *v, int32_t vtype, int32_t dtype);
+/* "tensor", "sequence", "optional tensor", "optional sequence". */
+const char *frt_vtype_name(int32_t vtype);
 /* Formats "[1,3,224,224]" (unknown dims as ?) into buf; returns buf. */
 const char *frt_shape_str(const frt_value *v, char *buf, size_t cap);
 /* Formats n raw integers as "[2,0,-1]" (negative values printed as they are) into buf. */

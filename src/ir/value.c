@@ -16,6 +16,7 @@ int64_t frt_shape_numel(const int64_t *dims, int rank) {
 }
 
 bool frt_shape_known(const frt_value *v) {
+    if (v->vtype) return true; /* a container has no shape of its own */
     return v->rank >= 0 && frt_shape_numel(v->dims, v->rank) >= 0;
 }
 
@@ -27,9 +28,28 @@ void frt_value_set_shape(frt_value *v, int32_t dtype, int32_t rank, const int64_
 }
 
 size_t frt_value_nbytes(const frt_value *v) {
+    if (v->vtype) return 0; /* containers live in an frt_seq, never in planned memory */
     if (v->layout) return frt_shape_known(v) ? v->layout->nbytes(v) : 0;
     int64_t n = frt_shape_numel(v->dims, v->rank);
     return n < 0 ? 0 : (size_t)n * frt_dtype_size(v->dtype);
+}
+
+void frt_value_set_container(frt_value *v, int32_t vtype, int32_t dtype) {
+    v->vtype = vtype;
+    v->dtype = dtype;
+    v->rank = 0;
+    v->numel = 0;
+    v->layout = FRT_LAYOUT_PLAIN;
+}
+
+const char *frt_vtype_name(int32_t vtype) {
+    switch (vtype) {
+    case FRT_VT_TENSOR: return "tensor";
+    case FRT_VT_SEQUENCE: return "sequence";
+    case FRT_VT_OPT_TENSOR: return "optional tensor";
+    case FRT_VT_OPT_SEQUENCE: return "optional sequence";
+    default: return "unknown value type";
+    }
 }
 
 const char *frt_ints_str(const int64_t *v, int n, char *buf, size_t cap) {

@@ -661,37 +661,36 @@ static frt_status decode_shape(dec *d, const uint8_t *data, size_t len, size_t o
     return FRT_OK;
 }
 
-static frt_status decode_value_info(dec *d, const uint8_t *data, size_t len, size_t off,
-                                    frt_onnx_value_info *vi, bool hint) {
-    scan s;
-    frt_status st;
-    vi->name = "";
-    vi->rank = -1;
-    vi->type_kind = FRT_ONNX_TYPE_NONE;
-    st = scan_msg(d, &VALUE_INFO_SPEC, data, len, &s);
-    label_str(d, &s, 1, &vi->name);
-    if (st) return st;
-    if ((st = scan_str(d, &s, 1, "name", true, &vi->name))) return st;
-    if ((st = check_single(d, &s, 2, "type"))) return st;
-    if (!has(&s, 2)) return FRT_OK;
+/* TypeProto.Sequence and TypeProto.Optional: field 1 is the element's TypeProto. */
+static const msg_spec ELEM_TYPE_SPEC = {"TypeProto.Sequence/Optional",
+                                        {[1] = K_LEN},
+                                        {[1] = "elem_type"}};
 
+/* Decodes a TypeProto into vi: type_kind is the kind at this level; has_type is set for the kinds
+ * flatrt holds (a tensor; a sequence of tensors; an optional tensor or sequence of tensors), with
+ * elem_type and the shape of the (innermost) tensor type, and inner_kind for an optional. */
+static frt_status decode_type(dec *d, const uint8_t *data, size_t len, frt_onnx_value_info *vi,
+                              bool hint, int depth) {
     scan ts;
-    push(d, "type", -1, NULL, NULL);
-    if ((st = scan_msg(d, &TYPE_SPEC, s.ptr[2], s.len[2], &ts))) return st;
-    /* oneof value: tensor_type only if no other kind came after it */
-    static const int others[] = {4, 5, 8, 9};
-    bool tensor = has(&ts, 1);
-    for (size_t i = 0; tensor && i < 4; i++)
-        if (has(&ts, others[i]) && ts.off[others[i]] > ts.off[1]) tensor = false;
-    for (size_t i = 0; !tensor && i < 4; i++)
-        if (has(&ts, others[i])) vi->type_kind = others[i];
-    if (tensor) {
+    frt_status st;
+    if (depth > 4) return FRT_OK; /* nested deeper than flatrt holds: has_type stays false */
+    if ((st = scan_msg(d, &TYPE_SPEC, data, len, &ts))) return st;
+    /* oneof value: the kind that came last */
+    static const int kinds[] = {1, 4, 5, 8, 9};
+    int kind = 0;
+    size_t koff = 0;
+    for (size_t i = 0; i < 5; i++)
+        if (has(&ts, kinds[i]) && (!kind || ts.off[kinds[i]] > koff)) {
+            kind = kinds[i];
+            koff = ts.off[kinds[i]];
+        }
+    vi->type_kind = kind;
+    if (kind == FRT_ONNX_TYPE_TENSOR) {
         scan tt;
         if ((st = check_single(d, &ts, 1, "tensor_type"))) return st;
         push(d, "tensor_type", -1, NULL, NULL);
         if ((st = scan_msg(d, &TENSOR_TYPE_SPEC, ts.ptr[1], ts.len[1], &tt))) return st;
         vi->has_type = true;
-        vi->type_kind = FRT_ONNX_TYPE_TENSOR;
         if (has(&tt, 1) && (st = get_int32(d, tt.val[1], tt.off[1], "elem_type", &vi->elem_type)))
             return st;
         if ((st = check_single(d, &tt, 2, "shape"))) return st;
@@ -701,7 +700,54 @@ static frt_status decode_value_info(dec *d, const uint8_t *data, size_t len, siz
             pop(d);
         }
         pop(d);
+    } else if (kind == FRT_ONNX_TYPE_SEQUENCE || kind == FRT_ONNX_TYPE_OPTIONAL) {
+        const char *field = kind == FRT_ONNX_TYPE_SEQUENCE ? "sequence_type" : "optional_type";
+        scan es;
+        if ((st = check_single(d, &ts, kind, field))) return st;
+        push(d, field, -1, NULL, NULL);
+        if ((st = scan_msg(d, &ELEM_TYPE_SPEC, ts.ptr[kind], ts.len[kind], &es))) return st;
+        if ((st = check_single(d, &es, 1, "elem_type"))) return st;
+        frt_onnx_value_info in;
+        memset(&in, 0, sizeof in);
+        in.rank = -1;
+        if (has(&es, 1)) {
+            push(d, "elem_type", -1, NULL, NULL);
+            if ((st = decode_type(d, es.ptr[1], es.len[1], &in, hint, depth + 1))) return st;
+            pop(d);
+        }
+        pop(d);
+        bool tensor_elem = in.has_type && in.type_kind == FRT_ONNX_TYPE_TENSOR;
+        bool ok = kind == FRT_ONNX_TYPE_SEQUENCE
+                      ? tensor_elem
+                      : tensor_elem || (in.has_type && in.type_kind == FRT_ONNX_TYPE_SEQUENCE);
+        if (ok) {
+            vi->has_type = true;
+            vi->inner_kind = in.type_kind;
+            vi->elem_type = in.elem_type;
+            vi->has_shape = in.has_shape;
+            vi->rank = in.rank;
+            memcpy(vi->dims, in.dims, sizeof vi->dims);
+        }
     }
+    return FRT_OK;
+}
+
+static frt_status decode_value_info(dec *d, const uint8_t *data, size_t len, size_t off,
+                                    frt_onnx_value_info *vi, bool hint) {
+    scan s;
+    frt_status st;
+    (void)off;
+    vi->name = "";
+    vi->rank = -1;
+    vi->type_kind = FRT_ONNX_TYPE_NONE;
+    st = scan_msg(d, &VALUE_INFO_SPEC, data, len, &s);
+    label_str(d, &s, 1, &vi->name);
+    if (st) return st;
+    if ((st = scan_str(d, &s, 1, "name", true, &vi->name))) return st;
+    if ((st = check_single(d, &s, 2, "type"))) return st;
+    if (!has(&s, 2)) return FRT_OK;
+    push(d, "type", -1, NULL, NULL);
+    if ((st = decode_type(d, s.ptr[2], s.len[2], vi, hint, 0))) return st;
     pop(d);
     return FRT_OK;
 }
@@ -748,7 +794,7 @@ static frt_status decode_attr(dec *d, const uint8_t *data, size_t len, size_t of
                 type = kinds[i].type;
             }
     }
-    if (type > 10)
+    if (type > 10 && type != FRT_ATTR_TYPE_PROTO)
         return fail(d, FRT_ERR_UNSUPPORTED, off, "attributes of type %s are not supported",
                     attr_type_name(type));
     a->type = (frt_onnx_attr_type)type;
@@ -776,6 +822,16 @@ static frt_status decode_attr(dec *d, const uint8_t *data, size_t len, size_t of
         if (!(a->t = ALLOC_ARRAY(d, 1, frt_onnx_tensor, off))) return d->err;
         push(d, "t", -1, &a->t->name, NULL);
         if ((st = decode_tensor(d, s.ptr[5], s.len[5], s.off[5], a->t))) return st;
+        pop(d);
+        break;
+    case FRT_ATTR_TYPE_PROTO:
+        if (!has(&s, 14)) return fail(d, FRT_ERR_MALFORMED, off, "TYPE_PROTO attribute without tp");
+        if ((st = check_single(d, &s, 14, "tp"))) return st;
+        if (!(a->tp = ALLOC_ARRAY(d, 1, frt_onnx_value_info, off))) return d->err;
+        a->tp->name = "";
+        a->tp->rank = -1;
+        push(d, "tp", -1, NULL, NULL);
+        if ((st = decode_type(d, s.ptr[14], s.len[14], a->tp, true, 0))) return st;
         pop(d);
         break;
     case FRT_ATTR_GRAPH:

@@ -59,8 +59,11 @@ typedef enum frt_onnx_attr_type {
     FRT_ATTR_INTS = 7,
     FRT_ATTR_STRINGS = 8,
     FRT_ATTR_TENSORS = 9,
-    FRT_ATTR_GRAPHS = 10
+    FRT_ATTR_GRAPHS = 10,
+    FRT_ATTR_TYPE_PROTO = 13     /* decoded into tp (Optional's `type`) */
 } frt_onnx_attr_type;
+
+struct frt_onnx_value_info;
 
 typedef struct frt_onnx_attr {
     const char *name;
@@ -78,6 +81,7 @@ typedef struct frt_onnx_attr {
     const char **strings;
     frt_onnx_tensor *tensors;
     frt_onnx_graph *graphs;
+    struct frt_onnx_value_info *tp; /* TYPE_PROTO: the type (name "") */
 } frt_onnx_attr;
 
 typedef struct frt_onnx_node {
@@ -100,11 +104,15 @@ typedef struct frt_onnx_dim {
 enum { FRT_ONNX_TYPE_NONE = 0, FRT_ONNX_TYPE_TENSOR = 1, FRT_ONNX_TYPE_SEQUENCE = 4,
        FRT_ONNX_TYPE_MAP = 5, FRT_ONNX_TYPE_SPARSE = 8, FRT_ONNX_TYPE_OPTIONAL = 9 };
 
-/* ValueInfoProto with a tensor type (other types: has_type false, type_kind says which). */
+/* ValueInfoProto (or a TypeProto attribute). has_type is set for the types flatrt holds: a
+ * tensor, a sequence of tensors, an optional tensor or optional sequence of tensors; elem_type,
+ * rank and dims then describe the (innermost) tensor type. Other types: has_type false, type_kind
+ * says which. */
 typedef struct frt_onnx_value_info {
     const char *name;
     bool has_type;
     int32_t type_kind;       /* FRT_ONNX_TYPE_* */
+    int32_t inner_kind;      /* OPTIONAL: FRT_ONNX_TYPE_TENSOR or _SEQUENCE */
     int32_t elem_type;
     bool has_shape;          /* false: rank unknown */
     int32_t rank;

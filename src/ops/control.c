@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dtype_util.h"
+#include "ir/seq.h"
 #include "op.h"
 
 #define CTL_MAX_IO 64 /* inputs / outputs of a control-flow node and of its bodies */
@@ -138,12 +139,26 @@ static frt_status if_infer(frt_op_ctx *c) {
         if (a->dtype != b->dtype)
             return frt_op_fail(c, FRT_ERR_MALFORMED, "output %d: then branch gives %s, else %s",
                                j, frt_dtype_name((frt_dtype)a->dtype), frt_dtype_name((frt_dtype)b->dtype));
+        if (a->vtype != b->vtype)
+            return frt_op_fail(c, FRT_ERR_MALFORMED, "output %d: then branch gives a %s, else a %s",
+                               j, frt_vtype_name(a->vtype), frt_vtype_name(b->vtype));
+        if (a->vtype) { /* a sequence / optional: copied from the branch's frt_seq */
+            frt_value_set_container(c->out[j], a->vtype, a->dtype);
+            continue;
+        }
         int64_t dims[FRT_MAX_RANK];
         int rank = a->rank == b->rank ? a->rank : -1;
         for (int d = 0; d < rank; d++) dims[d] = a->dims[d] == b->dims[d] ? a->dims[d] : -1;
         frt_op_set_shape(c->out[j], a->dtype, rank, dims);
     }
     return FRT_OK;
+}
+
+/* Output j of s is a sequence / optional: copies the block's value v into it. */
+static frt_status seq_out(const frt_step *s, frt_exec *x, int j, const frt_value *v) {
+    frt_seq *dst = frt_seq_of(&x->values[s->out[j]]), *src = frt_seq_of(v);
+    if (!dst || !src) return frt_step_fail(s, FRT_ERR_INTERNAL, "output %d: sequence expected", j);
+    return frt_seq_copy(dst, src);
 }
 
 static frt_status if_run(const frt_step *s, frt_exec *x) {
@@ -157,6 +172,11 @@ static frt_status if_run(const frt_step *s, frt_exec *x) {
     if (st) return st;
     for (int j = 0; j < s->n_out; j++) {
         if (s->out[j] < 0) continue;
+        if (x->values[s->out[j]].vtype) {
+            st = seq_out(s, x, j, &outs[j]);
+            if (st) return st;
+            continue;
+        }
         void *d = out_storage(s, x, p, j, outs[j].dtype, outs[j].rank, outs[j].dims);
         if (!d) return FRT_ERR_SHAPE;
         size_t nb = frt_value_nbytes(&outs[j]);
@@ -206,10 +226,17 @@ static frt_status loop_infer(frt_op_ctx *c) {
         int64_t dims[FRT_MAX_RANK];
         if (j < n) {
             const frt_value *iv = c->in[2 + j];
-            if (bo->dtype != iv->dtype)
-                return frt_op_fail(c, FRT_ERR_MALFORMED, "loop-carried value %d: input %s, body "
-                                   "output %s", j, frt_dtype_name((frt_dtype)iv->dtype),
+            /* an optional sequence may be carried on as the sequence the body makes of it */
+            bool unwrap = iv->vtype == FRT_VT_OPT_SEQUENCE && bo->vtype == FRT_VT_SEQUENCE;
+            if (bo->dtype != iv->dtype || (bo->vtype != iv->vtype && !unwrap))
+                return frt_op_fail(c, FRT_ERR_MALFORMED, "loop-carried value %d: input %s %s, "
+                                   "body output %s %s", j, frt_vtype_name(iv->vtype),
+                                   frt_dtype_name((frt_dtype)iv->dtype), frt_vtype_name(bo->vtype),
                                    frt_dtype_name((frt_dtype)bo->dtype));
+            if (iv->vtype) { /* carried in the Loop's output frt_seq */
+                frt_value_set_container(c->out[j], bo->vtype, iv->dtype);
+                continue;
+            }
             /* known only when the body keeps the shape it was given */
             if (same_shape(bo, iv) && frt_shape_known(bo)) {
                 frt_op_set_shape(c->out[j], iv->dtype, iv->rank, iv->dims);
@@ -219,6 +246,9 @@ static frt_status loop_infer(frt_op_ctx *c) {
                 frt_op_set_shape(c->out[j], iv->dtype, rank, dims);
             }
         } else {
+            if (bo->vtype)
+                return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "scan output %d is a %s", j - n,
+                                   frt_vtype_name(bo->vtype));
             if (bo->rank >= FRT_MAX_RANK)
                 return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "scan output rank %d too large", bo->rank + 1);
             int rank = bo->rank < 0 ? -1 : bo->rank + 1;
@@ -314,6 +344,11 @@ static frt_status loop_run(const frt_step *s, frt_exec *x) {
         pingpong_init(&pp[j], &scratch, frt_value_nbytes(&bin[2 + j]));
     }
     memset(sc, 0, (size_t)k * sizeof sc[0]);
+    for (int j = 0; j < n; j++)
+        if (bin[2 + j].vtype && (j >= s->n_out || s->out[j] < 0))
+            return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "loop-carried %s %d has no output",
+                                 frt_vtype_name(bin[2 + j].vtype), j);
+    frt_status st_seq;
     int32_t block = s->blocks[0];
     for (; iter < max_trip && cond; iter++) {
         cond_in = cond;
@@ -352,13 +387,30 @@ static frt_status loop_run(const frt_step *s, frt_exec *x) {
             if (c->stride) memcpy(c->data + (size_t)iter * c->stride, v->data, c->stride);
         }
         for (int j = 0; j < n; j++) {
-            st = carry(s, x, p, j, &pp[j], &bin[2 + j], &bout[1 + j]);
+            if (bin[2 + j].vtype) { /* the next iteration reads the Loop's output frt_seq, as
+                                       the kind the body declares (a sequence as an optional) */
+                int32_t vt = bin[2 + j].vtype;
+                st = seq_out(s, x, j, &bout[1 + j]);
+                bin[2 + j] = x->values[s->out[j]];
+                bin[2 + j].vtype = vt;
+            } else {
+                st = carry(s, x, p, j, &pp[j], &bin[2 + j], &bout[1 + j]);
+            }
             if (st) return st;
         }
     }
     for (int j = 0; j < n && j < s->n_out; j++) {
         if (s->out[j] < 0) continue;
         const frt_value *v = &bin[2 + j];
+        if (v->vtype) { /* no iteration ran: the initial value */
+            if (x->values[s->out[j]].vtype == FRT_VT_SEQUENCE && !frt_seq_of(v)->present)
+                return frt_step_fail(s, FRT_ERR_RUNTIME, "no iteration ran and loop-carried value "
+                                     "%d is an optional without a value: the sequence output has "
+                                     "none", j);
+            st_seq = seq_out(s, x, j, v);
+            if (st_seq) return st_seq;
+            continue;
+        }
         void *d = out_storage(s, x, p, j, v->dtype, v->rank, v->dims);
         if (!d) return FRT_ERR_SHAPE;
         size_t nb = frt_value_nbytes(v);

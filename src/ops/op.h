@@ -158,8 +158,10 @@ enum {
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
     FRT_OP_DATA_SHAPE = 1u << 4,     /* output shape depends on input data (NonZero, a block's
                                         results): a kernel may be FRT_K_DYNAMIC_OUT */
-    FRT_OP_NO_FOLD = 1u << 5         /* outputs may differ between runs (random ops): never
+    FRT_OP_NO_FOLD = 1u << 5,        /* outputs may differ between runs (random ops): never
                                         evaluated at load, even when every input is constant */
+    FRT_OP_SEQ_VALUES = 1u << 6      /* takes sequence / optional inputs (frt_value.vtype; data
+                                        an frt_seq while running); other ops get tensors only */
 };
 
 /* Capability: the output shapes depend on the *data* of input i (Reshape's shape, Expand's

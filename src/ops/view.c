@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/seq.h"
 #include "op.h"
 
 static frt_status view_kernel(frt_kernel *k, const char *name) {
@@ -234,6 +235,15 @@ static frt_status get_axes(const frt_op_ctx *c, int64_t *axes, int *n, bool *pre
     }
     if (c->n_in < 2 || !c->in[1]) return FRT_OK;
     *present = true;
+    const frt_value *av = c->in[1];
+    if (av->rank == 0 && (av->dtype == FRT_INT64 || av->dtype == FRT_INT32)) {
+        /* a scalar axes is one axis (the node suite's Loop sequence cases write it so; ONNX
+           Runtime accepts it) */
+        *n = 1;
+        *known = av->data != NULL;
+        if (*known) axes[0] = frt_value_get_int(av, 0);
+        return FRT_OK;
+    }
     return read_list_input(c, 1, "axes", axes, n, known);
 }
 
@@ -327,11 +337,28 @@ static frt_status identity_infer(frt_op_ctx *c) {
     frt_status st = frt_op_check_arity(c, 1, 1, 1, 1);
     if (st || (st = frt_op_check_input(c, 0, 0))) return st;
     const frt_value *x = c->in[0];
+    if (x->vtype) {
+        frt_value_set_container(c->out[0], x->vtype, x->dtype);
+        return FRT_OK;
+    }
     frt_op_set_shape(c->out[0], x->dtype, x->rank, x->dims);
     return FRT_OK;
 }
 
+/* Identity of a sequence / optional: a copy into the output's frt_seq (not a view: a container
+ * value owns its storage). */
+static frt_status identity_seq_run(const frt_step *s, frt_exec *x) {
+    frt_seq *dst = frt_seq_of(&x->values[s->out[0]]), *src = frt_seq_of(&x->values[s->in[0]]);
+    if (!dst || !src) return frt_step_fail(s, FRT_ERR_INTERNAL, "sequence expected");
+    return frt_seq_copy(dst, src);
+}
+
 static frt_status identity_select(frt_op_ctx *c, frt_kernel *k) {
+    if (c->in[0]->vtype) {
+        k->name = "identity_seq";
+        k->fn = identity_seq_run;
+        return FRT_OK;
+    }
     return view_kernel(k, "identity");
 }
 

@@ -24,6 +24,12 @@ static frt_status fill_info(const frt_model *m, int32_t vid, frt_tensor_info *in
     info->name = v->name;
     info->dtype = (frt_dtype)v->v.dtype;
     info->rank = v->v.rank;
+    if (v->v.vtype) {
+        info->kind = v->v.vtype == FRT_VT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_OPTIONAL;
+        info->elem_kind = v->v.vtype == FRT_VT_OPT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_TENSOR;
+        info->rank = -1;
+        return FRT_OK;
+    }
     for (int d = 0; d < v->v.rank && d < FRT_MAX_RANK; d++) {
         info->shape[d] = v->v.dims[d];
         info->dim_names[d] = v->v.dims[d] < 0 ? v->dim_names[d] : NULL;

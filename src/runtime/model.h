@@ -78,6 +78,9 @@ typedef struct frt_brt {
     int32_t *run_pos;     /* their compute positions */
     size_t n_run;
     frt_dynmem dyn;
+    /* sequence / optional values (vtype != 0): one frt_seq per value id (NULL when the block has
+     * none); a value's data points to its own, or for inputs and outer values to the one bound */
+    struct frt_seq *seqs;
 } frt_brt;
 
 /* One step's record in a runtime's trace (src/runtime/trace.c). */

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "ir/seq.h"
 #include "model.h"
 #include "ops/sgemm.h"
 
@@ -97,6 +98,14 @@ static frt_status brt_init(frt_runtime *rt, int32_t id) {
         frt_plan_init(&b->plan, nv, p->n_compute) != FRT_OK)
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
     memcpy(b->v, bl->tmpl, nv * sizeof *b->v);
+    bool any_seq = false;
+    for (size_t v = 0; v < nv; v++) any_seq |= b->v[v].vtype != 0;
+    if (any_seq) {
+        b->seqs = calloc(nv, sizeof *b->seqs);
+        if (!b->seqs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+        for (size_t v = 0; v < nv; v++)
+            if (b->v[v].vtype) b->v[v].data = &b->seqs[v];
+    }
     size_t k = 0;
     for (size_t v = 0; v < nv; v++)
         if (g->values[v].kind == FRT_VALUE_OUTER) b->outer[k++] = (int32_t)v;
@@ -115,6 +124,8 @@ static void brt_free(frt_brt *b) {
     free(b->in_dims);
     free(b->in_rank);
     dyn_free(&b->dyn);
+    for (size_t v = 0; b->seqs && v < b->b->g->n_values; v++) frt_seq_free(&b->seqs[v]);
+    free(b->seqs);
 }
 
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
@@ -239,8 +250,11 @@ frt_status frt_runtime_resolve(frt_runtime *rt) { return brt_resolve(&rt->blk[0]
  * silently going stale). */
 static frt_status resolve_hiding_inputs(frt_brt *b, bool *full) {
     const frt_graph *g = b->b->g;
-    for (size_t i = 0; i < g->n_inputs; i++) b->v[g->inputs[i]].data = NULL;
-    for (size_t i = 0; i < b->n_outer; i++) b->v[b->outer[i]].data = NULL;
+    /* (sequences and optionals keep their frt_seq: no infer reads their contents) */
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (!b->v[g->inputs[i]].vtype) b->v[g->inputs[i]].data = NULL;
+    for (size_t i = 0; i < b->n_outer; i++)
+        if (!b->v[b->outer[i]].vtype) b->v[b->outer[i]].data = NULL;
     return resolve_once(b, full);
 }
 
@@ -271,7 +285,8 @@ static frt_status resolve_once(frt_brt *b, bool *full) {
     const frt_graph *g = b->b->g;
     const frt_value *tmpl = b->b->tmpl;
     for (size_t i = 0; i < g->n_values; i++)
-        if (p->vclass[i] != FRT_VC_CONST && p->vclass[i] != FRT_VC_INPUT) b->v[i].data = NULL;
+        if (p->vclass[i] != FRT_VC_CONST && p->vclass[i] != FRT_VC_INPUT && !b->v[i].vtype)
+            b->v[i].data = NULL;
 
     frt_value *in[MAX_NODE_IO], *out[MAX_NODE_IO];
     frt_value dummy;
@@ -383,7 +398,7 @@ static frt_status run_deferred(frt_brt *b, const frt_step *s, uint8_t how, frt_e
         frt_status st = p->defs[s - p->steps]->infer(&c);
         if (st) return st;
         for (int j = 0; j < s->n_out; j++) {
-            if (s->out[j] < 0) continue;
+            if (s->out[j] < 0 || b->v[s->out[j]].vtype) continue; /* a sequence has its frt_seq */
             frt_value *o = &b->v[s->out[j]];
             o->layout = b->b->tmpl[s->out[j]].layout;
             size_t nb = frt_value_nbytes(o);
@@ -473,6 +488,17 @@ static frt_status bind_child(frt_brt *pb, frt_brt *c, const frt_value *inputs, s
     for (size_t i = 0; i < n_in; i++) {
         const frt_value *t = &inputs[i];
         const frt_value *decl = &c->b->tmpl[g->inputs[i]];
+        if (t->vtype || decl->vtype) { /* a sequence / optional: bound as it is, no plan change */
+            if (t->vtype != decl->vtype || (decl->dtype && t->dtype && t->dtype != decl->dtype) ||
+                !t->data)
+                return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                                 "subgraph %s: input '%s' is a %s of %s, expected a %s of %s",
+                                 g->path, g->values[g->inputs[i]].name, frt_vtype_name(t->vtype),
+                                 frt_dtype_name((frt_dtype)t->dtype), frt_vtype_name(decl->vtype),
+                                 frt_dtype_name((frt_dtype)decl->dtype));
+            c->v[g->inputs[i]] = *t;
+            continue;
+        }
         if (t->dtype != decl->dtype || (decl->rank >= 0 && t->rank != decl->rank) || t->layout ||
             !frt_shape_known(t))
             return frt_error(FRT_ERR_INVALID_ARGUMENT,
@@ -564,13 +590,68 @@ static void *svc_alloc_output(frt_exec *x, const frt_step *s, int j, int32_t dty
 
 static const frt_exec_services services = {svc_run_block, svc_alloc_output};
 
-/* Matches caller inputs to graph inputs, validates them and stores their shapes in rt->v.
+static frt_kind kind_of(int32_t vtype) {
+    return vtype == FRT_VT_TENSOR ? FRT_KIND_TENSOR
+           : vtype == FRT_VT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_OPTIONAL;
+}
+
+/* Binds a sequence / optional graph input value (vtype != 0) from the caller's val: its tensors
+ * are borrowed into the input's frt_seq. */
+static frt_status bind_seq_input(frt_runtime *rt, int32_t vid, const char *name,
+                                 const frt_io_value *val) {
+    frt_value *v = &rt->v[vid];
+    frt_kind want = kind_of(v->vtype);
+    frt_kind want_elem = v->vtype == FRT_VT_OPT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_TENSOR;
+    if (!val)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' is a %s: pass it with "
+                         "frt_run_values", name, frt_vtype_name(v->vtype));
+    if (val->kind != want || (want == FRT_KIND_OPTIONAL && val->elem_kind != want_elem))
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': the model expects a %s",
+                         name, frt_vtype_name(v->vtype));
+    bool present = want != FRT_KIND_OPTIONAL || val->has_value;
+    size_t n = present ? val->n : 0;
+    if (v->vtype == FRT_VT_OPT_TENSOR && present && n != 1)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': an optional tensor with a value "
+                         "has n == 1 (got %zu)", name, n);
+    if (n && !val->tensors)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': tensors is NULL", name);
+    frt_seq *sq = &rt->blk[0].seqs[vid];
+    v->data = sq;
+    frt_seq_reset(sq, v->dtype, present);
+    for (size_t k = 0; k < n; k++) {
+        const frt_tensor *t = &val->tensors[k];
+        if ((int32_t)t->dtype != v->dtype)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' tensor %zu: dtype %s, model "
+                             "expects %s", name, k, frt_dtype_name(t->dtype),
+                             frt_dtype_name((frt_dtype)v->dtype));
+        if (t->rank < 0 || t->rank > FRT_MAX_RANK)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' tensor %zu: rank %d is out of "
+                             "range", name, k, (int)t->rank);
+        int64_t numel = frt_shape_numel(t->shape, t->rank);
+        size_t need = numel < 0 ? 0 : (size_t)numel * frt_dtype_size(t->dtype);
+        if (numel < 0 || need > MAX_TENSOR_BYTES)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' tensor %zu: bad shape", name, k);
+        if ((need && !t->data) || t->nbytes < need)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' tensor %zu: %zu bytes given, "
+                             "shape needs %zu", name, k, t->data ? t->nbytes : 0, need);
+        frt_value e;
+        memset(&e, 0, sizeof e);
+        frt_value_set_shape(&e, t->dtype, t->rank, t->shape);
+        e.data = t->data;
+        frt_status st = frt_seq_push_borrowed(sq, &e);
+        if (st) return st;
+    }
+    return FRT_OK;
+}
+
+/* Matches caller inputs to graph inputs, validates them and stores their shapes in rt->v. Inputs
+ * are the tensors `inputs` (frt_run) or the values `vals` (frt_run_values): one of them is NULL.
  * Sets *changed when any shape differs from the current plan's. */
 static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
-                              size_t n, bool *changed) {
+                              const frt_io_value *vals, size_t n, bool *changed) {
     const frt_model *m = rt->m;
     const frt_graph *g = &m->g;
-    if (n && (!names || !inputs))
+    if (n && (!names || (!inputs && !vals)))
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
     if (n != g->n_inputs) {
         /* report precisely which ones are missing or unknown */
@@ -599,7 +680,15 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
         for (size_t k = 0; k < j; k++)
             if (names[k] && strcmp(names[k], name) == 0)
                 return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' given twice", name);
-        const frt_tensor *t = &inputs[j];
+        if (rt->v[g->inputs[i]].vtype) {
+            frt_status st = bind_seq_input(rt, g->inputs[i], name, vals ? &vals[j] : NULL);
+            if (st) return st;
+            continue;
+        }
+        if (vals && (vals[j].kind != FRT_KIND_TENSOR || vals[j].n != 1 || !vals[j].tensors))
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' is a tensor: pass kind "
+                             "FRT_KIND_TENSOR with n = 1", name);
+        const frt_tensor *t = vals ? &vals[j].tensors[0] : &inputs[j];
         const frt_tensor_info *info = &m->inputs[i];
         if ((int32_t)t->dtype != (int32_t)info->dtype)
             return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': dtype %s, model expects %s",
@@ -645,7 +734,7 @@ frt_status frt_runtime_reshape(frt_runtime *rt, const char *const *names, const 
                                size_t n) {
     if (!rt) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_reshape: runtime is NULL");
     bool changed;
-    frt_status st = bind_inputs(rt, names, inputs, n, &changed);
+    frt_status st = bind_inputs(rt, names, inputs, NULL, n, &changed);
     if (st) return st;
     return changed ? frt_runtime_resolve(rt) : FRT_OK;
 }
@@ -707,6 +796,11 @@ static frt_status fresh_output_block(frt_runtime *rt) {
 
 static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_output_mode mode) {
     const frt_graph *g = &rt->m->g;
+    for (size_t i = 0; i < n; i++)
+        if (rt->v[g->outputs[i]].vtype)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "output '%s' is a %s: use frt_run_values",
+                             g->values[g->outputs[i]].name,
+                             frt_vtype_name(rt->v[g->outputs[i]].vtype));
     for (size_t i = 0; i < n; i++) {
         const frt_value *v = &rt->v[g->outputs[i]];
         frt_tensor *t = &outs[i];
@@ -746,27 +840,22 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
     return FRT_OK;
 }
 
-frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *inputs, size_t n_in,
-                   frt_tensor *outputs, size_t n_out, frt_output_mode mode) {
-    if (!rt) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: runtime is NULL");
+/* Binds the inputs (tensors or values: one is NULL), re-plans when shapes changed and runs. */
+static frt_status run_inputs(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
+                             const frt_io_value *vals, size_t n_in) {
     const frt_model *m = rt->m;
     const frt_program *p = m->blocks[0].prog;
-    if (n_out > m->g.n_outputs)
-        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: %zu outputs requested, model has %zu",
-                         n_out, m->g.n_outputs);
-    if (n_out && !outputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: outputs is NULL");
-    if (mode != FRT_OUTPUTS_ALLOC && mode != FRT_OUTPUTS_CALLER && mode != FRT_OUTPUTS_BORROW)
-        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: unknown output mode %d", (int)mode);
     bool changed;
-    frt_status st = bind_inputs(rt, names, inputs, n_in, &changed);
+    frt_status st = bind_inputs(rt, names, inputs, vals, n_in, &changed);
     if (st) return st;
     if (changed) {
         st = frt_runtime_resolve(rt);
         if (st) return st;
         for (size_t j = 0; j < n_in; j++) /* resolve hid the input data from infer */
             for (size_t i = 0; i < m->g.n_inputs; i++)
-                if (strcmp(names[j], m->g.values[m->g.inputs[i]].name) == 0)
-                    rt->v[m->g.inputs[i]].data = inputs[j].data;
+                if (strcmp(names[j], m->g.values[m->g.inputs[i]].name) == 0 &&
+                    !rt->v[m->g.inputs[i]].vtype)
+                    rt->v[m->g.inputs[i]].data = vals ? vals[j].tensors[0].data : inputs[j].data;
     }
     if (m->opt.manage_outputs && atomic_load_explicit(&rt->out->refs, memory_order_acquire) != 1) {
         st = fresh_output_block(rt);
@@ -782,8 +871,87 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
     if (rt->profiling) rt->prof_runs++;
     if (m->check_plan && hash_inputs(rt) != rt->input_hash)
         return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
-    (void)p;
+    return FRT_OK;
+}
+
+static frt_status check_run_args(const frt_runtime *rt, const char *fn, const void *outputs,
+                                 size_t n_out) {
+    if (!rt) return frt_error(FRT_ERR_INVALID_ARGUMENT, "%s: runtime is NULL", fn);
+    if (n_out > rt->m->g.n_outputs)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "%s: %zu outputs requested, model has %zu",
+                         fn, n_out, rt->m->g.n_outputs);
+    if (n_out && !outputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "%s: outputs is NULL", fn);
+    return FRT_OK;
+}
+
+frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *inputs, size_t n_in,
+                   frt_tensor *outputs, size_t n_out, frt_output_mode mode) {
+    frt_status st = check_run_args(rt, "frt_run", outputs, n_out);
+    if (st) return st;
+    if (mode != FRT_OUTPUTS_ALLOC && mode != FRT_OUTPUTS_CALLER && mode != FRT_OUTPUTS_BORROW)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: unknown output mode %d", (int)mode);
+    if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
+    st = run_inputs(rt, names, inputs, NULL, n_in);
+    if (st) return st;
     return emit_outputs(rt, outputs, n_out, mode);
+}
+
+/* A copy of tensor v in its own allocation (as FRT_OUTPUTS_ALLOC without manage_outputs). */
+static frt_status copy_out(const frt_value *v, frt_tensor *t) {
+    size_t nb = frt_value_nbytes(v);
+    frt_out_block *b = frt_out_block_new(nb);
+    if (!b) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for an output", nb);
+    if (nb) memcpy(b->data, v->data, nb);
+    memset(t, 0, sizeof *t);
+    t->dtype = (frt_dtype)v->dtype;
+    t->rank = v->rank;
+    memcpy(t->shape, v->dims, (size_t)v->rank * sizeof(int64_t));
+    t->data = b->data;
+    t->nbytes = nb;
+    t->_owner = b;
+    return FRT_OK;
+}
+
+static frt_status emit_value(const frt_value *v, frt_io_value *o) {
+    memset(o, 0, sizeof *o);
+    const frt_seq *sq = frt_seq_of(v);
+    size_t n = sq ? sq->n : 1;
+    o->kind = kind_of(v->vtype);
+    o->elem_kind = v->vtype == FRT_VT_OPT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_TENSOR;
+    o->has_value = sq ? sq->present : 1;
+    o->elem_dtype = (frt_dtype)(sq && sq->dtype ? sq->dtype : v->dtype);
+    o->tensors = calloc(n ? n : 1, sizeof *o->tensors);
+    if (!o->tensors) return frt_error(FRT_ERR_NO_MEMORY, "out of memory for outputs");
+    for (size_t k = 0; k < n; k++) {
+        frt_status st = copy_out(sq ? &sq->items[k] : v, &o->tensors[k]);
+        if (st) return st;
+        o->n = k + 1;
+    }
+    return FRT_OK;
+}
+
+frt_status frt_run_values(frt_runtime *rt, const char *const *names, const frt_io_value *inputs,
+                          size_t n_in, frt_io_value *outputs, size_t n_out) {
+    frt_status st = check_run_args(rt, "frt_run_values", outputs, n_out);
+    if (st) return st;
+    if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or values are NULL");
+    st = run_inputs(rt, names, NULL, inputs, n_in);
+    if (st) return st;
+    for (size_t i = 0; i < n_out; i++) {
+        st = emit_value(&rt->v[rt->m->g.outputs[i]], &outputs[i]);
+        if (st) { /* the caller gets nothing to free from a failed run */
+            for (size_t k = 0; k <= i; k++) frt_io_value_release(&outputs[k]);
+            return frt_error_context(st, "output '%s'", rt->m->g.values[rt->m->g.outputs[i]].name);
+        }
+    }
+    return FRT_OK;
+}
+
+void frt_io_value_release(frt_io_value *v) {
+    if (!v) return;
+    for (size_t k = 0; v->tensors && k < v->n; k++) frt_tensor_release(&v->tensors[k]);
+    free(v->tensors);
+    memset(v, 0, sizeof *v);
 }
 
 frt_status frt_runtime_plan_stats(const frt_runtime *rt, frt_plan_stats *s) {

@@ -607,6 +607,94 @@ static void test_sanitize(void) {
     CHECK(tio_element_as_double(&t, 0) == 0);
 }
 
+/* SequenceProto / OptionalProto files (tio_load_value), built by hand: a sequence of two int64
+ * tensors, an empty sequence, an optional tensor with and without a value, an optional sequence,
+ * kinds the model does not expect, non-tensor elements, and every truncation. */
+static int load_v(const char *p, frt_kind kind, frt_kind elem, frt_io_value *v, char **name) {
+    return tio_load_value(p, kind, elem, v, name, g_err, sizeof g_err);
+}
+
+static void test_values(void) {
+    char dir[] = "/tmp/frt_tiov_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char p[160];
+    snprintf(p, sizeof p, "%s/v.pb", dir);
+    /* TensorProto: dims [2], int64, int64_data 5, 6 (packed) / scalar 9 */
+    static const unsigned char t1[] = {0x08, 0x02, 0x10, 0x07, 0x3a, 0x02, 0x05, 0x06};
+    static const unsigned char t2[] = {0x10, 0x07, 0x38, 0x09};
+    unsigned char seq[64];
+    size_t n = 0;
+    seq[n++] = 0x0a, seq[n++] = 1, seq[n++] = 's';            /* name "s" */
+    seq[n++] = 0x10, seq[n++] = 1;                            /* elem_type TENSOR */
+    seq[n++] = 0x1a, seq[n++] = sizeof t1;                    /* tensor_values */
+    memcpy(seq + n, t1, sizeof t1), n += sizeof t1;
+    seq[n++] = 0x1a, seq[n++] = sizeof t2;
+    memcpy(seq + n, t2, sizeof t2), n += sizeof t2;
+    frt_io_value v;
+    write_bytes(p, seq, n);
+    CHECK(load_v(p, FRT_KIND_SEQUENCE, FRT_KIND_TENSOR, &v, NULL) == 0);
+    CHECK(v.kind == FRT_KIND_SEQUENCE && v.n == 2 && v.elem_dtype == FRT_INT64);
+    if (v.n == 2)
+        CHECK(v.tensors[0].rank == 1 && ((int64_t *)v.tensors[0].data)[1] == 6 &&
+              v.tensors[1].rank == 0 && *(int64_t *)v.tensors[1].data == 9);
+    tio_value_free(&v);
+    CHECK(v.tensors == NULL && v.n == 0);
+    /* every truncation fails cleanly or reads a shorter sequence */
+    for (size_t k = 0; k < n; k++) {
+        write_bytes(p, seq, k);
+        if (load_v(p, FRT_KIND_SEQUENCE, FRT_KIND_TENSOR, &v, NULL) == 0)
+            CHECK(v.n <= 2);
+        tio_value_free(&v);
+    }
+    /* empty sequence: only elem_type */
+    static const unsigned char empty[] = {0x10, 0x01};
+    write_bytes(p, empty, sizeof empty);
+    CHECK(load_v(p, FRT_KIND_SEQUENCE, FRT_KIND_TENSOR, &v, NULL) == 0 &&
+          v.n == 0 && v.kind == FRT_KIND_SEQUENCE);
+    tio_value_free(&v);
+    /* a sequence of maps: refused */
+    static const unsigned char maps[] = {0x10, 0x04, 0x32, 0x00};
+    write_bytes(p, maps, sizeof maps);
+    CHECK(load_v(p, FRT_KIND_SEQUENCE, FRT_KIND_TENSOR, &v, NULL) != 0 &&
+          has("not supported"));
+    /* OptionalProto holding a tensor (field 3), then one holding nothing */
+    unsigned char opt[32];
+    n = 0;
+    opt[n++] = 0x10, opt[n++] = 1;
+    opt[n++] = 0x1a, opt[n++] = sizeof t1;
+    memcpy(opt + n, t1, sizeof t1), n += sizeof t1;
+    write_bytes(p, opt, n);
+    CHECK(load_v(p, FRT_KIND_OPTIONAL, FRT_KIND_TENSOR, &v, NULL) == 0);
+    CHECK(v.kind == FRT_KIND_OPTIONAL && v.has_value && v.n == 1 && v.tensors[0].shape[0] == 2);
+    tio_value_free(&v);
+    CHECK(load_v(p, FRT_KIND_OPTIONAL, FRT_KIND_SEQUENCE, &v, NULL) != 0 &&
+          has("expects a sequence"));
+    write_bytes(p, opt, 2);
+    CHECK(load_v(p, FRT_KIND_OPTIONAL, FRT_KIND_TENSOR, &v, NULL) == 0 &&
+          !v.has_value && v.n == 0);
+    tio_value_free(&v);
+    /* OptionalProto holding a sequence (field 5) */
+    n = 0;
+    opt[n++] = 0x10, opt[n++] = 3;
+    opt[n++] = 0x2a, opt[n++] = 2 + sizeof t2;
+    opt[n++] = 0x1a, opt[n++] = sizeof t2;
+    memcpy(opt + n, t2, sizeof t2), n += sizeof t2;
+    write_bytes(p, opt, n);
+    CHECK(load_v(p, FRT_KIND_OPTIONAL, FRT_KIND_SEQUENCE, &v, NULL) == 0);
+    CHECK(v.has_value && v.elem_kind == FRT_KIND_SEQUENCE && v.n == 1 &&
+          *(int64_t *)v.tensors[0].data == 9);
+    tio_value_free(&v);
+    /* a plain tensor file read as a tensor value */
+    write_bytes(p, t1, sizeof t1);
+    char *name = NULL;
+    CHECK(load_v(p, FRT_KIND_TENSOR, FRT_KIND_TENSOR, &v, &name) == 0 &&
+          v.n == 1 && v.kind == FRT_KIND_TENSOR && name && strcmp(name, "") == 0);
+    free(name);
+    tio_value_free(&v);
+    unlink(p);
+    rmdir(dir);
+}
+
 int main(void) {
     test_npy_golden();
     test_npy_header_variants();
@@ -619,5 +707,6 @@ int main(void) {
     test_files();
     test_half();
     test_sanitize();
+    test_values();
     TEST_MAIN_END();
 }
