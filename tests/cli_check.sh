@@ -70,6 +70,7 @@ usage)
     expect 2 "bad --iters" -- "$FLATRT" bench "$MODEL" --iters x
     contains "$TMP/err" "--iters" "bad --iters"
     expect 2 "zero --iters" -- "$FLATRT" bench "$MODEL" --iters 0
+    expect 2 "zero --runtimes" -- "$FLATRT" bench "$MODEL" --runtimes 0
     expect 2 "missing option value" -- "$FLATRT" bench "$MODEL" --warmup
     expect 2 "bad --planner" -- "$FLATRT" bench "$MODEL" --planner fancy
     expect 2 "--shape without =" -- "$FLATRT" bench "$MODEL" --shape image
@@ -151,6 +152,11 @@ for e in xs:
     assert {"op", "kernel", "shape", "in_bytes", "out_bytes"} <= set(e["args"]), e
 assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in d["traceEvents"])
 PY
+    # R runtimes on R threads: aggregate throughput on the last line
+    expect 0 "bench --runtimes" -- "$FLATRT" bench "$MODEL" --iters 20 --warmup 2 --runtimes 3
+    contains "$TMP/out" "throughput: 3 runtimes on 3 threads" "bench --runtimes"
+    tail -n 1 "$TMP/out" | grep -Eq ' runtimes=3 throughput_per_s=[0-9.]+[1-9][0-9.]* ' ||
+        fail "bench --runtimes: $(tail -n 1 "$TMP/out")"
     # default iteration counts (fast model: 1000/100)
     expect 0 "bench defaults" -- "$FLATRT" bench "$MODEL"
     # 1000/100, or 50/5 when one run takes more than 10 ms (a loaded machine can make the digits

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,11 +54,14 @@ static void usage(FILE *f) {
             "      they are an error (exit status 1).\n"
             "  bench MODEL [--input NAME=FILE]... [--shape NAME=d0,d1,...]... [--iters N]\n"
             "        [--warmup N] [--threads N] [--profile] [--planner standard|greedy|none] [--seed N]\n"
-            "        [--lat-file PATH] [--trace FILE.json]\n"
+            "        [--lat-file PATH] [--runtimes R] [--trace FILE.json]\n"
             "      Time frt_run (outputs borrowed). Inputs not given are random (floats uniform in\n"
             "      [-1,1), integers 0..9, fixed seed); symbolic dims are 1 unless --shape says\n"
             "      otherwise. Default --iters 1000 --warmup 100, or 50 and 5 when one run takes\n"
             "      more than 10 ms. --profile adds time per op type, per node and plan statistics.\n"
+            "      --runtimes R then runs R runtimes (clones) on R threads at once, --iters runs\n"
+            "      each, and reports their aggregate throughput (throughput_per_s; without\n"
+            "      --runtimes it is 1 / mean latency of the single runtime).\n"
             "      --trace writes up to 10 further runs as Chrome trace events (one per step,\n"
             "      subgraph steps nested), for Perfetto or chrome://tracing.\n"
             "      The last line is key=value pairs (load_ms iters mean_us p10_us p50_us p90_us\n"
@@ -245,7 +249,7 @@ typedef struct cli {
     kv inputs[MAX_KV], shapes[MAX_KV];
     int n_inputs, n_shapes;
     const char *output_dir, *lat_file, *trace_file;
-    long iters, warmup, threads, seed;
+    long iters, warmup, threads, seed, runtimes;
     int iters_given, warmup_given, seed_given, profile, memory, check_finite;
     const char *svg;
     frt_planner planner;
@@ -346,6 +350,9 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
             TAKES_VALUE();
             if (parse_long(val, a, 0, LONG_MAX, &c->seed)) return EXIT_USAGE;
             c->seed_given = 1;
+        } else if (!strcmp(a, "--runtimes") && is_bench) {
+            TAKES_VALUE();
+            if (parse_long(val, a, 1, 256, &c->runtimes)) return EXIT_USAGE;
         } else if (!strcmp(a, "--lat-file") && is_bench) {
             TAKES_VALUE();
             c->lat_file = val;
@@ -940,6 +947,98 @@ static void outputs_desc(const frt_model *m, const frt_tensor *outs, size_t n, c
     if (o >= len && len) buf[len - 1] = 0;
 }
 
+/* Start line of the --runtimes measurement: threads wait until go is 1 (start) or -1 (abort). */
+typedef struct tput_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready, go;
+} tput_gate;
+
+/* One thread of the --runtimes measurement: warm-up runs, then (once every thread is ready and
+ * the gate opens) iters timed runs on its own runtime. */
+typedef struct tput_thread {
+    frt_runtime *rt;
+    const inputs *in;
+    frt_tensor *outs;
+    size_t n_out;
+    long warmup, iters;
+    tput_gate *gate;
+    frt_status st;
+    char err[512];
+} tput_thread;
+
+static void *tput_main(void *arg) {
+    tput_thread *t = arg;
+    for (long r = 0; r < t->warmup && !t->st; r++)
+        t->st = frt_run(t->rt, t->in->names, t->in->t, t->in->n, t->outs, t->n_out,
+                        FRT_OUTPUTS_BORROW);
+    if (t->st) snprintf(t->err, sizeof t->err, "%s", frt_last_error());
+    pthread_mutex_lock(&t->gate->mu);
+    t->gate->ready++;
+    pthread_cond_broadcast(&t->gate->cv);
+    while (!t->gate->go) pthread_cond_wait(&t->gate->cv, &t->gate->mu);
+    int go = t->gate->go;
+    pthread_mutex_unlock(&t->gate->mu);
+    for (long r = 0; go > 0 && r < t->iters && !t->st; r++) {
+        t->st = frt_run(t->rt, t->in->names, t->in->t, t->in->n, t->outs, t->n_out,
+                        FRT_OUTPUTS_BORROW);
+        if (t->st) snprintf(t->err, sizeof t->err, "%s", frt_last_error());
+    }
+    return NULL;
+}
+
+/* Runs R clones of rt on R threads at once, iters runs each; returns the aggregate runs per
+ * second, or a negative value after printing an error. */
+static double bench_runtimes(const frt_runtime *rt, const inputs *in, size_t n_out, long R,
+                             long warmup, long iters) {
+    size_t per = n_out ? n_out : 1;
+    tput_thread *t = calloc((size_t)R, sizeof *t);
+    pthread_t *th = calloc((size_t)R, sizeof *th);
+    frt_tensor *outs = calloc((size_t)R * per, sizeof *outs);
+    tput_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    double result = -1;
+    long made = 0, started = 0;
+    if (!t || !th || !outs) {
+        fail("out of memory");
+        goto out;
+    }
+    for (; made < R; made++) {
+        frt_runtime *clone;
+        if (frt_runtime_clone(rt, &clone) != FRT_OK) {
+            fail_frt("runtime clone");
+            goto out;
+        }
+        t[made] = (tput_thread){clone, in, outs + (size_t)made * per, n_out,
+                                warmup < 10 ? warmup : 10, iters, &gate, FRT_OK, ""};
+    }
+    for (; started < R; started++)
+        if (pthread_create(&th[started], NULL, tput_main, &t[started]) != 0) break;
+    pthread_mutex_lock(&gate.mu);
+    while (started == R && gate.ready < R) pthread_cond_wait(&gate.cv, &gate.mu);
+    gate.go = started == R ? 1 : -1;
+    double a = now_us();
+    pthread_cond_broadcast(&gate.cv);
+    pthread_mutex_unlock(&gate.mu);
+    for (long i = 0; i < started; i++) pthread_join(th[i], NULL);
+    double b = now_us();
+    if (started < R) {
+        fail("cannot start thread %ld of %ld", started + 1, R);
+        goto out;
+    }
+    for (long i = 0; i < R; i++)
+        if (t[i].st) {
+            fail("runtime %ld of %ld: %s", i + 1, R, t[i].err);
+            goto out;
+        }
+    result = (double)R * (double)iters / ((b - a) * 1e-6);
+out:
+    for (long i = 0; t && i < made; i++) frt_runtime_free(t[i].rt);
+    free(t);
+    free(th);
+    free(outs);
+    return result;
+}
+
 static int cmd_bench(const cli *c) {
     frt_model *m = NULL;
     frt_runtime *rt = NULL;
@@ -1079,6 +1178,22 @@ static int cmd_bench(const cli *c) {
         print_plan_stats(&ps);
     }
 
+    double tput = mean > 0 ? 1e6 / mean : 0;
+    long runtimes = c->runtimes > 0 ? c->runtimes : 1;
+    if (c->runtimes > 0) {
+        printf("throughput: %ld runtimes on %ld threads, %ld runs each ...\n", runtimes, runtimes,
+               iters);
+        fflush(stdout);
+        double one = tput;
+        tput = bench_runtimes(rt, &in, n_out, runtimes, warmup, iters);
+        if (tput < 0) {
+            rc = 1;
+            goto done;
+        }
+        printf("throughput: %.1f runs/s, %.2fx one runtime's 1/mean (%.1f runs/s)\n", tput,
+               one > 0 ? tput / one : 0.0, one);
+    }
+
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     char od[4096];
@@ -1086,11 +1201,11 @@ static int cmd_bench(const cli *c) {
     printf("flatrt_version=%s load_ms=%.3f threads=%ld planner=%s warmup=%ld iters=%ld "
            "mean_us=%.3f p10_us=%.3f p50_us=%.3f p90_us=%.3f p99_us=%.3f min_us=%.3f max_us=%.3f "
            "std_us=%.3f peak_rss_kib=%ld rss_before_load_kib=%ld arena_bytes=%zu naive_bytes=%zu "
-           "lower_bound_bytes=%zu outputs=%s\n",
+           "lower_bound_bytes=%zu runtimes=%ld throughput_per_s=%.1f outputs=%s\n",
            FRT_VERSION_STRING, load_ms, c->threads,
            planner_name(c->planner), warmup, iters, mean, p10, p50,
            p90, p99, mn, mx, sd, (long)ru.ru_maxrss, rss_before_load, ps.arena_bytes,
-           ps.naive_bytes, ps.lower_bound_bytes, od[0] ? od : "none");
+           ps.naive_bytes, ps.lower_bound_bytes, runtimes, tput, od[0] ? od : "none");
     fflush(stdout);
 done:
     free(lat);
