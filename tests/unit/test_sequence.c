@@ -425,6 +425,51 @@ static void test_construct_optional(void) {
     frt_model_free(m);
 }
 
+/* OptionalHasElement / OptionalGetElement at opset 18: a tensor input, no input, a sequence. */
+static void test_optional18(void) {
+    ob_buf g = {0};
+    tensor_io(&g, OB_INPUT, "X", F32, 1, (int64_t[]){2});
+    seq_io(&g, OB_INPUT, "S", F32);
+    add(&g, node("OptionalHasElement", IN("X"), OUT("hx")));
+    add(&g, node("OptionalHasElement", NULL, OUT("hn")));
+    add(&g, node("OptionalHasElement", IN("S"), OUT("hs")));
+    add(&g, node("OptionalGetElement", IN("X"), OUT("gx")));
+    add(&g, node("OptionalGetElement", IN("S"), OUT("gs")));
+    tensor_io(&g, OB_OUTPUT, "hx", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "hn", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "hs", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "gx", F32, 1, (int64_t[]){2});
+    seq_io(&g, OB_OUTPUT, "gs", F32);
+    ob_buf mb = model_opset(&g, 18);
+    frt_model *m = load(&mb, FRT_OK, NULL);
+    if (!m) return;
+    frt_runtime *rt = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    float x[2] = {3, 4};
+    frt_tensor xt = ten(FRT_FLOAT32, 1, (int64_t[]){2}, x);
+    const char *names[2] = {"X", "S"};
+    frt_io_value in[2] = {tval(&xt), sval(&xt, 1)}, out[5];
+    memset(out, 0, sizeof out);
+    CHECK_OK(frt_run_values(rt, names, in, 2, out, 5));
+    if (out[0].tensors) {
+        CHECK(*(uint8_t *)out[0].tensors[0].data == 1);
+        CHECK(*(uint8_t *)out[1].tensors[0].data == 0);
+        CHECK(*(uint8_t *)out[2].tensors[0].data == 1);
+        CHECK(is_f32(&out[3].tensors[0], 1, (int64_t[]){2}, x));
+        CHECK(out[4].kind == FRT_KIND_SEQUENCE && out[4].n == 1);
+    }
+    release(out, 5);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    /* opset 15 wants an optional */
+    g = (ob_buf){0};
+    tensor_io(&g, OB_INPUT, "X", F32, 1, (int64_t[]){2});
+    add(&g, node("OptionalHasElement", IN("X"), OUT("hx")));
+    tensor_io(&g, OB_OUTPUT, "hx", BOOL_, 0, NULL);
+    mb = model_opset(&g, 15);
+    load(&mb, FRT_ERR_MALFORMED, "optional");
+}
+
 /* ---- SequenceMap ---- */
 
 static void test_map(void) {
@@ -602,6 +647,7 @@ int main(void) {
     test_insert_at_erase();
     test_split_concat();
     test_construct_optional();
+    test_optional18();
     test_map();
     test_loop();
     test_errors();
