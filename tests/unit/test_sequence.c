@@ -616,6 +616,31 @@ static void test_errors(void) {
     mb = model_opset(&g, 13);
     load(&mb, FRT_ERR_MALFORMED, "expected a sequence");
 
+    /* erase from / concatenation of an empty sequence: run-time errors */
+    for (int k = 0; k < 2; k++) {
+        g = (ob_buf){0};
+        seq_io(&g, OB_INPUT, "S", F32);
+        ob_buf nd = node(k ? "ConcatFromSequence" : "SequenceErase", IN("S"), OUT("y"));
+        if (k) ob_attr_int(&nd, "axis", 0);
+        add(&g, nd);
+        if (k) tensor_io(&g, OB_OUTPUT, "y", F32, -1, NULL);
+        else seq_io(&g, OB_OUTPUT, "y", F32);
+        mb = model_opset(&g, 13);
+        frt_model *me = load(&mb, FRT_OK, NULL);
+        frt_runtime *re = NULL;
+        if (!me || frt_runtime_create(me, &re) != FRT_OK) {
+            frt_model_free(me);
+            continue;
+        }
+        const char *sn[1] = {"S"};
+        frt_io_value sin = sval(NULL, 0), sout;
+        memset(&sout, 0, sizeof sout);
+        CHECK(frt_run_values(re, sn, &sin, 1, &sout, 1) == FRT_ERR_RUNTIME);
+        CHECK_MSG(err_has("empty sequence"), "%s", frt_last_error());
+        frt_runtime_free(re);
+        frt_model_free(me);
+    }
+
     /* a tensor-only model through frt_run_values */
     g = (ob_buf){0};
     tensor_io(&g, OB_INPUT, "x", F32, 1, (int64_t[]){3});
