@@ -1233,6 +1233,14 @@ static int cmp_op_count(const void *a, const void *b) {
 
 static void print_info_tensor(const frt_tensor_info *info) {
     char shp[512];
+    if (info->kind != FRT_KIND_TENSOR) { /* run with frt_run_values: `check` feeds such cases */
+        snprintf(shp, sizeof shp, "%s", info->kind == FRT_KIND_SEQUENCE ? "sequence"
+                                        : info->elem_kind == FRT_KIND_SEQUENCE
+                                            ? "optional sequence"
+                                            : "optional tensor");
+        printf("  %-24s %-8s %s\n", info->name ? info->name : "?", frt_dtype_name(info->dtype), shp);
+        return;
+    }
     shape_str(shp, sizeof shp, info->rank, info->shape, info->dim_names);
     printf("  %-24s %-8s %s\n", info->name ? info->name : "?", frt_dtype_name(info->dtype), shp);
 }

@@ -12,6 +12,7 @@
  *     a tensor model run through frt_run_values;
  *   load errors: a sequence given to a tensor op, SequenceInsert of a different dtype. */
 #include "runtime/model.h"
+#include "alloc_count.h"
 #include "onnx_build.h"
 #include "test_util.h"
 
@@ -424,6 +425,51 @@ static void test_construct_optional(void) {
     frt_model_free(m);
 }
 
+/* OptionalHasElement / OptionalGetElement at opset 18: a tensor input, no input, a sequence. */
+static void test_optional18(void) {
+    ob_buf g = {0};
+    tensor_io(&g, OB_INPUT, "X", F32, 1, (int64_t[]){2});
+    seq_io(&g, OB_INPUT, "S", F32);
+    add(&g, node("OptionalHasElement", IN("X"), OUT("hx")));
+    add(&g, node("OptionalHasElement", NULL, OUT("hn")));
+    add(&g, node("OptionalHasElement", IN("S"), OUT("hs")));
+    add(&g, node("OptionalGetElement", IN("X"), OUT("gx")));
+    add(&g, node("OptionalGetElement", IN("S"), OUT("gs")));
+    tensor_io(&g, OB_OUTPUT, "hx", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "hn", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "hs", BOOL_, 0, NULL);
+    tensor_io(&g, OB_OUTPUT, "gx", F32, 1, (int64_t[]){2});
+    seq_io(&g, OB_OUTPUT, "gs", F32);
+    ob_buf mb = model_opset(&g, 18);
+    frt_model *m = load(&mb, FRT_OK, NULL);
+    if (!m) return;
+    frt_runtime *rt = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    float x[2] = {3, 4};
+    frt_tensor xt = ten(FRT_FLOAT32, 1, (int64_t[]){2}, x);
+    const char *names[2] = {"X", "S"};
+    frt_io_value in[2] = {tval(&xt), sval(&xt, 1)}, out[5];
+    memset(out, 0, sizeof out);
+    CHECK_OK(frt_run_values(rt, names, in, 2, out, 5));
+    if (out[0].tensors) {
+        CHECK(*(uint8_t *)out[0].tensors[0].data == 1);
+        CHECK(*(uint8_t *)out[1].tensors[0].data == 0);
+        CHECK(*(uint8_t *)out[2].tensors[0].data == 1);
+        CHECK(is_f32(&out[3].tensors[0], 1, (int64_t[]){2}, x));
+        CHECK(out[4].kind == FRT_KIND_SEQUENCE && out[4].n == 1);
+    }
+    release(out, 5);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    /* opset 15 wants an optional */
+    g = (ob_buf){0};
+    tensor_io(&g, OB_INPUT, "X", F32, 1, (int64_t[]){2});
+    add(&g, node("OptionalHasElement", IN("X"), OUT("hx")));
+    tensor_io(&g, OB_OUTPUT, "hx", BOOL_, 0, NULL);
+    mb = model_opset(&g, 15);
+    load(&mb, FRT_ERR_MALFORMED, "optional");
+}
+
 /* ---- SequenceMap ---- */
 
 static void test_map(void) {
@@ -529,6 +575,18 @@ static void test_loop(void) {
         frt_io_value_release(&out);
         CHECK(out.tensors == NULL && out.n == 0);
     }
+    /* steady state: a run as long as an earlier one (outputs not taken) allocates nothing: the
+       sequences keep their buffers */
+    for (int r = 0; r < 2 && rt; r++) {
+        int64_t mv = 5;
+        frt_tensor mt = ten(FRT_INT64, 0, NULL, &mv);
+        const char *names[1] = {"M"};
+        frt_io_value in = tval(&mt);
+        long before = atomic_load(&g_allocs);
+        CHECK_OK(frt_run_values(rt, names, &in, 1, NULL, 0));
+        long got = atomic_load(&g_allocs) - before;
+        CHECK_MSG(!alloc_counting || got == 0, "run %d: %ld allocations", r, got);
+    }
     frt_runtime_free(rt);
     frt_model_free(m);
 }
@@ -557,6 +615,31 @@ static void test_errors(void) {
     tensor_io(&g, OB_OUTPUT, "y", F32, -1, NULL);
     mb = model_opset(&g, 13);
     load(&mb, FRT_ERR_MALFORMED, "expected a sequence");
+
+    /* erase from / concatenation of an empty sequence: run-time errors */
+    for (int k = 0; k < 2; k++) {
+        g = (ob_buf){0};
+        seq_io(&g, OB_INPUT, "S", F32);
+        ob_buf nd = node(k ? "ConcatFromSequence" : "SequenceErase", IN("S"), OUT("y"));
+        if (k) ob_attr_int(&nd, "axis", 0);
+        add(&g, nd);
+        if (k) tensor_io(&g, OB_OUTPUT, "y", F32, -1, NULL);
+        else seq_io(&g, OB_OUTPUT, "y", F32);
+        mb = model_opset(&g, 13);
+        frt_model *me = load(&mb, FRT_OK, NULL);
+        frt_runtime *re = NULL;
+        if (!me || frt_runtime_create(me, &re) != FRT_OK) {
+            frt_model_free(me);
+            continue;
+        }
+        const char *sn[1] = {"S"};
+        frt_io_value sin = sval(NULL, 0), sout;
+        memset(&sout, 0, sizeof sout);
+        CHECK(frt_run_values(re, sn, &sin, 1, &sout, 1) == FRT_ERR_RUNTIME);
+        CHECK_MSG(err_has("empty sequence"), "%s", frt_last_error());
+        frt_runtime_free(re);
+        frt_model_free(me);
+    }
 
     /* a tensor-only model through frt_run_values */
     g = (ob_buf){0};
@@ -589,6 +672,7 @@ int main(void) {
     test_insert_at_erase();
     test_split_concat();
     test_construct_optional();
+    test_optional18();
     test_map();
     test_loop();
     test_errors();
