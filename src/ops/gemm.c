@@ -242,14 +242,15 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
         beta = 1.0f;
     }
     int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
-    if (M * N * K <= TINY_MACS) {
+    const bool packed = p->Bp && p->Bp_K == K && p->Bp_N == N;
+    if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
         tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
     } else if (M == 1) {
         /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
          * (A is [1,K] or [K,1]) */
         if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
         else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
-    } else if (p->Bp && p->Bp_K == K && p->Bp_N == N) {
+    } else if (packed) {
         frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
         frt_sgemm_mt(x->tp, p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);

@@ -650,7 +650,7 @@ static void rnn_fused_dir(const rnn_run *r, const float *Rg, void *ptrs) {
             any = 1;
         }
         if (!any) break;
-        frt_rnn_step_args a = {B, H, hc, hn, r->c, Rg, xr, yr, r->bias, r->rbh};
+        frt_rnn_step_args a = {B, H, hc, hn, r->c, Rg, xr, yr, r->bias, r->rbh, (int)(st & 1)};
         step(&a);
         float *sw = hc;
         hc = hn;

@@ -514,7 +514,8 @@ static void test_step_variants(void) {
                             yr[b] = b == 1 ? NULL : out[w][1] + b * H;
                         }
                         for (int64_t i = 0; i < B * H; i++) out[w][1][i] = 9.0f;
-                        frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq, xr, yr, bias, rbh};
+                        frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq, xr, yr, bias,
+                                               rbh, (int)(H & 1)};
                         (G == 4 ? (w ? v->lstm : ref->lstm) : (w ? v->gru : ref->gru))(&a);
                     }
                     for (int k = 0; k < 3; k++)

@@ -166,16 +166,24 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
     }
 }
 
-/* Groups [0, ng) for rows [r0, r0+MR), NG groups at a time, then one at a time. */
+/* Groups [0, ng) for rows [r0, r0+MR): blocks of NG groups, then single groups; last to first
+ * when rev (each row block sweeps the other way than the one before). */
 #define GROUPS(KIND, G, MR, NG)                                                                  \
     do {                                                                                         \
-        int64_t g = 0;                                                                           \
-        for (; g + (NG) <= ng; g += (NG)) fused_blk(KIND, G, MR, NG, a, r0, g);                  \
-        for (; g < ng; g++) fused_blk(KIND, G, MR, 1, a, r0, g);                                 \
+        const int64_t nb = ng / (NG), done = nb * (NG);                                          \
+        if (!rev) {                                                                              \
+            for (int64_t q = 0; q < nb; q++) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));       \
+            for (int64_t g = done; g < ng; g++) fused_blk(KIND, G, MR, 1, a, r0, g);             \
+        } else {                                                                                 \
+            for (int64_t g = ng - 1; g >= done; g--) fused_blk(KIND, G, MR, 1, a, r0, g);        \
+            for (int64_t q = nb - 1; q >= 0; q--) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));  \
+        }                                                                                        \
+        rev = !rev;                                                                              \
     } while (0)
 
 void frt_rnn_lstm_step_avx512(const frt_rnn_step_args *a) {
     const int64_t ng = (a->H + GW - 1) / GW;
+    int rev = a->reverse;
     for (int64_t r0 = 0; r0 < a->B; r0 += 4) {
         switch (a->B - r0 >= 4 ? 4 : a->B - r0) {
         case 4: GROUPS(K_LSTM, 4, 4, 1); break;
@@ -188,6 +196,7 @@ void frt_rnn_lstm_step_avx512(const frt_rnn_step_args *a) {
 
 void frt_rnn_gru_step_avx512(const frt_rnn_step_args *a) {
     const int64_t ng = (a->H + GW - 1) / GW;
+    int rev = a->reverse;
     for (int64_t r0 = 0; r0 < a->B; r0 += 4) {
         switch (a->B - r0 >= 4 ? 4 : a->B - r0) {
         case 4: GROUPS(K_GRU, 3, 4, 1); break;

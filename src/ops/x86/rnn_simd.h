@@ -77,6 +77,9 @@ typedef struct frt_rnn_step_args {
     float *const *y;         /* per row: where to write the row's new h (H floats), or NULL */
     const float *bias;       /* G*H: LSTM Wb + Rb; GRU z, r: Wb + Rb, h: Wbh */
     const float *rbh;        /* GRU: Rbh (H) */
+    int reverse;             /* sweep the unit groups last to first (callers alternate it from
+                                step to step, so the part of R the previous step read last, still
+                                in cache when R is larger than it, is read first) */
 } frt_rnn_step_args;
 
 /* LSTM: i o f = sigmoid, g = tanh(pre_c); c = f c + i g; h = o tanh(c).
