@@ -23,6 +23,7 @@
 #include "op.h"
 #include "util/threadpool.h"
 #include "sgemm.h"
+#include "x86/simd_elementwise.h"
 
 /* Products up to this many multiply-adds run as direct loops (a BLAS call costs ~0.2-1 us). */
 #define TINY_MACS 1024
@@ -32,9 +33,10 @@
 /* ------------------------------------------------------------------------------------------ */
 
 /* y[n] = act(y) in place. */
-static void apply_act(const frt_act *a, float *y, int64_t n) {
+/* The fused activation over y[0..n); Relu with the tier's vector loop v (NaN stays NaN). */
+static void apply_act(const frt_act *a, const frt_act_variant *v, float *y, int64_t n) {
     if (a->kind == FRT_ACT_RELU) {
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i]; /* NaN stays NaN */
+        v->relu(y, y, (size_t)n);
     } else if (a->kind == FRT_ACT_CLIP) {
         float lo = a->lo, hi = a->hi;
         for (int64_t i = 0; i < n; i++) {
@@ -140,6 +142,7 @@ typedef struct gemm_params {
     const float *Bp;    /* prepacked constant B (portable builds), or NULL */
     int64_t Bp_K, Bp_N;
     frt_act act;
+    const frt_act_variant *av; /* activation loops of the tier */
 } gemm_params;
 
 /* Dims of op(A) [M,Ka] and op(B) [Kb,N] from 2-D shapes. */
@@ -239,19 +242,20 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
         beta = 1.0f;
     }
     int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
-    if (M * N * K <= TINY_MACS) {
+    const bool packed = p->Bp && p->Bp_K == K && p->Bp_N == N;
+    if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
         tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
     } else if (M == 1) {
         /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
          * (A is [1,K] or [K,1]) */
         if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
         else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
-    } else if (p->Bp && p->Bp_K == K && p->Bp_N == N) {
+    } else if (packed) {
         frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
         frt_sgemm_mt(x->tp, p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
     }
-    apply_act(&p->act, Y, M * N);
+    apply_act(&p->act, p->av, Y, M * N);
     return FRT_OK;
 }
 
@@ -265,6 +269,7 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     p->alpha = frt_attr_float(c->node, "alpha", 1.0f);
     p->beta = frt_attr_float(c->node, "beta", 1.0f);
     p->act = c->node->act;
+    p->av = frt_act_variant_get(c->isa);
     const frt_value *a = c->in[0], *b = c->in[1];
     const frt_value *cv = c->n_in > 2 ? c->in[2] : NULL;
     int64_t M = a->rank == 2 ? (p->transA ? a->dims[1] : a->dims[0]) : -1;
@@ -306,6 +311,7 @@ typedef struct matmul_params {
     const float *Bp; /* prepacked constant 2-D B (portable builds), or NULL */
     int64_t Bp_K, Bp_N;
     frt_act act;
+    const frt_act_variant *av; /* activation loops of the tier */
 } matmul_params;
 
 /* Shapes of a matmul after numpy promotion. */
@@ -451,7 +457,7 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
             for (int64_t t = 0; t < nb; t++) mm_batch_task(&j, (size_t)t);
         }
     }
-    apply_act(&p->act, Y, y->numel);
+    apply_act(&p->act, p->av, Y, y->numel);
     return FRT_OK;
 }
 
@@ -461,6 +467,7 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     matmul_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->act = c->node->act;
+    p->av = frt_act_variant_get(c->isa);
     const frt_value *a = c->in[0], *b = c->in[1];
     /* a product known to have a single row (M == 1 after folding) runs as a gemv on raw B */
     int one_row = a->rank == 1 || (frt_shape_known(a) && a->dims[a->rank - 1] > 0 &&

@@ -77,6 +77,11 @@ typedef struct rnn_params {
     /* Per direction: packed W^T [I, G*H] for frt_sgemm_pb (NULL: W used as stored); R packed for
      * mm (rows [0, n1) into Rq, rows [n1, n1+n2) into Rq2), NULL when R is packed at run time. */
     const float *Wp[2], *Rq[2], *Rq2[2];
+    /* Fused steps (LSTM, GRU with linear_before_reset; default activations, no clip, input_forget
+     * or peepholes; constant R): the tier's step functions and R packed per direction for them
+     * (frt_rnn_pack_gates); NULL otherwise. */
+    const frt_rnn_step_variant *fused;
+    const float *Rg[2];
 } rnn_params;
 
 /* ---- recurrent GEMM, portable (the reference the SIMD variants are tested against) ---------- */
@@ -105,6 +110,63 @@ static const frt_rnn_mm_variant mm_variants[] = {
 
 const frt_rnn_mm_variant *frt_rnn_mm_variant_get(frt_isa cap) {
     return FRT_PICK_VARIANT(mm_variants, cap);
+}
+
+/* ---- fused steps, portable (the twin the SIMD variants are tested against) ----------------- */
+
+static float sigmoid1(float v) {
+    if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
+    float e = expf(v); /* also NaN */
+    return e / (1.0f + e);
+}
+
+static void step_c(const frt_rnn_step_args *a, int G) {
+    const int64_t H = a->H;
+    for (int64_t b = 0; b < a->B; b++) {
+        const float *xw = a->xw[b], *hp = a->h_prev + b * H;
+        float *hn = a->h_next + b * H;
+        if (!xw) {
+            memcpy(hn, hp, (size_t)H * sizeof(float));
+            continue;
+        }
+        for (int64_t j = 0; j < H; j++) {
+            const int64_t g = j / FRT_RNN_GROUP, l = j % FRT_RNN_GROUP;
+            float acc[4] = {0, 0, 0, 0}, pre[4];
+            for (int64_t k = 0; k < H; k++)
+                for (int v = 0; v < G; v++)
+                    acc[v] += hp[k] * a->Rq[((g * H + k) * G + v) * FRT_RNN_GROUP + l];
+            for (int v = 0; v < G; v++) pre[v] = (xw[v * H + j] + acc[v]) + a->bias[v * H + j];
+            float h;
+            if (G == 4) {
+                float gi = sigmoid1(pre[0]), go = sigmoid1(pre[1]), gf = sigmoid1(pre[2]);
+                float gc = tanhf(pre[3]);
+                float *c = a->c + b * H + j;
+                *c = gf * *c + gi * gc;
+                h = go * tanhf(*c);
+            } else {
+                float z = sigmoid1(pre[0]), r = sigmoid1(pre[1]);
+                float n = tanhf((xw[2 * H + j] + a->bias[2 * H + j]) + r * (acc[2] + a->rbh[j]));
+                h = (1.0f - z) * n + z * hp[j];
+            }
+            hn[j] = h;
+            if (a->y[b]) a->y[b][j] = h;
+        }
+    }
+}
+static void lstm_step_c(const frt_rnn_step_args *a) { step_c(a, 4); }
+static void gru_step_c(const frt_rnn_step_args *a) { step_c(a, 3); }
+
+static const frt_rnn_step_variant step_variants[] = {
+#if FRT_HAVE_X86
+    {FRT_ISA_AVX512, frt_rnn_lstm_step_avx512, frt_rnn_gru_step_avx512},
+#endif
+    {FRT_ISA_PORTABLE, lstm_step_c, gru_step_c},
+};
+
+const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa) {
+    for (size_t i = 0; i < sizeof step_variants / sizeof step_variants[0]; i++)
+        if (step_variants[i].isa == isa) return &step_variants[i];
+    return NULL;
 }
 
 static int gates_of(int op) { return op == OP_LSTM ? 4 : op == OP_GRU ? 3 : 1; }
@@ -322,6 +384,19 @@ static const float *pack_rows(frt_op_ctx *c, const float *M, int64_t r0, int64_t
 static size_t rnn_scratch(const frt_step *s, const frt_value *values);
 static frt_status rnn_kernel(const frt_step *s, frt_exec *x);
 
+/* Whether the configuration has fused steps: LSTM without clip, input_forget and peepholes, or
+ * GRU with linear_before_reset and no clip; default activations in every direction. */
+static bool fusable(const frt_op_ctx *c, const rnn_params *p) {
+    if (p->has_clip || (p->op != OP_LSTM && p->op != OP_GRU)) return false;
+    if (p->op == OP_LSTM && (p->input_forget || (c->n_in > 7 && c->in[7]))) return false;
+    if (p->op == OP_GRU && !p->lbr) return false;
+    static const rnn_act_kind dflt[3] = {A_SIGMOID, A_TANH, A_TANH};
+    for (int d = 0; d < p->D; d++)
+        for (int k = 0; k < acts_per_dir(p->op); k++)
+            if (p->act[d][k].kind != dflt[k]) return false;
+    return true;
+}
+
 static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     if (c->in[0]->dtype != FRT_FLOAT32)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported (float32)",
@@ -363,12 +438,21 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     const int64_t GH = p->G * p->H, H = p->H;
     p->n1 = op == OP_GRU && !p->lbr ? 2 * H : GH;
     p->n2 = op == OP_GRU && !p->lbr ? H : 0;
+    if (fusable(c, p) && R->data) {
+        p->fused = frt_rnn_step_variant_get(c->isa);
+        for (int d = 0; p->fused && d < p->D; d++) {
+            float *q = frt_arena_array(c->arena, frt_rnn_gates_size(p->G, H), sizeof(float));
+            if (!q) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for packed R");
+            frt_rnn_pack_gates(p->G, H, (const float *)R->data + d * GH * H, q);
+            p->Rg[d] = q;
+        }
+    }
     for (int d = 0; d < p->D; d++) {
         if (W->data) {
             p->Wp[d] = pack_rows(c, (const float *)W->data + d * GH * p->I, 0, GH, p->I, &st);
             if (st) return st;
         }
-        if (R->data) {
+        if (R->data && !p->fused) {
             const float *Rd = (const float *)R->data + d * GH * H;
             float *q1 = frt_arena_array(c->arena, frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, H),
                                         sizeof(float));
@@ -386,7 +470,11 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     static const char *const names[3][3] = {{"rnn_f32", "rnn_f32_avx2", "rnn_f32_avx512"},
                                             {"gru_f32", "gru_f32_avx2", "gru_f32_avx512"},
                                             {"lstm_f32", "lstm_f32_avx2", "lstm_f32_avx512"}};
-    k->name = names[op][p->mm->isa];
+    static const char *const fused_names[3][3] = {
+        {"", "", ""},
+        {"gru_f32_fused", "gru_f32_fused_avx2", "gru_f32_fused_avx512"},
+        {"lstm_f32_fused", "lstm_f32_fused_avx2", "lstm_f32_fused_avx512"}};
+    k->name = p->fused ? fused_names[op][p->fused->isa] : names[op][p->mm->isa];
     k->fn = rnn_kernel;
     k->scratch = rnn_scratch;
     k->params = p;
@@ -409,20 +497,20 @@ static rnn_dims dims_of(const rnn_params *p, const frt_value *X) {
 
 /* Floats of R packed at run time (0 when packed at select). */
 static size_t rq_floats(const rnn_params *p) {
-    if (p->Rq[0]) return 0;
+    if (p->Rq[0] || p->fused) return 0;
     return lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, p->H)) +
            lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n2, p->H));
 }
 
 /* Scratch: xw [T*B, G*H], rec [B, G*H], h, c, tmp, rec2 [B, H] each, bias [2*G*H], lens [B],
- * then R packed at run time when it is not constant. */
+ * then R packed at run time when it is not constant, then the fused steps' row pointers (2 B). */
 static size_t rnn_scratch(const frt_step *s, const frt_value *values) {
     const rnn_params *p = s->k.params;
     rnn_dims d = dims_of(p, &values[s->in[0]]);
     const size_t GH = (size_t)(p->G * p->H), H = (size_t)p->H, T = (size_t)d.T, B = (size_t)d.B;
     size_t n = lines(T * B * GH) + lines(B * GH) + 4 * lines(B * H) + lines(2 * GH) + lines(B) +
                rq_floats(p);
-    return n * sizeof(float);
+    return n * sizeof(float) + 2 * B * sizeof(void *); /* fused: row pointers */
 }
 
 /* C[M, N] = A[M, K] * op^T where op is the packed Bp or rows [N, K] of raw (ldb K). */
@@ -541,6 +629,36 @@ static void gru_h_row(const rnn_run *r, int64_t b, int64_t t) {
     for (int64_t j = 0; j < H; j++) h[j] = (1.0f - z[j]) * hh[j] + z[j] * h[j];
 }
 
+/* The steps of one direction with the fused step functions, then Y_h / Y_c of the direction
+ * (h in r->h at the end); ptrs: room for 2 B row pointers. */
+static void rnn_fused_dir(const rnn_run *r, const float *Rg, void *ptrs) {
+    const rnn_params *p = r->p;
+    const int64_t B = r->B, H = r->H, T = r->T;
+    const float **xr = ptrs;
+    float **yr = (float **)(xr + B);
+    float *hc = r->h, *hn = r->tmp;
+    const frt_rnn_step_fn step = p->op == OP_LSTM ? p->fused->lstm : p->fused->gru;
+    for (int64_t st = 0; st < T; st++) {
+        int any = 0;
+        for (int64_t b = 0; b < B; b++) {
+            xr[b] = NULL;
+            yr[b] = NULL;
+            if (st >= r->lens[b]) continue;
+            int64_t t = r->rev ? r->lens[b] - 1 - st : st;
+            xr[b] = r->xw + xw_row(r, t, b) * r->GH;
+            yr[b] = r->Y ? y_row(r, t, b) : NULL;
+            any = 1;
+        }
+        if (!any) break;
+        frt_rnn_step_args a = {B, H, hc, hn, r->c, Rg, xr, yr, r->bias, r->rbh, (int)(st & 1)};
+        step(&a);
+        float *sw = hc;
+        hc = hn;
+        hn = sw;
+    }
+    if (hc != r->h) memcpy(r->h, hc, (size_t)(B * H) * sizeof(float));
+}
+
 static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
     const rnn_params *p = s->k.params;
     const frt_value *vals = x->values;
@@ -624,40 +742,44 @@ static frt_status rnn_kernel(const frt_step *s, frt_exec *x) {
         /* input projection of every time step: xw = X * W^T */
         mm_t(x->tp, T * B, GH, I, X->data, p->Wp[d],
              p->Wp[d] ? NULL : (const float *)W->data + d * GH * I, xw);
-        const float *Rq = p->Rq[d], *Rq2 = p->Rq2[d];
-        if (!Rq) {
-            const float *Rd = (const float *)R->data + d * GH * H;
-            float *q1 = rq_run, *q2 = rq_run + lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, H));
-            frt_rnn_pack(p->mm->vl, p->gv, p->n1, H, Rd, H, q1);
-            if (p->n2) frt_rnn_pack(p->mm->vl, p->gv, p->n2, H, Rd + p->n1 * H, H, q2);
-            Rq = q1;
-            Rq2 = q2;
-        }
-        const frt_rnn_mm_fn mm = p->mm->mm;
-        for (int64_t st = 0; st < T; st++) {
-            int any = 0;
-            for (int64_t b = 0; b < B; b++) any |= st < lens[b];
-            if (!any) break;
-            mm(B, p->n1, H, hbuf, H, Rq, p->gv, rec, p->n1);
-            if (p->n2) {
-                for (int64_t b = 0; b < B; b++) {
-                    if (st < lens[b]) gru_zr_row(&r, b, r.rev ? lens[b] - 1 - st : st);
-                    else memset(tmp + b * H, 0, (size_t)H * sizeof(float));
-                }
-                mm(B, p->n2, H, tmp, H, Rq2, p->gv, rec2, p->n2);
+        if (p->fused) {
+            rnn_fused_dir(&r, p->Rg[d], (void *)(rq_run + rq_floats(p)));
+        } else {
+            const float *Rq = p->Rq[d], *Rq2 = p->Rq2[d];
+            if (!Rq) {
+                const float *Rd = (const float *)R->data + d * GH * H;
+                float *q1 = rq_run, *q2 = rq_run + lines(frt_rnn_pack_size(p->mm->vl, p->gv, p->n1, H));
+                frt_rnn_pack(p->mm->vl, p->gv, p->n1, H, Rd, H, q1);
+                if (p->n2) frt_rnn_pack(p->mm->vl, p->gv, p->n2, H, Rd + p->n1 * H, H, q2);
+                Rq = q1;
+                Rq2 = q2;
             }
-            for (int64_t b = 0; b < B; b++) {
-                if (st >= lens[b]) continue;
-                int64_t t = r.rev ? lens[b] - 1 - st : st;
-                switch (p->op) {
-                case OP_LSTM: lstm_row(&r, b, t); break;
-                case OP_GRU:
-                    if (p->lbr) gru_zr_row(&r, b, t);
-                    gru_h_row(&r, b, t);
-                    break;
-                default: rnn_row(&r, b, t); break;
+            const frt_rnn_mm_fn mm = p->mm->mm;
+            for (int64_t st = 0; st < T; st++) {
+                int any = 0;
+                for (int64_t b = 0; b < B; b++) any |= st < lens[b];
+                if (!any) break;
+                mm(B, p->n1, H, hbuf, H, Rq, p->gv, rec, p->n1);
+                if (p->n2) {
+                    for (int64_t b = 0; b < B; b++) {
+                        if (st < lens[b]) gru_zr_row(&r, b, r.rev ? lens[b] - 1 - st : st);
+                        else memset(tmp + b * H, 0, (size_t)H * sizeof(float));
+                    }
+                    mm(B, p->n2, H, tmp, H, Rq2, p->gv, rec2, p->n2);
                 }
-                if (Y) memcpy(y_row(&r, t, b), hbuf + b * H, (size_t)H * sizeof(float));
+                for (int64_t b = 0; b < B; b++) {
+                    if (st >= lens[b]) continue;
+                    int64_t t = r.rev ? lens[b] - 1 - st : st;
+                    switch (p->op) {
+                    case OP_LSTM: lstm_row(&r, b, t); break;
+                    case OP_GRU:
+                        if (p->lbr) gru_zr_row(&r, b, t);
+                        gru_h_row(&r, b, t);
+                        break;
+                    default: rnn_row(&r, b, t); break;
+                    }
+                    if (Y) memcpy(y_row(&r, t, b), hbuf + b * H, (size_t)H * sizeof(float));
+                }
             }
         }
         for (int64_t b = 0; b < B; b++) {

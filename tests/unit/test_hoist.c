@@ -6,7 +6,8 @@
  *     per run when moved, once per iteration without the pass (constant folding off);
  *   - a Scan body whose Tanh(x) of an outer value moves out;
  *   - results equal a naive reference with and without the pass, for several trip counts
- *     (zero included: the moved nodes then still run once). */
+ *     (zero included: the moved nodes then still run once);
+ *   - a body gets the top graph's folding, fusion (Gemm + Relu) and shape-specialized kernels. */
 #include <stdatomic.h>
 
 #include "runtime/model.h"
@@ -285,7 +286,46 @@ static void test_scan(void) {
     frt_model_free(m);
 }
 
+/* Loop bodies get the top graph's folding, fusion and kernel selection: a body Gemm + Relu on a
+ * carried [4,16] value is one Gemm step with the Relu fused, its constant Add(w, w) is folded. */
+static void test_body_compile(void) {
+    ob_buf g = {0}, b = {0};
+    int64_t hd[2] = {4, 16}, wd[2] = {16, 16};
+    float w[256];
+    for (int i = 0; i < 256; i++) w[i] = (float)((i * 7) % 11) * 0.01f - 0.05f;
+    vin(&g, "x", F32, 2, hd);
+    vin(&g, "M", I64, 0, NULL);
+    ob_buf wt = ob_tensor_f32("w", wd, 2, w);
+    ob_msg(&g, OB_INIT, &wt);
+    vin(&b, "i", I64, 0, NULL);
+    vin(&b, "c", BOOL_, 0, NULL);
+    vin(&b, "h", F32, 2, hd);
+    add(&b, node("Add", "w2", (const char *[]){"w", "w", NULL}, (const char *[]){"w2", NULL}));
+    ob_buf gm = node("Gemm", "gemm", (const char *[]){"h", "w2", NULL}, (const char *[]){"y", NULL});
+    ob_attr_int(&gm, "transB", 1);
+    add(&b, gm);
+    add(&b, node("Relu", "relu", (const char *[]){"y", NULL}, (const char *[]){"h2", NULL}));
+    vout(&b, "c", BOOL_, 0, NULL);
+    vout(&b, "h2", F32, 2, hd);
+    ob_str(&b, 2, "body");
+    ob_buf lp = node("Loop", "loop", (const char *[]){"M", "", "x", NULL}, (const char *[]){"h", NULL});
+    ob_attr_graph(&lp, "body", &b);
+    add(&g, lp);
+    vout(&g, "h", F32, 2, hd);
+    frt_model *m = load(model(&g), 1);
+    if (!m) return;
+    size_t body = block_of(m, "loop");
+    const frt_program *p = m->blocks[body].prog;
+    CHECK_MSG(p->n_compute == 1, "body has %zu compute steps", p->n_compute);
+    CHECK(steps_named(m, body, "relu") == 0 && steps_named(m, body, "w2") == 0);
+    for (size_t i = 0; i < p->n_steps; i++)
+        if (strcmp(p->steps[i].ir->name, "gemm") == 0)
+            CHECK_MSG(strstr(p->steps[i].k.name, "relu") != NULL, "%s", p->steps[i].k.name);
+    frt_model_free(m);
+}
+
 int main(void) {
+    test_body_compile();
     test_loop();
     test_scan();
     printf("test_hoist: %d checks, %d failures\n", t_checks, t_failures);

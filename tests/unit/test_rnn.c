@@ -187,6 +187,8 @@ static void reference(const rcase *c, const float *X, const float *W, const floa
     free(h); free(cc); free(g); free(hn);
 }
 
+static char last_kernel[64]; /* kernel name of the last run_case */
+
 static int run_case(const rcase *c) {
     const int64_t T = c->T, B = c->B, I = c->I, H = c->H, G = c->op == LSTM ? 4 : c->op == GRU ? 3 : 1;
     const int D = c->dir == 2 ? 2 : 1;
@@ -256,6 +258,7 @@ static int run_case(const rcase *c) {
     const char *kname = NULL;
     int ok = 0;
     frt_status st = frt_test_run_op(&op, out, &kname);
+    snprintf(last_kernel, sizeof last_kernel, "%s", kname ? kname : "");
     if (st != FRT_OK) {
         fprintf(stderr, "  %s failed: %s\n", op_names[c->op], frt_last_error());
     } else {
@@ -443,7 +446,92 @@ static void test_mm_variants(void) {
     }
 }
 
+/* The fused steps (LSTM; GRU with linear_before_reset): selected for their configurations on the
+ * tiers that have them, against the double reference over batch sizes across the 1..4-row blocks
+ * and beyond, hidden sizes with and without a partial 16-unit group, sequence lengths (rows that
+ * stop early), every direction and both layouts. */
+static void test_fused(void) {
+    static const int64_t Bs[] = {1, 2, 3, 4, 5, 9}, Hs[] = {16, 20, 35};
+    for (int t = 0; t <= (int)frt_cpu_tier(); t++) {
+        const int has = frt_rnn_step_variant_get((frt_isa)t) != NULL;
+        for (int op = GRU; op <= LSTM; op++)
+            for (size_t bi = 0; bi < sizeof Bs / sizeof Bs[0]; bi++)
+                for (size_t hi = 0; hi < sizeof Hs / sizeof Hs[0]; hi++)
+                    for (int dir = 0; dir < 3; dir++) {
+                        rcase c = {0};
+                        c.op = op;
+                        c.T = 4;
+                        c.B = Bs[bi];
+                        c.I = 7;
+                        c.H = Hs[hi];
+                        c.dir = dir;
+                        c.layout = (int)(bi + hi) & 1;
+                        c.has_b = dir != 1;
+                        c.has_lens = (bi + (size_t)dir) % 2;
+                        c.has_h0 = 1;
+                        c.has_c0 = op == LSTM;
+                        c.lbr = 1;
+                        c.const_mask = 6;
+                        c.isa = FRT_TEST_ISA(t);
+                        CHECK(run_case(&c));
+                        CHECK_MSG(!has == !strstr(last_kernel, "fused"), "tier %d: kernel %s", t,
+                                  last_kernel);
+                        /* R only known at run time: the unfused path */
+                        c.const_mask = 2;
+                        CHECK(run_case(&c) && !strstr(last_kernel, "fused"));
+                    }
+    }
+}
+
+/* Each tier's fused steps against the portable twin on the same packed weights and inputs. */
+static void test_step_variants(void) {
+    const frt_rnn_step_variant *ref = frt_rnn_step_variant_get(FRT_ISA_PORTABLE);
+    CHECK(ref != NULL);
+    for (int t = 1; ref && t <= (int)frt_cpu_tier(); t++) {
+        const frt_rnn_step_variant *v = frt_rnn_step_variant_get((frt_isa)t);
+        if (!v) continue;
+        for (int G = 3; G <= 4; G++)
+            for (int64_t B = 1; B <= 6; B++)
+                for (int64_t H = 1; H <= 40; H += 13) {
+                    size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H);
+                    float *R = malloc(nR * 4), *Rq = malloc(nq * 4), *hp = malloc((size_t)(B * H) * 4);
+                    float *xw = malloc((size_t)(B * G * H) * 4), *bias = malloc((size_t)(G * H) * 4);
+                    float *rbh = malloc((size_t)H * 4), *out[2][3];
+                    t_fill(R, nR, (unsigned)(G * 5 + H));
+                    for (size_t i = 0; i < nR; i++) R[i] *= 0.5f;
+                    t_fill(hp, (size_t)(B * H), 3);
+                    t_fill(xw, (size_t)(B * G * H), 4);
+                    t_fill(bias, (size_t)(G * H), 5);
+                    t_fill(rbh, (size_t)H, 6);
+                    frt_rnn_pack_gates(G, H, R, Rq);
+                    for (int w = 0; w < 2; w++) {
+                        for (int k = 0; k < 3; k++) out[w][k] = malloc((size_t)(B * H) * 4);
+                        t_fill(out[w][2], (size_t)(B * H), 7); /* c */
+                        const float *xr[8];
+                        float *yr[8];
+                        for (int64_t b = 0; b < B; b++) {
+                            xr[b] = b == 2 ? NULL : xw + b * G * H; /* row 2 stopped */
+                            yr[b] = b == 1 ? NULL : out[w][1] + b * H;
+                        }
+                        for (int64_t i = 0; i < B * H; i++) out[w][1][i] = 9.0f;
+                        frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq, xr, yr, bias,
+                                               rbh, (int)(H & 1)};
+                        (G == 4 ? (w ? v->lstm : ref->lstm) : (w ? v->gru : ref->gru))(&a);
+                    }
+                    for (int k = 0; k < 3; k++)
+                        CHECK_MSG(t_close(out[1][k], out[0][k], (size_t)(B * H), 1e-5f, 1e-5f),
+                                  "tier %d G %d B %lld H %lld output %d", t, G, (long long)B,
+                                  (long long)H, k);
+                    free(R); free(Rq); free(hp); free(xw); free(bias); free(rbh);
+                    for (int w = 0; w < 2; w++)
+                        for (int k = 0; k < 3; k++) free(out[w][k]);
+                }
+    }
+}
+
 int main(void) {
+    test_fused();
+    test_step_variants();
     test_mm_variants();
     test_matrix();
     test_options();

@@ -58,7 +58,62 @@ static inline void frt_rnn_pack(int vl, int gv, int64_t N, int64_t K, const floa
             }
 }
 
+/* ---- fused steps: recurrent product and gate math in one pass ---------------------------------
+ * For LSTM (default activations, no clip, peepholes or input_forget) and GRU with
+ * linear_before_reset = 1 (default activations, no clip), one step of every batch row runs as:
+ * for each group of 16 hidden units, the products of h_prev with the gate rows of R for those
+ * units are accumulated in registers and the gate math is applied to them right away, writing the
+ * new state (and the row of Y). R is packed per group (frt_rnn_pack_gates): the 16-unit slices of
+ * the G gates side by side, so one group is one sequential stream of K * G * 16 floats. */
+typedef struct frt_rnn_step_args {
+    int64_t B, H;            /* batch rows, hidden size (also K of the product) */
+    const float *h_prev;     /* [B, H] */
+    float *h_next;           /* [B, H], != h_prev */
+    float *c;                /* LSTM: cell state [B, H], updated in place */
+    const float *Rq;         /* frt_rnn_pack_gates of R [G*H, H] */
+    const float *const *xw;  /* per row: the row's X * W^T for this step (G*H floats, gate
+                                order i o f c / z r h); NULL: row past its sequence length
+                                (h_next = h_prev, c unchanged, y not written) */
+    float *const *y;         /* per row: where to write the row's new h (H floats), or NULL */
+    const float *bias;       /* G*H: LSTM Wb + Rb; GRU z, r: Wb + Rb, h: Wbh */
+    const float *rbh;        /* GRU: Rbh (H) */
+    int reverse;             /* sweep the unit groups last to first (callers alternate it from
+                                step to step, so the part of R the previous step read last, still
+                                in cache when R is larger than it, is read first) */
+} frt_rnn_step_args;
+
+/* LSTM: i o f = sigmoid, g = tanh(pre_c); c = f c + i g; h = o tanh(c).
+ * GRU:  z r = sigmoid; n = tanh(xw_h + Wbh + r (h_prev Rh^T + Rbh)); h = (1 - z) n + z h_prev. */
+typedef void (*frt_rnn_step_fn)(const frt_rnn_step_args *a);
+
+typedef struct frt_rnn_step_variant {
+    frt_isa isa;
+    frt_rnn_step_fn lstm, gru;
+} frt_rnn_step_variant;
+
+/* The fused steps of exactly tier `isa`, or NULL when that tier has none (rnn.c). */
+const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa);
+
+#define FRT_RNN_GROUP 16
+/* Floats of R [G*H, H] packed by frt_rnn_pack_gates. */
+static inline size_t frt_rnn_gates_size(int G, int64_t H) {
+    return (size_t)((H + FRT_RNN_GROUP - 1) / FRT_RNN_GROUP) * (size_t)H * (size_t)G * FRT_RNN_GROUP;
+}
+/* Rq[(g*H + k)*G*16 + v*16 + l] = R[v*H + 16g + l][k] (0 past H): group g, input k, gate v. */
+static inline void frt_rnn_pack_gates(int G, int64_t H, const float *R, float *Rq) {
+    const int64_t ng = (H + FRT_RNN_GROUP - 1) / FRT_RNN_GROUP;
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t k = 0; k < H; k++)
+            for (int v = 0; v < G; v++)
+                for (int l = 0; l < FRT_RNN_GROUP; l++) {
+                    int64_t j = g * FRT_RNN_GROUP + l;
+                    Rq[((g * H + k) * G + v) * FRT_RNN_GROUP + l] = j < H ? R[(v * H + j) * H + k] : 0.0f;
+                }
+}
+
 #if FRT_HAVE_X86
+void frt_rnn_lstm_step_avx512(const frt_rnn_step_args *a);
+void frt_rnn_gru_step_avx512(const frt_rnn_step_args *a);
 void frt_rnn_mm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                      const float *Bq, int gv, float *C, int64_t ldc);
 void frt_rnn_mm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
