@@ -173,6 +173,9 @@ void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp
  * then computes single planes or blocks of 8 channels (multiplier 1). The driver
  * (conv_depthwise.c) adds the FusedConv sum and handles every other shape. */
 #define FRT_DW_PLAN_BYTES 8192
+/* 3x3 planes with OW * stride up to this many input columns per output row use channel blocks
+ * (block8 or the channel-blocked path); wider ones the row kernels (measured on Zen 5). */
+#define FRT_DW_BLOCK_MAXW 28
 typedef struct frt_dw_variant {
     frt_isa isa;
     const char *name;
