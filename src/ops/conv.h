@@ -152,6 +152,10 @@ typedef struct frt_conv_gemm_variant {
     /* Y tiles of weight panels [mp0, mp1) x every col panel of the packed block: Y = (FIRST ?
      * bias : Y) + W * col; when LAST, + z, then clamp to [lo, hi] when p->act. */
     void (*compute)(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1);
+    /* Optional (NULL: compute is used): one output position of a 1x1 conv on a 1x1 input,
+     * y[Mg] = bias + W_g x[Kg] (+ z), clamp when p->act, from the group's packed weights wg. */
+    void (*gemv)(const frt_conv_params *p, const float *wg, const float *x, const float *bias,
+                 const float *z, float *y);
 } frt_conv_gemm_variant;
 
 /* The GEMM path for cap, or NULL (portable: im2col + frt_sgemm in conv.c). */
@@ -166,6 +170,8 @@ size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values);
 void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t);   /* nr = 16 */
 void frt_conv_compute_avx2(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 6 x 16 */
 void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 16 x 16 */
+void frt_conv_gemv_avx512(const frt_conv_params *p, const float *wg, const float *x,
+                          const float *bias, const float *z, float *y);
 #endif
 
 /* ---- depthwise fast paths: 3x3, dilation 1, stride s = 1 or 2 in both axes ----
