@@ -77,6 +77,7 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
                     if (t->act == FRT_ACT_SILU) v = (float)(acc / (1.0 + exp(-acc)));
                     if (t->act == FRT_ACT_HARDSWISH)
                         v = (float)(acc * fmin(1.0, fmax(0.0, acc / 6.0 + 0.5)));
+                    if (t->act == FRT_ACT_SIGMOID) v = (float)(1.0 / (1.0 + exp(-acc)));
                     if (t->act == FRT_ACT_HARDSIGMOID) /* alpha in lo, beta in hi */
                         v = (float)fmin(1.0, fmax(0.0, t->lo * acc + t->hi));
                     y[((n * t->M + m) * OH + oh) * OW + ow] = v;
@@ -381,6 +382,10 @@ static void test_paths(void) {
          0, 0, gemm},
         {"1x1 on 1x1 group3", 1, 24, 1, 1, 21, 3, 1, 1, 1, 1, 1, 1, {0}, NULL, 0, FRT_ACT_SILU, 0,
          0, 0, gemm},
+        {"1x1 on 1x1 sigmoid", 1, 40, 1, 1, 72, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_SIGMOID,
+         0, 0, 0, gemm},
+        {"dw 5x5 sigmoid", 1, 20, 9, 9, 20, 20, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_SIGMOID, 0, 0, 0, dw},
         {"1x1 on 1x1 s2", 1, 16, 1, 1, 16, 1, 1, 1, 2, 2, 1, 1, {0}, NULL, 1, FRT_ACT_CLIP, -0.1f,
          0.1f, 0, gemm},
         {"dw 3x3 dil2", 1, 4, 11, 12, 4, 4, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE,
