@@ -93,6 +93,7 @@ typedef struct frt_ir_value {
  *   SILU         x sigmoid(x)                  Conv only (fuse_cnn.c)
  *   HARDSWISH    x max(0, min(1, x/6 + 1/2))   Conv only
  *   HARDSIGMOID  max(0, min(1, alpha x + beta)) Conv only; alpha in lo, beta in hi
+ *   SIGMOID      1 / (1 + e^-x)                Conv only
  * Kinds other than RELU and CLIP are fused only into Conv / FusedConv. */
 typedef enum frt_act_kind {
     FRT_ACT_NONE = 0,
@@ -100,7 +101,8 @@ typedef enum frt_act_kind {
     FRT_ACT_CLIP,
     FRT_ACT_SILU,
     FRT_ACT_HARDSWISH,
-    FRT_ACT_HARDSIGMOID
+    FRT_ACT_HARDSIGMOID,
+    FRT_ACT_SIGMOID
 } frt_act_kind;
 typedef struct frt_act {
     frt_act_kind kind;

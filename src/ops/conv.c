@@ -1,6 +1,6 @@
 /* Conv (ONNX opset 1-22): 1-D and 2-D, NCHW, groups, asymmetric pads, strides, dilations,
  * auto_pad, optional bias, fused activation (node->act: Relu/Clip as a clamp, SiLU, HardSwish,
- * HardSigmoid as conv.h's p->post).
+ * HardSigmoid, Sigmoid as conv.h's p->post).
  *
  * Algorithms, chosen at select:
  *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
@@ -27,6 +27,7 @@
 #include "cpu.h"
 #include "sgemm.h"
 #include "x86/simd_act.h"
+#include "x86/simd_elementwise.h"
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
 /* Largest kernel_shape, stride, dilation or pad accepted, so output-size arithmetic cannot overflow. */
@@ -457,9 +458,11 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->post_prm[0] = c->node->act.lo; /* alpha */
         p->post_prm[1] = c->node->act.hi; /* beta */
         break;
+    case FRT_ACT_SIGMOID: p->post = FRT_CONV_POST_SIGMOID; break;
     default: return frt_op_fail(c, FRT_ERR_INTERNAL, "unknown fused activation");
     }
-    if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
+    if (p->post == FRT_CONV_POST_SIGMOID) p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
+    else if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 

@@ -12,6 +12,7 @@
  *   HARDSWISH            p->post = FRT_CONV_POST_HARDSWISH:   y = x max(0, min(1, x/6 + 1/2))
  *   HARDSIGMOID(a, b)    p->post = FRT_CONV_POST_HARDSIGMOID: y = max(0, min(1, a x + b)),
  *                        p->post_prm = {a, b}
+ *   SIGMOID              p->post = FRT_CONV_POST_SIGMOID:     y = 1 / (1 + e^-x)
  * The nonlinear kinds are applied by frt_conv_post() on a block of outputs just written (still in
  * cache), with the tier's vector loop of the parametric activations (x86/simd_act.h).
  *
@@ -43,7 +44,8 @@ enum {
     FRT_CONV_POST_NONE = 0,
     FRT_CONV_POST_SILU,        /* x sigmoid(x) */
     FRT_CONV_POST_HARDSWISH,   /* x max(0, min(1, x/6 + 1/2)) */
-    FRT_CONV_POST_HARDSIGMOID  /* max(0, min(1, post_prm[0] x + post_prm[1])) */
+    FRT_CONV_POST_HARDSIGMOID, /* max(0, min(1, post_prm[0] x + post_prm[1])) */
+    FRT_CONV_POST_SIGMOID      /* 1 / (1 + e^-x) */
 };
 
 /* Kernel parameters, in the model arena; immutable after select. */
@@ -63,8 +65,10 @@ typedef struct frt_conv_params {
     int32_t post;       /* FRT_CONV_POST_*: nonlinear activation after the clamp */
     int32_t post_kind;  /* its FRT_ACTP_* kind for post_fn */
     float post_prm[4];  /* its parameters (HARDSIGMOID: alpha, beta) */
-    /* the tier's parametric activation loop (frt_actp_fn), set when post != NONE */
+    /* the tier's parametric activation loop (frt_actp_fn), set when post is not NONE or SIGMOID */
     void (*post_fn)(int kind, const float *x, float *y, size_t n, const float *prm);
+    /* the tier's sigmoid loop, set when post == SIGMOID */
+    void (*post_sigmoid)(const float *x, float *y, size_t n);
     const float *w;     /* constant W [M, Cg, kh, kw], or NULL: W is read at run time */
     const struct frt_dw_variant *dwvar; /* depthwise fast path, or NULL */
     /* packed-weight GEMM path (conv_gemm.c), NULL var otherwise */
@@ -100,8 +104,9 @@ frt_status frt_conv_weights(const frt_step *s, const frt_exec *x, const float **
 void frt_conv_act_ref(const frt_conv_params *p, float *y, int64_t n);
 /* The nonlinear part alone (p->post) over n floats, in place. */
 static inline void frt_conv_post(const frt_conv_params *p, float *y, int64_t n) {
-    if (p->post != FRT_CONV_POST_NONE && n > 0)
-        p->post_fn(p->post_kind, y, y, (size_t)n, p->post_prm);
+    if (p->post == FRT_CONV_POST_NONE || n <= 0) return;
+    if (p->post == FRT_CONV_POST_SIGMOID) p->post_sigmoid(y, y, (size_t)n);
+    else p->post_fn(p->post_kind, y, y, (size_t)n, p->post_prm);
 }
 
 /* FusedConv: the sum input Z of a run (input 3, the output's shape), or NULL for Conv.
@@ -152,6 +157,10 @@ typedef struct frt_conv_gemm_variant {
     /* Y tiles of weight panels [mp0, mp1) x every col panel of the packed block: Y = (FIRST ?
      * bias : Y) + W * col; when LAST, + z, then clamp to [lo, hi] when p->act. */
     void (*compute)(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1);
+    /* Optional (NULL: compute is used): one output position of a 1x1 conv on a 1x1 input,
+     * y[Mg] = bias + W_g x[Kg] (+ z), clamp when p->act, from the group's packed weights wg. */
+    void (*gemv)(const frt_conv_params *p, const float *wg, const float *x, const float *bias,
+                 const float *z, float *y);
 } frt_conv_gemm_variant;
 
 /* The GEMM path for cap, or NULL (portable: im2col + frt_sgemm in conv.c). */
@@ -166,6 +175,8 @@ size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values);
 void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t);   /* nr = 16 */
 void frt_conv_compute_avx2(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 6 x 16 */
 void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 16 x 16 */
+void frt_conv_gemv_avx512(const frt_conv_params *p, const float *wg, const float *x,
+                          const float *bias, const float *z, float *y);
 #endif
 
 /* ---- depthwise fast paths: 3x3, dilation 1, stride s = 1 or 2 in both axes ----
@@ -173,6 +184,9 @@ void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp
  * then computes single planes or blocks of 8 channels (multiplier 1). The driver
  * (conv_depthwise.c) adds the FusedConv sum and handles every other shape. */
 #define FRT_DW_PLAN_BYTES 8192
+/* 3x3 planes with OW * stride up to this many input columns per output row use channel blocks
+ * (block8 or the channel-blocked path); wider ones the row kernels (measured on Zen 5). */
+#define FRT_DW_BLOCK_MAXW 28
 typedef struct frt_dw_variant {
     frt_isa isa;
     const char *name;

@@ -152,8 +152,13 @@ frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x) {
     if (t.var && t.var->blk_run && p->Mg == 1 && p->kh == p->kw && (p->kh == 3 || p->kh == 5) &&
         p->dh == 1 && p->dw == 1 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) &&
         g.W < ((int64_t)1 << 28) && g.pl < ((int64_t)1 << 28) && g.OW < ((int64_t)1 << 28)) {
-        t.band = t.var->blk_band(&g, (int)p->kh, (int)p->sw);
-        if (t.band > 0) t.blk_k = (int)p->kh;
+        /* 3x3: the row kernels below are faster on wide planes (the transposes of the blocked
+         * path cost more than 9 FMAs per output) and as fast with 8 lanes */
+        int narrow = g.OW * p->sw <= FRT_DW_BLOCK_MAXW && t.var->lanes > 8;
+        if (p->kh == 5 || narrow) {
+            t.band = t.var->blk_band(&g, (int)p->kh, (int)p->sw);
+            if (t.band > 0) t.blk_k = (int)p->kh;
+        }
     }
     /* column indices go through 32-bit lanes in the fast paths' masked loads */
     if (!t.blk_k && t.var && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw &&

@@ -31,11 +31,11 @@
 static const frt_conv_gemm_variant gemm_variants[] = {
 #if FRT_HAVE_X86
     {FRT_ISA_AVX512, "conv_1x1_gemm_avx512", "conv_im2col_gemm_avx512", 16, 16,
-     frt_conv_pack_block_avx2, frt_conv_compute_avx512},
+     frt_conv_pack_block_avx2, frt_conv_compute_avx512, frt_conv_gemv_avx512},
     {FRT_ISA_AVX2, "conv_1x1_gemm_avx2", "conv_im2col_gemm_avx2", 6, 16, frt_conv_pack_block_avx2,
-     frt_conv_compute_avx2},
+     frt_conv_compute_avx2, NULL},
 #endif
-    {FRT_ISA_PORTABLE, NULL, NULL, 1, 1, NULL, NULL},
+    {FRT_ISA_PORTABLE, NULL, NULL, 1, 1, NULL, NULL, NULL},
 };
 
 const frt_conv_gemm_variant *frt_conv_gemm_pick(frt_isa cap) {
@@ -190,6 +190,19 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
         t.g.pl >= FRT_CONV_COL_LIMIT)
         return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
                              (long long)t.g.W);
+    if (p->var->gemv && p->kh == 1 && p->kw == 1 && t.npos == 1 && t.g.H * t.g.W == 1) {
+        /* 1x1 conv on a 1x1 input (squeeze-and-excitation FCs): one GEMV per image and group */
+        for (int64_t n = 0; n < t.g.N; n++)
+            for (int64_t gr = 0; gr < p->group; gr++) {
+                int64_t yo = n * p->M + gr * p->Mg;
+                float *yg = (float *)Y->data + yo;
+                p->var->gemv(p, p->wpack + gr * p->mpanels * p->Kg * p->var->mr,
+                             (const float *)X->data + n * t.g.C + gr * p->Cg,
+                             bias ? bias + gr * p->Mg : NULL, sum ? sum + yo : NULL, yg);
+                frt_conv_post(p, yg, p->Mg);
+            }
+        return FRT_OK;
+    }
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
     int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);

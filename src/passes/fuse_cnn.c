@@ -8,7 +8,8 @@
  *                                                          nn.Hardswish before opset 14)
  *   Y = Conv(..); HardSwish(Y)                          -> conv act HARDSWISH
  *   Y = Conv(..); HardSigmoid(Y)                        -> conv act HARDSIGMOID(alpha, beta)
- *                                                          (the gate of squeeze-and-excitation)
+ *   Y = Conv(..); Sigmoid(Y)                            -> conv act SIGMOID
+ *                                                          (the gates of squeeze-and-excitation)
  *
  * The activation is applied in the conv's epilogue (conv.h, p->post). Mul operands may come in
  * either order. Y must be read by exactly the pattern's nodes (and not be a graph output); the
@@ -79,6 +80,8 @@ int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv) {
         if (a->n_in < 1 || a->in[0] != y || a->n_out != 1) return 0;
         if (is_op(a, "flatrt", "Silu") || is_op(a, "", "HardSwish")) {
             conv->act.kind = is_op(a, "", "HardSwish") ? FRT_ACT_HARDSWISH : FRT_ACT_SILU;
+        } else if (is_op(a, "", "Sigmoid")) {
+            conv->act.kind = FRT_ACT_SIGMOID;
         } else if (is_op(a, "", "HardSigmoid")) {
             float al, be;
             if (!hardsigmoid_attrs(a, &al, &be)) return 0;

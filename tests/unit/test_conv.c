@@ -77,6 +77,7 @@ static void ref_conv(const conv_case *t, const float *x, const float *w, const f
                     if (t->act == FRT_ACT_SILU) v = (float)(acc / (1.0 + exp(-acc)));
                     if (t->act == FRT_ACT_HARDSWISH)
                         v = (float)(acc * fmin(1.0, fmax(0.0, acc / 6.0 + 0.5)));
+                    if (t->act == FRT_ACT_SIGMOID) v = (float)(1.0 / (1.0 + exp(-acc)));
                     if (t->act == FRT_ACT_HARDSIGMOID) /* alpha in lo, beta in hi */
                         v = (float)fmin(1.0, fmax(0.0, t->lo * acc + t->hi));
                     y[((n * t->M + m) * OH + oh) * OW + ow] = v;
@@ -376,6 +377,17 @@ static void test_paths(void) {
          FRT_ACT_HARDSWISH, 0, 0, 0, gemm},
         {"1x1 hardsigmoid", 1, 12, 1, 1, 30, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1,
          FRT_ACT_HARDSIGMOID, 1.0f / 6.0f, 0.5f, 0, gemm},
+        /* 1x1 on a 1x1 input: the GEMV path (AVX-512), K blocks, channel tails, groups */
+        {"1x1 on 1x1 big K", 2, 600, 1, 1, 37, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU, 0,
+         0, 0, gemm},
+        {"1x1 on 1x1 group3", 1, 24, 1, 1, 21, 3, 1, 1, 1, 1, 1, 1, {0}, NULL, 0, FRT_ACT_SILU, 0,
+         0, 0, gemm},
+        {"1x1 on 1x1 sigmoid", 1, 40, 1, 1, 72, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_SIGMOID,
+         0, 0, 0, gemm},
+        {"dw 5x5 sigmoid", 1, 20, 9, 9, 20, 20, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, NULL, 1,
+         FRT_ACT_SIGMOID, 0, 0, 0, dw},
+        {"1x1 on 1x1 s2", 1, 16, 1, 1, 16, 1, 1, 1, 2, 2, 1, 1, {0}, NULL, 1, FRT_ACT_CLIP, -0.1f,
+         0.1f, 0, gemm},
         {"dw 3x3 dil2", 1, 4, 11, 12, 4, 4, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE,
          0, 0, 0, dw},
         {"dw 3x3 s3", 1, 4, 11, 13, 4, 4, 3, 3, 3, 3, 1, 1, {1, 0, 1, 2}, NULL, 1, FRT_ACT_NONE,
@@ -406,7 +418,8 @@ static void test_paths(void) {
                                            "dw 3x3 s1",     "dw 3x3 s2 batch2", "dw 5x5 s2",
                                            "1d k3",         "dw 5x5 s1 hardswish",
                                            "dw 5x5 s2 asym", "dw 5x5 s1 7x7 silu",
-                                           "dw 3x3 s2 wide", "1x1 silu", "3x3 hardswish"};
+                                           "dw 3x3 s2 wide", "1x1 silu", "3x3 hardswish",
+                                           "1x1 on 1x1 big K", "1x1 on 1x1 group3"};
     for (size_t k = 0; k < sizeof with_sum / sizeof with_sum[0]; k++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (!strcmp(cases[i].name, with_sum[k])) {

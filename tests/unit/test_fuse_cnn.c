@@ -36,7 +36,7 @@ enum tail {
     T_HSIG_MUL_OTHER,/* Mul(Y, HardSigmoid(Y; 0.2, 0.5)): not a HardSwish, HardSigmoid alone is
                         not fused either (Y has two readers) */
     T_SIG_EXTRA,     /* Mul(Y, Sigmoid(Y)) with Sigmoid(Y) also a graph output: not fused */
-    T_SIG,           /* Sigmoid(Y) alone: not fused (no sigmoid epilogue) */
+    T_SIG,           /* Sigmoid(Y) alone -> SIGMOID */
 };
 
 typedef struct fcase {
@@ -180,7 +180,8 @@ int main(void) {
         {"1x1 on 1x1 hardsigmoid", 40, 72, 1, 1, 1, 1, 1, 0, T_HSIG, 1, 2},
         {"hardsigmoid 0.2 + mul", 8, 8, 8, 3, 1, 6, 6, 1, T_HSIG_MUL_OTHER, 3, 3},
         {"sigmoid read twice", 8, 8, 8, 5, 1, 6, 6, 2, T_SIG_EXTRA, 3, 3},
-        {"sigmoid alone", 8, 8, 8, 3, 1, 6, 6, 1, T_SIG, 2, 2},
+        {"dw3 sigmoid", 8, 8, 8, 3, 1, 6, 6, 1, T_SIG, 1, 2},
+        {"1x1 on 1x1 sigmoid", 48, 40, 1, 1, 1, 1, 1, 0, T_SIG, 1, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i], 7u + (unsigned)i);
     TEST_MAIN_END();

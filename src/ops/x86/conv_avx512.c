@@ -103,3 +103,40 @@ void frt_conv_compute_avx512(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp
             for (int64_t j = 0; j < t->npan; j++) compute_tile(t, mp, j);
     }
 }
+
+/* One output position (1x1 conv on a 1x1 input: the squeeze-and-excitation FCs of mobile
+ * networks): y[m] = bias[m] + sum_k W[m][k] x[k] (+ z[m]), clamp when p->act, for the Mg channels
+ * of one group, streaming the packed panels (16 channels x K) once: each K step is one 16-wide
+ * weight row times a broadcast input, four accumulators for the FMA latency. */
+void frt_conv_gemv_avx512(const frt_conv_params *p, const float *wg, const float *x,
+                          const float *bias, const float *z, float *y) {
+    const int64_t Kg = p->Kg, kc = p->kc, mp = p->mpanels;
+    for (int64_t pi = 0; pi < mp; pi++) {
+        const int64_t m0 = pi * MR, nm = p->Mg - m0 < MR ? p->Mg - m0 : MR;
+        const __mmask16 mk = (__mmask16)(nm == MR ? 0xFFFFu : (1u << nm) - 1u);
+        __m512 a0 = bias ? _mm512_maskz_loadu_ps(mk, bias + m0) : _mm512_setzero_ps();
+        __m512 a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (int64_t k0 = 0; k0 < Kg; k0 += kc) {
+            const int64_t kcur = Kg - k0 < kc ? Kg - k0 : kc;
+            const float *w = wg + (k0 * mp + pi * kcur) * MR;
+            const float *xk = x + k0;
+            int64_t k = 0;
+            for (; k + 4 <= kcur; k += 4) {
+                a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k * MR), _mm512_set1_ps(xk[k]), a0);
+                a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + (k + 1) * MR), _mm512_set1_ps(xk[k + 1]),
+                                     a1);
+                a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + (k + 2) * MR), _mm512_set1_ps(xk[k + 2]),
+                                     a2);
+                a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + (k + 3) * MR), _mm512_set1_ps(xk[k + 3]),
+                                     a3);
+            }
+            for (; k < kcur; k++)
+                a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k * MR), _mm512_set1_ps(xk[k]), a0);
+        }
+        __m512 acc = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+        if (z) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(mk, z + m0));
+        if (p->act)
+            acc = _mm512_min_ps(_mm512_set1_ps(p->hi), _mm512_max_ps(_mm512_set1_ps(p->lo), acc));
+        _mm512_mask_storeu_ps(y + m0, mk, acc);
+    }
+}

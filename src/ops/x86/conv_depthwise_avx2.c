@@ -269,7 +269,6 @@ static void dw3x3_plane(const frt_conv_params *p, const frt_conv_geom *g, const 
 
 #define DW_PBUF 6144 /* floats of P (24 KiB on the stack) */
 #define DW_OBUF 4096 /* floats of O (16 KiB) */
-#define DW_BLOCK_MAXW 28 /* input columns per output row (OW*stride) up to which blocks win */
 
 /* r[j] lane i <- r[i] lane j */
 static inline void transpose8(__m256 *r) {
@@ -409,7 +408,7 @@ int64_t frt_dw3x3_plan_avx2(void *plan, const frt_conv_geom *g, int s) {
     dw_plan *pl = plan;
     dw_plan_rows(&pl->rp, g->OW, g->W, g->pl, s);
     int64_t band = dw_block_band(g, s);
-    return band > 0 && g->OW * s <= DW_BLOCK_MAXW ? band : 0;
+    return band > 0 && g->OW * s <= FRT_DW_BLOCK_MAXW ? band : 0;
 }
 
 void frt_dw3x3_plane_avx2(const void *plan, const frt_conv_params *p, const frt_conv_geom *g,
