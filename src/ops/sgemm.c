@@ -381,6 +381,19 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
         bufA = buf;
         bufB = buf + BUF_A_FLOATS;
     }
+    const int64_t Mpad = (M + MR - 1) / MR * MR;
+    if (o->Bp && !o->Ap && M > 1 && N > NC && Mpad * K <= (int64_t)BUF_B_FLOATS) {
+        /* B is prepacked and its buffer free: pack all of A once there (the prepacked-A format)
+         * instead of once per NC block of columns */
+        gemm_ops pa = *o;
+        for (int64_t k0 = 0; k0 < K; k0 += KC)
+            pack_a(MR, o->transA, o->A, o->lda, 0, M, k0, min64(KC, K - k0), bufB + k0 * Mpad);
+        pa.Ap = bufB;
+        pa.Apad = Mpad;
+        pa.a_off = 0;
+        gemm_blocked(&pa, M, N, K, alpha, beta, C, ldc);
+        return;
+    }
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = min64(NC, N - j0);
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
