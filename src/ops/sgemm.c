@@ -279,6 +279,12 @@ static void micro(const frt_sgemm_variant *v, int64_t kc, const float *a, const 
         v->ukr(kc, a, b, C, ldc, alpha, beta);
         return;
     }
+    if (v->row && nr == NR && 2 * mr <= v->mr) {
+        /* a short last panel (M = 64 leaves 4 of 12 rows): one row at a time costs about its
+         * share of a full tile instead of the whole tile */
+        for (int64_t r = 0; r < mr; r++) v->row(kc, a + r, v->mr, b, C + r * ldc, alpha, beta);
+        return;
+    }
     _Alignas(64) float tile[MR_MAX * NR_MAX];
     if (v->ukr) v->ukr(kc, a, b, tile, NR, 1.0f, 0.0f);
     else ukr_c(kc, a, b, tile);
