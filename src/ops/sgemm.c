@@ -279,6 +279,12 @@ static void micro(const frt_sgemm_variant *v, int64_t kc, const float *a, const 
         v->ukr(kc, a, b, C, ldc, alpha, beta);
         return;
     }
+    if (v->row && nr == NR && 2 * mr <= v->mr) {
+        /* a short last panel (M = 64 leaves 4 of 12 rows): one row at a time costs about its
+         * share of a full tile instead of the whole tile */
+        for (int64_t r = 0; r < mr; r++) v->row(kc, a + r, v->mr, b, C + r * ldc, alpha, beta);
+        return;
+    }
     _Alignas(64) float tile[MR_MAX * NR_MAX];
     if (v->ukr) v->ukr(kc, a, b, tile, NR, 1.0f, 0.0f);
     else ukr_c(kc, a, b, tile);
@@ -380,6 +386,19 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
         }
         bufA = buf;
         bufB = buf + BUF_A_FLOATS;
+    }
+    const int64_t Mpad = (M + MR - 1) / MR * MR;
+    if (o->Bp && !o->Ap && M > 1 && N > NC && Mpad * K <= (int64_t)BUF_B_FLOATS) {
+        /* B is prepacked and its buffer free: pack all of A once there (the prepacked-A format)
+         * instead of once per NC block of columns */
+        gemm_ops pa = *o;
+        for (int64_t k0 = 0; k0 < K; k0 += KC)
+            pack_a(MR, o->transA, o->A, o->lda, 0, M, k0, min64(KC, K - k0), bufB + k0 * Mpad);
+        pa.Ap = bufB;
+        pa.Apad = Mpad;
+        pa.a_off = 0;
+        gemm_blocked(&pa, M, N, K, alpha, beta, C, ldc);
+        return;
     }
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = min64(NC, N - j0);

@@ -17,7 +17,8 @@
  *   M broadcasts to [B, H, Sq, Sk] (rank <= 4, dims 1 or full). The heads are read and written in
  *   place through leading dimensions (no transposes); S lives in step scratch (Sq*Sk floats,
  *   L1/L2-sized for the sequence lengths of these models); both products use frt_sgemm, the
- *   softmax the tier's vectorized rows (x86/simd_elementwise.h). Heads run one after another.
+ *   softmax the tier's vectorized rows (x86/simd_elementwise.h). Heads are split over up to 4
+ *   threads of the intra-op pool (one scores buffer each).
  */
 #include <math.h>
 #include <stdio.h>
@@ -209,9 +210,58 @@ static frt_status att_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
+/* Heads run on up to ATT_SLOTS pool threads, each with its own scores buffer. */
+#define ATT_SLOTS 4
+
 static size_t att_scratch(const frt_step *s, const frt_value *values) {
+    const att_params *p = s->k.params;
     const frt_value *q = &values[s->in[0]], *k = &values[s->in[1]];
-    return (size_t)q->dims[1] * (size_t)k->dims[1] * sizeof(float) + 64;
+    int64_t heads = q->dims[0] * p->H, slots = heads < ATT_SLOTS ? heads : ATT_SLOTS;
+    if (slots < 1) slots = 1;
+    size_t per = ((size_t)q->dims[1] * (size_t)k->dims[1] + 15) / 16 * 16; /* 64-byte slots */
+    return (size_t)slots * per * sizeof(float) + 64;
+}
+
+typedef struct att_job {
+    const att_params *p;
+    const float *Q, *K, *V, *M;
+    const bool *C;
+    float *Y, *S;
+    int64_t B, Sq, Sk, dk, dv, per_slot, heads_per_task;
+    int64_t ms[4];
+} att_job;
+
+/* Heads [t * heads_per_task, ...) of the B*H, with scores slot t. */
+static void att_task(void *ctx, size_t t) {
+    const att_job *j = ctx;
+    const att_params *p = j->p;
+    const int64_t H = p->H, Sq = j->Sq, Sk = j->Sk, dk = j->dk, dv = j->dv;
+    const int64_t ldq = H * dk, ldv = H * dv;
+    float *S = j->S + (int64_t)t * j->per_slot;
+    int64_t h0 = (int64_t)t * j->heads_per_task, h1 = h0 + j->heads_per_task;
+    if (h1 > j->B * H) h1 = j->B * H;
+    for (int64_t bh = h0; bh < h1; bh++) {
+        const int64_t b = bh / H, h = bh % H;
+        const float *Qh = j->Q + b * Sq * ldq + h * dk, *Kh = j->K + b * Sk * ldq + h * dk;
+        const float *Vh = j->V + b * Sk * ldv + h * dv;
+        float *Yh = j->Y + b * Sq * ldv + h * dv;
+        if (Sk == 0) {
+            for (int64_t i = 0; i < Sq; i++) memset(Yh + i * ldv, 0, (size_t)dv * sizeof(float));
+            continue;
+        }
+        frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
+        if (p->mode)
+            for (int64_t i = 0; i < Sq; i++) {
+                float *r = S + i * Sk;
+                const int64_t o = b * j->ms[0] + h * j->ms[1] + i * j->ms[2], m3 = j->ms[3];
+                if (p->mode == 1)
+                    for (int64_t c = 0; c < Sk; c++) r[c] += j->M[o + c * m3];
+                else
+                    for (int64_t c = 0; c < Sk; c++) r[c] = j->C[o + c * m3] ? p->fill : r[c];
+            }
+        p->softmax(S, S, (size_t)Sq, (size_t)Sk);
+        frt_sgemm(0, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldv);
+    }
 }
 
 static frt_status k_att(const frt_step *s, frt_exec *x) {
@@ -223,9 +273,9 @@ static frt_status k_att(const frt_step *s, frt_exec *x) {
     if (q->rank != 3 || k->rank != 3 || v->rank != 3 || k->dims[0] != B || v->dims[0] != B ||
         v->dims[1] != Sk || k->dims[2] != q->dims[2] || q->dims[2] % H || v->dims[2] % H)
         return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: Q, K, V shapes do not agree");
-    const int64_t dk = q->dims[2] / H, dv = v->dims[2] / H;
-    int64_t ms[4] = {0, 0, 0, 0}; /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
-    if (m) {
+    att_job j = {p, q->data, k->data, v->data, NULL, NULL, y->data, x->scratch, B, Sq, Sk,
+                 q->dims[2] / H, v->dims[2] / H, 0, 0, {0, 0, 0, 0}};
+    if (m) { /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
         const int64_t full[4] = {B, H, Sq, Sk};
         int64_t st = 1;
         if (m->rank > 4) return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: mask rank %d", m->rank);
@@ -234,38 +284,23 @@ static frt_status k_att(const frt_step *s, frt_exec *x) {
             if (md != 1 && md != f)
                 return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: mask dim %d is %lld, not 1 or %lld",
                                      i, (long long)md, (long long)f);
-            ms[4 - m->rank + i] = md == 1 ? 0 : st;
+            j.ms[4 - m->rank + i] = md == 1 ? 0 : st;
             st *= md;
         }
+        if (p->mode == 1) j.M = m->data;
+        else j.C = m->data;
     }
     if (y->numel == 0) return FRT_OK;
-    float *S = x->scratch;
-    const float *Q = q->data, *K = k->data, *V = v->data, *M = m ? m->data : NULL;
-    const bool *C = m ? m->data : NULL;
-    float *Y = y->data;
-    const int64_t ldq = H * dk, ldv = H * dv;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++) {
-            const float *Qh = Q + b * Sq * ldq + h * dk, *Kh = K + b * Sk * ldq + h * dk;
-            const float *Vh = V + b * Sk * ldv + h * dv;
-            float *Yh = Y + b * Sq * ldv + h * dv;
-            if (Sk == 0) {
-                for (int64_t i = 0; i < Sq; i++) memset(Yh + i * ldv, 0, (size_t)dv * sizeof(float));
-                continue;
-            }
-            frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
-            if (p->mode)
-                for (int64_t i = 0; i < Sq; i++) {
-                    float *r = S + i * Sk;
-                    const int64_t o = b * ms[0] + h * ms[1] + i * ms[2];
-                    if (p->mode == 1)
-                        for (int64_t j = 0; j < Sk; j++) r[j] += M[o + j * ms[3]];
-                    else
-                        for (int64_t j = 0; j < Sk; j++) r[j] = C[o + j * ms[3]] ? p->fill : r[j];
-                }
-            p->softmax(S, S, (size_t)Sq, (size_t)Sk);
-            frt_sgemm(0, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldv);
-        }
+    const int64_t heads = B * H;
+    int64_t tasks = frt_threadpool_size(x->tp);
+    if (tasks > ATT_SLOTS) tasks = ATT_SLOTS;
+    if (tasks > heads) tasks = heads;
+    if (tasks < 1) tasks = 1;
+    j.per_slot = (Sq * Sk + 15) / 16 * 16;
+    j.heads_per_task = (heads + tasks - 1) / tasks;
+    tasks = (heads + j.heads_per_task - 1) / j.heads_per_task;
+    if (tasks > 1) frt_parallel_for(x->tp, (size_t)tasks, att_task, &j);
+    else att_task(&j, 0);
     return FRT_OK;
 }
 

@@ -364,6 +364,7 @@ static void test_fused_matmul(void) {
     check_fmm(2, 13, 19, 70, 0, 1, 0, 1, 0);
     check_fmm(1, 1, 64, 33, 1, 1, 1, 1, 0); /* one row */
     check_fmm(1, 24, 40, 64, 1, 1, 0, 1, 1); /* MatMul output also read: not fused */
+    check_fmm(1, 26, 33, 1100, 1, 1, 0, 1, 0); /* N above the SGEMM's column block */
     /* large enough to be split over 2 threads: rows (M > N) and columns */
     check_fmm(1, 300, 64, 120, 1, 1, 0, 2, 0);
     check_fmm(1, 40, 96, 600, 1, 1, 1, 2, 0);
@@ -386,7 +387,7 @@ static void add_init_raw(ob_buf *g, const char *name, const int64_t *dims, int r
  * -inf, .); mul: scale as Mul(., 1/sqrt(dk)) instead of Div; extra: the softmax output is also a
  * graph output (no fusion). */
 static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mode, int mul,
-                            int extra) {
+                            int extra, int threads) {
     ob_buf g = {0};
     int64_t qd[3] = {B, Sq, H * dk}, kd[3] = {B, Sk, H * dk}, vd[3] = {B, Sk, H * dv};
     int64_t md[4] = {B, 1, 1, Sk}, cd[4] = {1, 1, Sq, Sk}, four[1] = {4}, three[1] = {3};
@@ -447,7 +448,7 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
     add_output(&g, "Y");
     if (extra) add_output(&g, "p");
     ob_buf mb = ob_model(&g);
-    frt_model *mf = load(&mb, 1, 1), *mu = load(&mb, 0, 1);
+    frt_model *mf = load(&mb, 1, threads), *mu = load(&mb, 0, 1);
     size_t nq = (size_t)(B * Sq * H * dk), nk = (size_t)(B * Sk * H * dk),
            nv = (size_t)(B * Sk * H * dv), ny = (size_t)(B * Sq * H * dv);
     float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nv * 4), *m = malloc((size_t)(B * Sk) * 4);
@@ -510,11 +511,13 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
 }
 
 static void test_attention(void) {
-    check_attention(1, 5, 5, 2, 4, 4, 0, 0, 0);
-    check_attention(2, 5, 7, 3, 4, 6, 1, 0, 0);
-    check_attention(1, 9, 9, 2, 8, 8, 2, 1, 0);
-    check_attention(2, 13, 13, 4, 16, 16, 1, 1, 0);
-    check_attention(1, 6, 6, 2, 4, 4, 2, 0, 1); /* softmax output also read: not fused */
+    check_attention(1, 5, 5, 2, 4, 4, 0, 0, 0, 1);
+    check_attention(2, 5, 7, 3, 4, 6, 1, 0, 0, 1);
+    check_attention(1, 9, 9, 2, 8, 8, 2, 1, 0, 1);
+    check_attention(2, 13, 13, 4, 16, 16, 1, 1, 0, 1);
+    check_attention(1, 6, 6, 2, 4, 4, 2, 0, 1, 1); /* softmax output also read: not fused */
+    check_attention(2, 11, 11, 5, 8, 8, 1, 0, 0, 2); /* 10 heads over 2 threads */
+    check_attention(1, 7, 7, 3, 8, 8, 2, 0, 0, 3);
 }
 
 static void test_attention_errors(void) {
