@@ -190,6 +190,39 @@ static void test_ops(void) {
     }
 }
 
+/* flatrt::FusedMatMul (transformer.c) with half weights: Y = A W + bias + R. */
+static void test_fused_matmul(void) {
+    for (int prec = 1; prec < 3; prec++)
+        for (int64_t M = 1; M <= 5; M += 4) {
+            int64_t K = 70, N = 90, ad[2] = {M, K}, wd[2] = {K, N}, bd[1] = {N}, rd[2] = {M, N};
+            float *A = malloc((size_t)(M * K) * 4), *W = malloc((size_t)(K * N) * 4);
+            float *b = malloc((size_t)N * 4), *R0 = malloc((size_t)(M * N) * 4);
+            t_fill(A, (size_t)(M * K), 11u);
+            t_fill(W, (size_t)(K * N), 12u);
+            t_fill(b, (size_t)N, 13u);
+            t_fill(R0, (size_t)(M * N), 14u);
+            frt_value in[4] = {frt_test_value(FRT_FLOAT32, 2, ad, A), frt_test_value(FRT_FLOAT32, 2, wd, W),
+                               frt_test_value(FRT_FLOAT32, 1, bd, b), frt_test_value(FRT_FLOAT32, 2, rd, R0)};
+            frt_onnx_attr act = frt_test_attr_int("activation", 0);
+            frt_test_op op = {.op_type = "FusedMatMul", .opset = 1, .attrs = &act, .n_attrs = 1,
+                              .inputs = in, .n_in = 4, .const_mask = 6u, .n_out = 1,
+                              .weights_precision = prec};
+            frt_value out;
+            const char *name = NULL;
+            CHECK_OK(frt_test_run_op(&op, &out, &name));
+            CHECK_MSG(name && strstr(name, prec == 1 ? "_f16w_" : "_bf16w_"), "FusedMatMul kernel %s",
+                      name ? name : "(null)");
+            double *R = malloc((size_t)(M * N) * 8), *S = malloc((size_t)(M * N) * 8);
+            float *C0 = malloc((size_t)(M * N) * 4);
+            for (int64_t i = 0; i < M * N; i++) C0[i] = R0[i] + b[i % N];
+            ref(0, 0, M, N, K, 1.0f, A, K, W, FRT_WPREC_F32, 1.0f, C0, R, S);
+            for (int64_t i = 0; i < M * N; i++) S[i] += fabs(R0[i]) + fabs(b[i % N]);
+            CHECK_MSG(worst(out.data, R, S, M * N, U[prec] + (double)K * 0x1p-23 + 0x1p-22) <= 1.0,
+                      "FusedMatMul prec %d M=%lld", prec, (long long)M);
+            free(out.data), free(A), free(W), free(b), free(R0), free(R), free(S), free(C0);
+        }
+}
+
 /* fp16 cannot hold 1e5: the node keeps float32 weights (exact results, f32 kernel). */
 static void test_f16_overflow(void) {
     int64_t K = 40, N = 20, ad[2] = {1, K}, bd[2] = {K, N};
@@ -238,6 +271,7 @@ static void test_bad_options(void) {
 int main(void) {
     test_kernels();
     test_ops();
+    test_fused_matmul();
     test_f16_overflow();
     test_bad_options();
     TEST_MAIN_END();
