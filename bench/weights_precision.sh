@@ -110,7 +110,7 @@ EOF
         read -r e16a e16r ebfa ebfr <<< "$err"
         awk -v m="$m" -v a="${p50[fp32]}" -v b="${p50[fp16]}" -v c="${p50[bf16]}" -v e1="$e16a" \
             -v r1="$e16r" -v e2="$ebfa" -v r2="$ebfr" 'BEGIN {
-            printf "| %s | %.1f | %.1f | %.2f | %.1f | %.2f | %s | %s | %s | %s |\n",
+            printf "| %s | %.4g | %.4g | %.2f | %.4g | %.2f | %s | %s | %s | %s |\n",
                    m, a, b, b / a, c, c / a, e1, r1, e2, r2 }'
     done
     echo
