@@ -11,6 +11,8 @@
 #   -s SECONDS        target timed seconds per benchmark run (default 5); iterations per model
 #                     are derived from a short calibration run of flatrt, within [10, 5000]
 #   -t THREADS        intra-op threads for both (default 1)
+#   -w PREC           flatrt's weights precision: fp32 (default), fp16 or bf16 (`flatrt bench
+#                     --weights`; ONNX Runtime runs the model's float32 weights as stored)
 #   -d DIR            models dir (default: <repo>/build/models, as written by
 #                     tests/models/export_zoo.py; each model is DIR/NAME/model.onnx + in/*.npy)
 #   -b BUILD_DIR      flatrt build dir holding the flatrt binary (default: <repo>/build)
@@ -43,16 +45,18 @@ for a in "$@"; do cmdline+=" $(printf '%q' "$a")"; done
 rounds=5
 seconds=5
 threads=1
+weights=fp32
 models_dir=$repo/build/models
 build_dir=$repo/build
 out_file=
 keep=0
 baseline=
-while getopts ":r:s:t:d:b:o:B:kh" opt; do
+while getopts ":r:s:t:w:d:b:o:B:kh" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     s) seconds=$OPTARG ;;
     t) threads=$OPTARG ;;
+    w) weights=$OPTARG ;;
     d) models_dir=$OPTARG ;;
     b) build_dir=$OPTARG ;;
     o) out_file=$OPTARG ;;
@@ -72,6 +76,9 @@ models=("$@")
 
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r expects a positive integer, got '$rounds'"
 [[ $threads =~ ^[1-9][0-9]*$ ]] || die "-t expects a positive integer, got '$threads'"
+[[ $weights =~ ^(fp32|fp16|bf16)$ ]] || die "-w expects fp32, fp16 or bf16, got '$weights'"
+wargs=() # flatrt's --weights, only when asked (older binaries as -B do not know it)
+[ "$weights" = fp32 ] || wargs=(--weights "$weights")
 [[ $seconds =~ ^[0-9]*\.?[0-9]+$ ]] || die "-s expects a number of seconds, got '$seconds'"
 
 flatrt=${FLATRT:-$build_dir/flatrt}
@@ -138,7 +145,7 @@ for m in "${models[@]}"; do
     [ -z "${inputs[$m]}" ] || mapfile -t args <<<"${inputs[$m]}"
     log=$work/calib_$m.log
     run_tool "$log" "$flatrt" bench "$models_dir/$m/model.onnx" "${args[@]}" --threads "$threads" \
-        --iters 5 --warmup 2
+        ${wargs[@]+"${wargs[@]}"} --iters 5 --warmup 2
     p50=$(value p50_us "$log")
     iters[$m]=$(awk -v s="$seconds" -v p="$p50" 'BEGIN { n = int(s * 1e6 / (p > 1 ? p : 1));
         if (n < 10) n = 10; if (n > 5000) n = 5000; print n }')
@@ -154,7 +161,7 @@ for ((r = 1; r <= rounds; r++)); do
         flog=$work/flatrt_${m}_$r.log
         olog=$work/ort_${m}_$r.log
         run_tool "$flog" "$flatrt" bench "$model" "${args[@]}" --threads "$threads" \
-            --iters "${iters[$m]}" --warmup "${warm[$m]}"
+            ${wargs[@]+"${wargs[@]}"} --iters "${iters[$m]}" --warmup "${warm[$m]}"
         if [ -n "$baseline" ]; then
             run_tool "$work/base_${m}_$r.log" "$baseline" bench "$model" "${args[@]}" \
                 --threads "$threads" --iters "${iters[$m]}" --warmup "${warm[$m]}"
@@ -178,7 +185,7 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null ||
 
 report=$work/report.md
 {
-    echo "## flatrt vs ONNX Runtime, $threads thread(s), median of $rounds interleaved rounds"
+    echo "## flatrt vs ONNX Runtime, $threads thread(s), median of $rounds interleaved rounds${wargs[@]+, flatrt with $weights weights}"
     echo
     echo "| model | iters/run | flatrt p50 (us) | ORT p50 (us) | flatrt/ORT | per-round ratio range | flatrt peak RSS (KiB) | ORT peak RSS (KiB) |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|"

@@ -160,6 +160,18 @@ typedef enum frt_planner {
     FRT_PLANNER_GREEDY = 2    /* byte offsets, greedy by size (arXiv:2001.03288, section 5.2) */
 } frt_planner;
 
+/* Storage precision of constant weights (frt_options.weights_precision). FP16 / BF16: the
+ * weights of Gemm and MatMul nodes whose weight operand (B) is a constant are rounded to IEEE
+ * half / bfloat16 (nearest even) and packed at load, halving their memory and bandwidth; products
+ * are still computed in float32. The result differs from float32 weights by the rounding of each
+ * weight (relative 2^-11 for fp16, 2^-8 for bf16). A node whose weights do not fit fp16 (|w| >=
+ * 65520) keeps float32. Folded (constant) subgraphs are always computed in float32. */
+typedef enum frt_weights_precision {
+    FRT_WEIGHTS_FP32 = 0, /* default: weights as stored in the model */
+    FRT_WEIGHTS_FP16 = 1,
+    FRT_WEIGHTS_BF16 = 2
+} frt_weights_precision;
+
 /* Largest num_threads a model accepts. */
 #define FRT_MAX_THREADS 256
 
@@ -177,9 +189,12 @@ typedef struct frt_options {
      * before the next run causes no allocation. 0 (default): each output is copied into its own
      * allocation. */
     int32_t manage_outputs;
+    /* FRT_WEIGHTS_FP32 (default), FRT_WEIGHTS_FP16 or FRT_WEIGHTS_BF16 (see above); any other value
+     * is rejected with FRT_ERR_INVALID_ARGUMENT */
+    frt_weights_precision weights_precision;
 } frt_options;
 
-/* Fills defaults: 1 thread, standard planner, folding and fusion on. */
+/* Fills defaults: 1 thread, standard planner, folding and fusion on, float32 weights. */
 FRT_API void frt_options_init(frt_options *opt);
 
 typedef struct frt_model frt_model;

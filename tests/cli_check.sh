@@ -121,7 +121,7 @@ bench)
         --lat-file "$TMP/lat.txt"
     last=$(tail -n 1 "$TMP/out")
     for key in load_ms iters mean_us p10_us p50_us p90_us p99_us min_us peak_rss_kib arena_bytes \
-        threads planner lower_bound_bytes naive_bytes; do
+        threads planner weights lower_bound_bytes naive_bytes; do
         echo " $last" | grep -Eq " $key=[^ ]+" || fail "bench last line lacks $key=: $last"
     done
     echo "$last" | grep -q ' iters=50 ' || fail "bench: iters=50 not in: $last"
@@ -157,6 +157,14 @@ PY
     contains "$TMP/out" "throughput: 3 runtimes on 3 threads" "bench --runtimes"
     tail -n 1 "$TMP/out" | grep -Eq ' runtimes=3 throughput_per_s=[0-9.]+[1-9][0-9.]* ' ||
         fail "bench --runtimes: $(tail -n 1 "$TMP/out")"
+    # reduced-precision weights: the digits model's Gemm weights in fp16 / bf16
+    for w in fp16 bf16; do
+        expect 0 "bench --weights $w" -- "$FLATRT" bench "$MODEL" --iters 20 --warmup 2 --weights "$w"
+        tail -n 1 "$TMP/out" | grep -q " weights=$w " || fail "bench --weights $w: $(tail -n 1 "$TMP/out")"
+        expect 0 "run --weights $w" -- "$FLATRT" run "$MODEL" --input "image=$SAMPLE" --weights "$w"
+    done
+    expect 2 "bench --weights bad" -- "$FLATRT" bench "$MODEL" --weights fp8
+    contains "$TMP/err" "fp32, fp16 or bf16" "bench --weights bad"
     # default iteration counts (fast model: 1000/100)
     expect 0 "bench defaults" -- "$FLATRT" bench "$MODEL"
     # 1000/100, or 50/5 when one run takes more than 10 ms (a loaded machine can make the digits

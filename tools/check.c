@@ -376,12 +376,13 @@ static const char *base_name(const char *p) {
     return b;
 }
 
-int flatrt_check_main(int argc, char **argv, int threads) {
+int flatrt_check_main(int argc, char **argv, int threads, int weights) {
     int counts[4] = {0};
     int n = 0;
     frt_options opt;
     frt_options_init(&opt);
     opt.num_threads = threads;
+    opt.weights_precision = (frt_weights_precision)weights;
     for (int i = 0; i < argc; i++) {
         outcome o = {R_PASS, "", false};
         int sets = 0;

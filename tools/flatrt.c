@@ -8,7 +8,7 @@
  * `flatrt bench` prints human-readable lines and then, as its LAST line, key=value pairs
  * separated by single spaces. Keys and number formats follow ../shared/tools/ortbench so the two
  * can be compared side by side (bench/compare.sh parses both):
- *   flatrt_version load_ms threads planner warmup iters mean_us p10_us p50_us p90_us p99_us
+ *   flatrt_version load_ms threads planner weights warmup iters mean_us p10_us p50_us p90_us p99_us
  *   min_us max_us std_us peak_rss_kib rss_before_load_kib arena_bytes naive_bytes
  *   lower_bound_bytes outputs
  * Percentiles interpolate linearly between order statistics (numpy's default, as ortbench).
@@ -75,7 +75,7 @@ static void usage(FILE *f) {
             "  plan MODEL --svg FILE [--shape NAME=d0,d1,...]... [--input NAME=FILE]...\n"
             "      Draw the memory plan (steps across, slab offset down, one rectangle per tensor)\n"
             "      for the given (or default: symbolic dims = 1) input shapes.\n"
-            "  check CASE_DIR... [--threads N]\n"
+            "  check CASE_DIR... [--threads N] [--weights fp32|fp16|bf16]\n"
             "      Run ONNX backend test cases (CASE_DIR/model.onnx, test_data_set_*/input_K.pb and\n"
             "      output_K.pb, as in ONNX's node suite) and compare the outputs: floats within\n"
             "      1e-7 + 1e-3 * |expected|, other types exactly. One line per case (pass, fail\n"
@@ -89,6 +89,8 @@ static void usage(FILE *f) {
             "  --planner P           memory planner: standard (default), greedy or none\n"
             "  --no-fold             do not fold constant subgraphs at load\n"
             "  --no-fuse             do not fuse operators at load\n"
+            "  --weights P           storage of constant Gemm/MatMul weights: fp32 (default),\n"
+            "                        fp16 or bf16 (computed in float32; also for check)\n"
             "  --input FILE          (without NAME=) for a model with one input, or a .pb file\n"
             "                        whose TensorProto name is the input's name\n"
             "\n"
@@ -253,8 +255,25 @@ typedef struct cli {
     int iters_given, warmup_given, seed_given, profile, memory, check_finite;
     const char *svg;
     frt_planner planner;
+    frt_weights_precision weights;
     int fold, fuse;
 } cli;
+
+static const char *weights_name(frt_weights_precision w) {
+    return w == FRT_WEIGHTS_FP16 ? "fp16" : w == FRT_WEIGHTS_BF16 ? "bf16" : "fp32";
+}
+
+/* "fp32" | "fp16" | "bf16" -> *out; -1 (usage error printed) otherwise. */
+static int parse_weights(const char *val, frt_weights_precision *out) {
+    if (!strcmp(val, "fp32")) *out = FRT_WEIGHTS_FP32;
+    else if (!strcmp(val, "fp16")) *out = FRT_WEIGHTS_FP16;
+    else if (!strcmp(val, "bf16")) *out = FRT_WEIGHTS_BF16;
+    else {
+        usage_error("--weights expects fp32, fp16 or bf16, got '%s'", val);
+        return -1;
+    }
+    return 0;
+}
 
 static void cli_free(cli *c) {
     for (int i = 0; i < c->n_inputs; i++) free(c->inputs[i].owned);
@@ -382,6 +401,9 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
             else if (!strcmp(val, "greedy")) c->planner = FRT_PLANNER_GREEDY;
             else if (!strcmp(val, "none")) c->planner = FRT_PLANNER_NONE;
             else return usage_error("--planner expects standard, greedy or none, got '%s'", val);
+        } else if (!strcmp(a, "--weights")) {
+            TAKES_VALUE();
+            if (parse_weights(val, &c->weights)) return EXIT_USAGE;
         } else if (!strcmp(a, "--no-fold")) {
             NO_VALUE();
             c->fold = 0;
@@ -410,6 +432,7 @@ static frt_status load_model(const cli *c, frt_model **m, double *load_ms) {
     opt.planner = c->planner;
     opt.fold_constants = c->fold;
     opt.fuse = c->fuse;
+    opt.weights_precision = c->weights;
     double t0 = now_us();
     frt_status st = frt_model_load(c->model, &opt, m);
     if (load_ms) *load_ms = (now_us() - t0) / 1e3;
@@ -1198,12 +1221,12 @@ static int cmd_bench(const cli *c) {
     getrusage(RUSAGE_SELF, &ru);
     char od[4096];
     outputs_desc(m, outs, n_out, od, sizeof od);
-    printf("flatrt_version=%s load_ms=%.3f threads=%ld planner=%s warmup=%ld iters=%ld "
+    printf("flatrt_version=%s load_ms=%.3f threads=%ld planner=%s weights=%s warmup=%ld iters=%ld "
            "mean_us=%.3f p10_us=%.3f p50_us=%.3f p90_us=%.3f p99_us=%.3f min_us=%.3f max_us=%.3f "
            "std_us=%.3f peak_rss_kib=%ld rss_before_load_kib=%ld arena_bytes=%zu naive_bytes=%zu "
            "lower_bound_bytes=%zu runtimes=%ld throughput_per_s=%.1f outputs=%s\n",
            FRT_VERSION_STRING, load_ms, c->threads,
-           planner_name(c->planner), warmup, iters, mean, p10, p50,
+           planner_name(c->planner), weights_name(c->weights), warmup, iters, mean, p10, p50,
            p90, p99, mn, mx, sd, (long)ru.ru_maxrss, rss_before_load, ps.arena_bytes,
            ps.naive_bytes, ps.lower_bound_bytes, runtimes, tput, od[0] ? od : "none");
     fflush(stdout);
@@ -1463,6 +1486,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "check")) {
         long threads = 1;
+        frt_weights_precision weights = FRT_WEIGHTS_FP32;
         int first = 2;
         for (; first < argc && argv[first][0] == '-'; first++) {
             const char *a = argv[first];
@@ -1473,12 +1497,16 @@ int main(int argc, char **argv) {
                 if (parse_long(argv[++first], a, 1, FRT_MAX_THREADS, &threads)) return EXIT_USAGE;
             } else if (!strncmp(a, "--threads=", 10)) {
                 if (parse_long(a + 10, "--threads", 1, FRT_MAX_THREADS, &threads)) return EXIT_USAGE;
+            } else if (!strcmp(a, "--weights") && first + 1 < argc) {
+                if (parse_weights(argv[++first], &weights)) return EXIT_USAGE;
+            } else if (!strncmp(a, "--weights=", 10)) {
+                if (parse_weights(a + 10, &weights)) return EXIT_USAGE;
             } else {
                 return usage_error("unknown option '%s' for 'check'", a);
             }
         }
         if (first >= argc) return usage_error("'check' needs at least one CASE_DIR");
-        return flatrt_check_main(argc - first, argv + first, (int)threads);
+        return flatrt_check_main(argc - first, argv + first, (int)threads, (int)weights);
     }
     if (!strcmp(cmd, "info") && argc >= 3 && !strcmp(argv[2], "--ops")) {
         if (argc > 3) return usage_error("'info --ops' takes no other arguments");

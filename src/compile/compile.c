@@ -506,6 +506,7 @@ static frt_status select_all(frt_compile_ctx *cx, frt_graph *g, const frt_op_def
         node_ctx(g, n, in, out, &c);
         c.arena = cx->arena;
         c.isa = frt_cpu_tier();
+        n->wprec = cx->opt ? (int8_t)cx->opt->weights_precision : 0;
         frt_kernel k;
         st = select_node(cx, def, &c, &k);
         if (st) return st;

@@ -128,6 +128,9 @@ typedef struct frt_node {
     const frt_onnx_attr *attrs;
     int64_t opset;               /* opset version of the node's domain */
     frt_act act;                 /* fused activation, FRT_ACT_NONE by default */
+    /* storage precision of the node's constant weights (frt_weights_precision: 0 fp32, 1 fp16,
+     * 2 bf16), set by compile from the options just before kernel selection (0 when folding) */
+    int8_t wprec;
     bool dead;
 } frt_node;
 

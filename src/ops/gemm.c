@@ -16,10 +16,16 @@
  *   - MatMul with a 2-D (or 1-D) B folds A's batch dims into M: one GEMM for [b,s,K]x[K,N].
  *   - Tiny products (M*N*K <= 1024, e.g. DeepAndWide's [1,1,32]x[1,32,1]) use a direct loop.
  *   - Large products split over the intra-op pool (frt_sgemm_*_mt); the BLAS stays 1-threaded.
+ *   - Packed weights (gemv.h): a constant B of a product known to be batch 1 (M == 1, not tiny)
+ *     is packed at load into the GEMV's panel layout (one sequential stream, flatrt's kernels on
+ *     every tier); with weights_precision fp16/bf16 every constant 2-D B is packed in half
+ *     precision and serves any M (GEMV for M == 1, blocked over converted panels otherwise). The
+ *     original B is then never read again (const_copied).
  */
 #include <math.h>
 #include <string.h>
 
+#include "gemv.h"
 #include "op.h"
 #include "util/threadpool.h"
 #include "sgemm.h"
@@ -127,6 +133,41 @@ static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N
     return p;
 }
 
+/* Packed-weight kernels (gemv.h): names [gemm / gemv][precision][tier][bias][act], e.g.
+ * "gemv_f16w_avx512_bias_relu". */
+#define W_TIERS(op, pr) {N_BIAS(op "_" pr "w_portable"), N_BIAS(op "_" pr "w_avx2"), \
+                         N_BIAS(op "_" pr "w_avx512")}
+#define W_PRECS(op) {W_TIERS(op, "f32"), W_TIERS(op, "f16"), W_TIERS(op, "bf16")}
+static const char *const wpack_names[2][3][3][2][3] = {W_PRECS("gemm"), W_PRECS("gemv")};
+
+/* Packs a constant op(B) [K,N] in the precision the options ask for into w (w->data NULL when
+ * not packed: fp16 cannot hold a weight, which keeps float32 weights). */
+static frt_status wpack_b(frt_op_ctx *c, frt_wprec prec, int transB, int64_t K, int64_t N,
+                          const float *B, frt_wpack *w) {
+    size_t nb = frt_wpack_bytes(prec, K, N);
+    void *d = frt_arena_alloc(c->arena, nb, 64);
+    if (!d)
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for packed weights", nb);
+    if (!frt_wpack_fill(prec, transB, K, N, B, transB ? K : N, d)) return FRT_OK;
+    w->prec = prec;
+    w->K = K;
+    w->N = N;
+    w->data = d;
+    return FRT_OK;
+}
+
+/* Whether to pack a constant B of a [M,K]x[K,N] product (M -1 when unknown). */
+static int want_wpack(const frt_op_ctx *c, int64_t M, int64_t K, int64_t N) {
+    if (K <= 0 || N <= 0) return 0;
+    if (c->node->wprec != 0) return 1;
+    return M == 1 && N * K > TINY_MACS;
+}
+
+/* Scratch of a packed-weight product with M rows. */
+static size_t wpack_scratch(frt_isa isa, int64_t M) {
+    return M > 1 ? frt_wpack_gemm_scratch(isa) : 0;
+}
+
 static int impl_index(int packed) { return packed ? 1 : frt_sgemm_uses_blas() ? 0 : 2; }
 static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
 
@@ -141,6 +182,8 @@ typedef struct gemm_params {
     int64_t bias_n;
     const float *Bp;    /* prepacked constant B (portable builds), or NULL */
     int64_t Bp_K, Bp_N;
+    frt_wpack wp;       /* packed constant B (wp.data != NULL): used for every M */
+    frt_isa isa;
     frt_act act;
     const frt_act_variant *av; /* activation loops of the tier */
 } gemm_params;
@@ -243,7 +286,12 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     }
     int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
     const bool packed = p->Bp && p->Bp_K == K && p->Bp_N == N;
-    if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
+    if (p->wp.data) {
+        if (p->wp.K != K || p->wp.N != N)
+            return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm weights changed shape after packing");
+        if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
+        else frt_wpack_gemm(p->isa, &p->wp, p->transA, M, p->alpha, A, lda, beta, Y, N, x->scratch);
+    } else if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
         tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
     } else if (M == 1) {
         /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
@@ -257,6 +305,12 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     }
     apply_act(&p->act, p->av, Y, M * N);
     return FRT_OK;
+}
+
+static size_t gemm_scratch(const frt_step *s, const frt_value *values) {
+    const gemm_params *p = s->k.params;
+    const frt_value *a = &values[s->in[0]];
+    return wpack_scratch(p->isa, p->transA ? a->dims[1] : a->dims[0]);
 }
 
 static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
@@ -289,6 +343,20 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
         p->bias = bias;
         p->bias_n = N;
     }
+    p->isa = c->isa;
+    if (b->data && want_wpack(c, M, K, N)) {
+        st = wpack_b(c, (frt_wprec)c->node->wprec, p->transB, K, N, b->data, &p->wp);
+        if (st) return st;
+    }
+    if (p->wp.data) {
+        k->name = wpack_names[M == 1][p->wp.prec][frt_gemv_pick(c->isa)->isa]
+                             [cv && p->beta != 0.0f][act_index(&p->act)];
+        k->fn = gemm_kernel;
+        k->params = p;
+        k->scratch = gemm_scratch;
+        k->const_copied = 1u << 1;
+        return FRT_OK;
+    }
     /* constant B: prepack unless the product is known to be a gemv (M == 1) */
     if (b->data && K > 0 && N > 0 && M != 1) {
         p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);
@@ -310,6 +378,8 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
 typedef struct matmul_params {
     const float *Bp; /* prepacked constant 2-D B (portable builds), or NULL */
     int64_t Bp_K, Bp_N;
+    frt_wpack wp;    /* packed constant 2-D B (wp.data != NULL): used for every M */
+    frt_isa isa;
     frt_act act;
     const frt_act_variant *av; /* activation loops of the tier */
 } matmul_params;
@@ -439,6 +509,12 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
     if (y->numel == 0) return FRT_OK;
     if (sh.K == 0) {
         memset(Y, 0, (size_t)y->numel * sizeof(float));
+    } else if (p->wp.data) {
+        if (b->rank != 2 || p->wp.K != sh.K || p->wp.N != sh.N)
+            return frt_step_fail(s, FRT_ERR_SHAPE, "MatMul weights changed shape after packing");
+        int64_t M = a->numel / sh.K;
+        if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, 1.0f, A, 0.0f, Y);
+        else frt_wpack_gemm(p->isa, &p->wp, 0, M, 1.0f, A, sh.K, 0.0f, Y, sh.N, x->scratch);
     } else if (b->rank <= 2) {
         /* B is one matrix: fold all of A's leading dims into M */
         int64_t M = a->numel / sh.K;
@@ -461,6 +537,13 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+static size_t matmul_scratch(const frt_step *s, const frt_value *values) {
+    const matmul_params *p = s->k.params;
+    const frt_value *a = &values[s->in[0]];
+    int64_t K = a->rank >= 1 ? a->dims[a->rank - 1] : 0;
+    return wpack_scratch(p->isa, K > 0 ? a->numel / K : 0);
+}
+
 static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = check_act(c);
     if (st) return st;
@@ -472,6 +555,21 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     /* a product known to have a single row (M == 1 after folding) runs as a gemv on raw B */
     int one_row = a->rank == 1 || (frt_shape_known(a) && a->dims[a->rank - 1] > 0 &&
                                    a->numel / a->dims[a->rank - 1] == 1);
+    p->isa = c->isa;
+    if (b->data && b->rank == 2 && want_wpack(c, one_row ? 1 : -1, b->dims[0], b->dims[1])) {
+        st = wpack_b(c, (frt_wprec)c->node->wprec, 0, b->dims[0], b->dims[1], b->data,
+                     &p->wp);
+        if (st) return st;
+    }
+    if (p->wp.data) {
+        k->name = wpack_names[one_row][p->wp.prec][frt_gemv_pick(c->isa)->isa][0]
+                             [act_index(&p->act)];
+        k->fn = matmul_kernel;
+        k->params = p;
+        k->scratch = matmul_scratch;
+        k->const_copied = 1u << 1;
+        return FRT_OK;
+    }
     if (b->data && b->rank == 2 && b->dims[0] > 0 && b->dims[1] > 1 && !one_row) {
         p->Bp = maybe_pack_b(c, 0, b->dims[0], b->dims[1], b->data, &st);
         if (st) return st;

@@ -7,7 +7,9 @@
  *   2 GELU (tanh approximation). W is packed once at select for the SGEMM (sgemm.h); bias,
  *   activation and residual are applied by the GEMM's epilogue to each output tile while it is
  *   still in L1 (frt_sgemm_pb_epi_mt), so Y is written once. The activation is the vectorized
- *   loop of the ISA tier (activation_param, x86/simd_act.h).
+ *   loop of the ISA tier (activation_param, x86/simd_act.h). With reduced-precision weights
+ *   (node->wprec, frt_options.weights_precision) W is packed in fp16/bf16 instead (gemv.h) and the
+ *   epilogue runs once over Y after the product.
  *
  * flatrt::Attention(Q, K, V[, M]; num_heads H, scale, mask_mode, fill) float32:
  *   Q [B, Sq, H*dk], K [B, Sk, H*dk], V [B, Sk, H*dv] hold the heads side by side (head h is
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gemv.h"
 #include "op.h"
 #include "sgemm.h"
 #include "util/threadpool.h"
@@ -32,6 +35,8 @@
 
 typedef struct fmm_params {
     const float *Wp; /* packed W */
+    frt_wpack wh;    /* W in half precision (wh.data != NULL: used instead of Wp) */
+    frt_isa isa;
     const float *bias;
     int64_t K, N;
     int act;         /* 0 none, 1 gelu, 2 gelu tanh */
@@ -115,9 +120,21 @@ static frt_status k_fmm(const frt_step *s, frt_exec *x) {
     int64_t M = p->K ? a->numel / p->K : (p->N ? y->numel / p->N : 0);
     if (M == 0 || p->N == 0) return FRT_OK;
     fmm_epi e = {p, r ? r->data : NULL};
+    if (p->wh.data) {
+        if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wh, 1.0f, a->data, 0.0f, y->data);
+        else frt_wpack_gemm(p->isa, &p->wh, 0, M, 1.0f, a->data, p->K, 0.0f, y->data, p->N, x->scratch);
+        fmm_epilogue(&e, y->data, p->N, 0, 0, M, p->N);
+        return FRT_OK;
+    }
     frt_sgemm_pb_epi_mt(x->tp, M, p->N, p->K, a->data, p->K, p->Wp, y->data, p->N, fmm_epilogue,
                         &e);
     return FRT_OK;
+}
+
+static size_t fmm_scratch(const frt_step *s, const frt_value *values) {
+    const fmm_params *p = s->k.params;
+    const frt_value *a = &values[s->in[0]];
+    return p->wh.data && p->K > 0 && a->numel / p->K > 1 ? frt_wpack_gemm_scratch(p->isa) : 0;
 }
 
 static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
@@ -135,24 +152,37 @@ static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
     p->N = w->dims[1];
     p->act = (int)act;
     p->act_fn = frt_actp_variant_get(c->isa)->pointwise;
+    p->isa = c->isa;
     size_t np = frt_sgemm_pack_b_size(p->K, p->N);
+    if (c->node->wprec != 0) { /* half-precision W (keeps fp32 if fp16 cannot hold it) */
+        size_t nh = frt_wpack_bytes((frt_wprec)c->node->wprec, p->K, p->N);
+        void *wh = frt_arena_alloc(c->arena, nh, 64);
+        if (!wh) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes", nh);
+        if (frt_wpack_fill((frt_wprec)c->node->wprec, 0, p->K, p->N, w->data, p->N, wh)) {
+            p->wh = (frt_wpack){(frt_wprec)c->node->wprec, p->K, p->N, wh};
+            np = 0;
+        }
+    }
     float *wp = frt_arena_array(c->arena, np, sizeof(float));
     float *bias = frt_arena_array(c->arena, (size_t)p->N, sizeof(float));
     char *name = frt_arena_alloc(c->arena, 64, 1);
-    if (!wp || !bias || !name)
+    if ((np && !wp) || !bias || !name)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for packed weights",
                            np * sizeof(float));
-    frt_sgemm_pack_b(0, p->K, p->N, w->data, p->N, wp);
+    if (np) frt_sgemm_pack_b(0, p->K, p->N, w->data, p->N, wp);
     memcpy(bias, b->data, (size_t)p->N * sizeof(float));
     p->Wp = wp;
     p->bias = bias;
     static const char *const tiers[] = {"portable", "avx2", "avx512"};
     static const char *const acts[] = {"", "_gelu", "_gelu_tanh"};
-    snprintf(name, 64, "fused_matmul_f32_%s_bias%s%s",
-             tiers[frt_sgemm_pick(frt_cpu_tier())->isa], acts[act], c->n_in > 3 ? "_res" : "");
+    static const char *const precs[] = {"f32", "f16w", "bf16w"};
+    snprintf(name, 64, "fused_matmul_%s_%s_bias%s%s", p->wh.data ? precs[p->wh.prec] : "f32",
+             tiers[p->wh.data ? frt_gemv_pick(c->isa)->isa : frt_sgemm_pick(frt_cpu_tier())->isa],
+             acts[act], c->n_in > 3 ? "_res" : "");
     k->name = name;
     k->fn = k_fmm;
     k->params = p;
+    k->scratch = fmm_scratch;
     k->const_copied = 1u << 1 | 1u << 2;
     return FRT_OK;
 }

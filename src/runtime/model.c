@@ -154,6 +154,14 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
     }
+    if (m->opt.weights_precision != FRT_WEIGHTS_FP32 &&
+        m->opt.weights_precision != FRT_WEIGHTS_FP16 &&
+        m->opt.weights_precision != FRT_WEIGHTS_BF16) {
+        int wp = (int)m->opt.weights_precision;
+        free(m);
+        return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                         "unknown weights_precision %d (0 fp32, 1 fp16, 2 bf16)", wp);
+    }
     frt_arena_init(&m->arena);
     *out = m;
     return FRT_OK;

@@ -61,6 +61,7 @@ frt_status frt_test_run_op(const frt_test_op *op, frt_value *outputs, const char
     node.out = out_ids;
     node.attrs = op->attrs;
     node.n_attrs = op->n_attrs;
+    node.wprec = (int8_t)op->weights_precision;
     node.opset = op->opset ? op->opset : 17;
     node.act = op->act;
 

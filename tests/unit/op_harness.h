@@ -26,6 +26,7 @@ typedef struct frt_test_op {
     int n_threads;                 /* 0/1 serial */
     int isa;                       /* ISA tier select may use: 0 = frt_cpu_tier() (the host's,
                                       capped by FRT_ISA); FRT_TEST_ISA(t) = min(t, that) */
+    int weights_precision;         /* frt_options.weights_precision select sees (0 fp32) */
 } frt_test_op;
 
 #define FRT_TEST_ISA(tier) ((int)(tier) + 1)
