@@ -704,6 +704,103 @@ static frt_status wrap_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     return FRT_OK;
 }
 
+/* ---- own kernels on blocked data ----------------------------------------------------------------
+ * Pad with all pads zero (an exporter's no-op before AveragePool): a copy of the blocked bytes.
+ * Mul of a [N, C, S...] image by a [N, C, 1...] per-channel factor (squeeze-and-excitation), both
+ * blocked: y[n][k][s][l] = x[n][k][s][l] * g[n][k][l]; padding lanes are written as zero. */
+
+static frt_status copy_run(const frt_step *s, frt_exec *x) {
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    size_t nb = frt_value_nbytes(X);
+    if (nb != frt_value_nbytes(Y))
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: copy between different sizes");
+    memcpy(Y->data, X->data, nb);
+    return FRT_OK;
+}
+
+static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
+    const int *swap = s->k.params; /* 1: the factor is input 0 */
+    const frt_value *X = &x->values[s->in[*swap ? 1 : 0]], *G = &x->values[s->in[*swap ? 0 : 1]];
+    frt_value *Y = &x->values[s->out[0]];
+    int64_t b = X->layout->block, N = X->dims[0], C = X->dims[1], cbn = (C + b - 1) / b, sp = 1;
+    for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
+    if (G->dims[0] != N || G->dims[1] != C || frt_shape_numel(G->dims, G->rank) != N * C)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: channel factor of another shape");
+    const float *xp = X->data, *gp = G->data;
+    float *yp = Y->data;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < cbn; k++) {
+            const float *g = gp + (n * cbn + k) * b;
+            float f[16];
+            int64_t valid = C - k * b < b ? C - k * b : b;
+            for (int64_t l = 0; l < b; l++) f[l] = l < valid ? g[l] : 0.0f;
+            const float *xr = xp + (n * cbn + k) * sp * b;
+            float *yr = yp + (n * cbn + k) * sp * b;
+            if (b == 16) {
+                for (int64_t i = 0; i < sp; i++)
+                    for (int l = 0; l < 16; l++) yr[i * 16 + l] = xr[i * 16 + l] * f[l];
+            } else {
+                for (int64_t i = 0; i < sp; i++)
+                    for (int64_t l = 0; l < b; l++) yr[i * b + l] = xr[i * b + l] * f[l];
+            }
+        }
+    return FRT_OK;
+}
+
+static bool all_zero_pads(const frt_op_ctx *c) {
+    const int64_t *p = NULL;
+    size_t n = 0;
+    if (c->opset >= 11) {
+        const frt_value *pv = c->n_in > 1 ? c->in[1] : NULL;
+        if (!pv || !pv->data || pv->dtype != FRT_INT64 || pv->rank != 1) return false;
+        p = pv->data;
+        n = (size_t)pv->dims[0];
+        if (c->n_in > 3 && c->in[3]) return false; /* axes */
+    } else {
+        p = frt_attr_ints(c->node, "pads", &n);
+    }
+    if (!p || n == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0) return false;
+    return true;
+}
+
+static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                             const frt_layout *L) {
+    const frt_value *Y = c->out[0];
+    if (c->n_out != 1 || !Y || !is_image(Y) || c->n_in < 1 || !c->in[0])
+        return decline(c, "needs a float32 image output with dims known at load");
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    if (!strcmp(def->op_type, "Pad")) {
+        if (c->in[0]->layout != L || !same_dims(c->in[0], Y) || !all_zero_pads(c))
+            return decline(c, "not a zero Pad of blocked data");
+        k->name = "copy";
+        k->fn = copy_run;
+    } else { /* Mul */
+        if (c->n_in != 2 || !c->in[1]) return decline(c, "Mul needs two inputs");
+        int big = same_dims(c->in[0], Y) ? 0 : 1;
+        const frt_value *X = c->in[big], *G = c->in[1 - big];
+        if (!same_dims(X, Y) || X->layout != L || G->layout != L || G->rank != X->rank ||
+            !frt_shape_known(G) || G->dims[0] != X->dims[0] || G->dims[1] != X->dims[1] ||
+            frt_shape_numel(G->dims, G->rank) != G->dims[0] * G->dims[1] || X->rank < 3)
+            return decline(c, "not a blocked per-channel Mul");
+        int *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
+        if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        *sw = big;
+        k->params = sw;
+        in[1] = L;
+        k->name = "channel_mul";
+        k->fn = chanmul_run;
+    }
+    in[0] = L;
+    out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    return FRT_OK;
+}
+
 /* ---- the provider ------------------------------------------------------------------------------ */
 
 static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, frt_op_ctx *c,
@@ -728,8 +825,11 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
     if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool"))
         return pool_select(def, c, k, L);
     if (!strcmp(t, "BatchNormalization")) return bn_select(def, c, k, L);
-    if (!strcmp(t, "Concat") || is_op(t, k_unary) || is_op(t, k_binary))
-        return wrap_select(def, c, k, L);
+    if (!strcmp(t, "Concat") || is_op(t, k_unary) || is_op(t, k_binary)) {
+        frt_status st = wrap_select(def, c, k, L);
+        if (st != FRT_DECLINE || strcmp(t, "Mul") != 0) return st;
+    }
+    if (!strcmp(t, "Pad") || !strcmp(t, "Mul")) return own_select(def, c, k, L);
     return decline(c, "op not covered");
 }
 
