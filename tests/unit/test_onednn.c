@@ -295,6 +295,54 @@ static void test_blocks(void) {
     CHECK_MSG(r.reorders == 2, "blocks: %d reorders", r.reorders);
 }
 
+/* Fused SiLU and HardSigmoid conv activations (fuse_cnn.c; HardSwish needs opset 14, these
+ * models are opset 13), squeeze-and-excitation
+ * (GlobalAveragePool -> 1x1 conv -> Sigmoid -> per-channel Mul on blocked data) and an all-zero
+ * Pad before an AveragePool, 48 channels. */
+static void test_cnn_ops(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 16, 15, 13};
+    conv_spec c1 = {16, 48, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Sigmoid", "sg1", "a1", NULL, "s1");
+    add_op(&g, "Mul", "silu1", "a1", "s1", "b1");
+    conv_spec c2 = {48, 48, 3, 3, 48, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    add_op(&g, "Relu", "relu", "a2", NULL, "b2");
+    const char *gin[] = {"b2", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec c3 = {48, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c3", "p", "q", &c3);
+    add_op(&g, "Sigmoid", "sg3", "q", NULL, "r");
+    add_op(&g, "Mul", "se", "b2", "r", "e");
+    conv_spec c4 = {48, 32, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "e", "a4", &c4);
+    const char *hin[] = {"a4", NULL}, *hout[] = {"b4", NULL};
+    ob_buf hn = ob_node("HardSigmoid", NULL, "hsig", hin, hout);
+    attr_float(&hn, "alpha", 0.25f);
+    attr_float(&hn, "beta", 0.375f);
+    ob_msg(&g, OB_NODE, &hn);
+    int64_t zeros[8] = {0};
+    ob_buf pt = {0};
+    ob_int(&pt, 1, 8);
+    ob_int(&pt, 2, 7);
+    ob_str(&pt, 8, "pads");
+    ob_bytes(&pt, 9, zeros, sizeof zeros);
+    ob_msg(&g, OB_INIT, &pt);
+    add_op(&g, "Pad", "pad", "b4", "pads", "c");
+    add_pool(&g, "AveragePool", "ap", "c", "y", 2, 2, NULL, 0, 0);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("cnn_ops", ob_model(&g), xd, 4, outs, &r);
+    /* c1..c4 with their activations, GlobalAveragePool, Sigmoid, the per-channel Mul, Pad and
+       AveragePool; reorders: X to blocked and y to plain */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps >= 9, "cnn_ops: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "cnn_ops: %d reorders", r.reorders);
+}
+
 /* 1-D convolution (rank 3) with stride, dilation and padding; 7 channels. */
 static void test_conv1d(void) {
     ob_buf g = {0};
@@ -337,6 +385,7 @@ int main(void) {
     test_chain(2);
     test_blocks();
     test_conv1d();
+    test_cnn_ops();
     test_shapes();
     TEST_MAIN_END();
 }

@@ -329,12 +329,19 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         return decline(c, "needs a constant float32 bias");
     if (fused && (!Z || !is_image(Z) || Z->layout != L))
         return decline(c, "the sum input is not in the blocked layout");
-    int a;
-    float alpha = 0, beta = 0;
+    /* the fused activation as eltwise post-ops (a2: a second one, for HardSigmoid) */
+    int a = 0, a2 = 0;
+    float alpha = 0, beta = 0, alpha2 = 0, beta2 = 0;
     switch (n->act.kind) {
-    case FRT_ACT_NONE: a = 0; break;
+    case FRT_ACT_NONE: break;
     case FRT_ACT_RELU: a = dnnl_eltwise_relu; break;
     case FRT_ACT_CLIP: a = dnnl_eltwise_clip; alpha = n->act.lo; beta = n->act.hi; break;
+    case FRT_ACT_SILU: a = dnnl_eltwise_swish; alpha = 1.0f; break; /* x sigmoid(1 x) */
+    case FRT_ACT_HARDSWISH: a = dnnl_eltwise_hardswish; break;
+    case FRT_ACT_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
+        a = dnnl_eltwise_linear, alpha = n->act.lo, beta = n->act.hi;
+        a2 = dnnl_eltwise_clip, alpha2 = 0.0f, beta2 = 1.0f;
+        break;
     default: return decline(c, "fused activation kind not mapped to a oneDNN post-op");
     }
     int nsp = X->rank - 2;
@@ -382,6 +389,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     ds = dnnl_success;
     if (fused) ds = dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst);
     if (!ds && a) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a, alpha, beta);
+    if (!ds && a2) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a2, alpha2, beta2);
     if (!ds) ds = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_primitive_desc_t pd = NULL;
     if (!ds) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
