@@ -5,7 +5,8 @@
  * Built when the CMake option FRT_USE_DNNL is ON (FRT_HAVE_DNNL=1); see docs/dependencies.md.
  *
  * At run time the provider is off when the environment variable FRT_DNNL is "0" or "off" (read at
- * each model load): frt_default_providers() then lists the builtin provider only. */
+ * each model load): frt_default_providers() then lists the builtin provider only. For debugging,
+ * FRT_DNNL_SKIP="Op1,Op2" leaves those op types to the next provider. */
 #ifndef FRT_OPS_ONEDNN_H
 #define FRT_OPS_ONEDNN_H
 
