@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building flatrt needs on Debian 12 (as root, or with sudo); with --test also what
+# Installs what building flatrt needs on Debian 12 (as root, or with sudo; libdnnl-dev is the
+# optional oneDNN provider, docs/dependencies.md); with --test also what
 # the test suite needs (Debian's Python, numpy, onnx, torch, torchvision, sklearn for exporting
 # the model zoo); with --fuzz clang and its runtimes for the libFuzzer targets; with --valgrind
 # valgrind (scripts/valgrind.sh). Safe to run again: it installs only what is missing.
 set -euo pipefail
-pkgs=(build-essential cmake libopenblas-dev)
+pkgs=(build-essential cmake libopenblas-dev libdnnl-dev)
 for arg in "$@"; do
   case "$arg" in
     --test) pkgs+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision

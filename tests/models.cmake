@@ -12,10 +12,17 @@ add_test(NAME models.export
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/models/export_zoo.py ${FRT_MODELS_DIR})
 set_tests_properties(models.export PROPERTIES FIXTURES_SETUP frt_models LABELS e2e TIMEOUT 1800)
 
+# With the oneDNN provider built (FRT_USE_DNNL), each model also runs with it switched off
+# (e2e.<name>.nodnnl, FRT_DNNL=0): the own kernels alone must match PyTorch too.
 function(frt_e2e_test name)
   add_test(NAME e2e.${name} COMMAND check_model ${ARGN})
   set_tests_properties(e2e.${name} PROPERTIES FIXTURES_REQUIRED frt_models LABELS e2e TIMEOUT 600
                        ENVIRONMENT FRT_CHECK_PLAN=1)
+  if(FRT_USE_DNNL)
+    add_test(NAME e2e.${name}.nodnnl COMMAND check_model ${ARGN})
+    set_tests_properties(e2e.${name}.nodnnl PROPERTIES FIXTURES_REQUIRED frt_models
+                         LABELS "e2e;nodnnl" TIMEOUT 600 ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_DNNL=0")
+  endif()
 endfunction()
 frt_e2e_test(deep_wide ${FRT_MODELS_DIR}/deep_wide)
 frt_e2e_test(deep_wide_batch8 ${FRT_MODELS_DIR}/deep_wide --in in8 --ref ref8)
@@ -29,6 +36,9 @@ frt_e2e_test(squeezenet1_1 ${FRT_MODELS_DIR}/squeezenet1_1)
 frt_e2e_test(squeezenet1_1_greedy ${FRT_MODELS_DIR}/squeezenet1_1 --planner greedy)
 frt_e2e_test(resnet50_greedy ${FRT_MODELS_DIR}/resnet50 --planner greedy)
 frt_e2e_test(mobilenet_v2_greedy ${FRT_MODELS_DIR}/mobilenet_v2 --planner greedy)
+# densenet121: channel Concat between convolutions (blocked concat with the oneDNN provider)
+frt_e2e_test(densenet121 ${FRT_MODELS_DIR}/densenet121)
+frt_e2e_test(densenet121_threads2 ${FRT_MODELS_DIR}/densenet121 --threads 2)
 # Empty batch (policy in docs/reliability.md): a symbolic dim of 0 runs every op family on empty
 # tensors and returns empty outputs.
 frt_e2e_test(all_ops_dyn ${FRT_MODELS_DIR}/all_ops_dyn)

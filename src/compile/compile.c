@@ -510,6 +510,9 @@ static frt_status select_all(frt_compile_ctx *cx, frt_graph *g, const frt_op_def
         frt_kernel k;
         st = select_node(cx, def, &c, &k);
         if (st) return st;
+        /* later selections see the layout this kernel writes (a provider may follow it) */
+        for (int j = 0; j < n->n_out && k.out_layouts; j++)
+            if (n->out[j] >= 0) g->values[n->out[j]].v.layout = k.out_layouts[j];
         for (int j = 0; j < frt_node_n_reads(n); j++) {
             int32_t v = n->in[j];
             if (v < 0) continue;

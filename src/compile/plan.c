@@ -14,8 +14,9 @@
  *    - none: every tensor its own range, no in-place, no concat in place.
  * All work arrays are allocated once per runtime (frt_plan_init), so re-planning for new shapes
  * never touches the heap. Sizes are physical sizes in each value's layout (frt_value_nbytes,
- * padding included), rounded up to 64 bytes per root. Values in a non-plain layout are never
- * concat slices and share in place only with an input of the same layout. */
+ * padding included), rounded up to 64 bytes per root. Values in a non-plain layout are concat
+ * slices only along the channels of a channel-blocked Concat whose inputs hold whole blocks, and
+ * share in place only with an input of the same layout. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,20 @@ static bool inside_slice(const frt_plan *p, int32_t v) {
     return false;
 }
 
+/* A Concat along the channels (axis 1) of channel-blocked values whose every input has the
+ * output's layout and a channel count that is a multiple of the block. */
+static bool whole_blocks(const frt_step *s, const frt_value *values, const frt_value *ov,
+                         int32_t axis) {
+    if (axis != 1 || ov->layout->block <= 0) return false;
+    for (int j = 0; j < s->n_in; j++) {
+        int32_t u = s->in[j];
+        if (u < 0 || values[u].layout != ov->layout || values[u].rank < 2 ||
+            values[u].dims[1] % ov->layout->block)
+            return false;
+    }
+    return true;
+}
+
 /* Concats are visited last to first, so in DenseNet-style blocks the final (largest) Concat owns
  * the storage and each earlier Concat of a prefix of the same inputs becomes a view of that
  * prefix (case B below); no copy is left in the block. */
@@ -112,7 +127,10 @@ static void concat_in_place(const frt_program *prog, const frt_value *values, fr
         int32_t o = s->out[0];
         if (o < 0 || prog->vclass[o] != FRT_VC_MANAGED || p->parent[o] >= 0 || s->n_in < 1) continue;
         const frt_value *ov = &values[o];
-        if (axis >= ov->rank || ov->layout) continue; /* slices are contiguous in plain only */
+        if (axis >= ov->rank) continue;
+        /* slices are contiguous in plain, and in a channel-blocked layout along channels when
+           every input holds whole blocks (no padding) */
+        if (ov->layout && !whole_blocks(s, values, ov, axis)) continue;
         int64_t outer = 1;
         for (int d = 0; d < axis; d++) outer *= ov->dims[d];
         if (outer != 1) continue; /* slices would not be contiguous */
@@ -121,7 +139,7 @@ static void concat_in_place(const frt_program *prog, const frt_value *values, fr
         for (int j = 0; j < s->n_in && ok; j++) {
             int32_t u = s->in[j];
             if (u < 0 || prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u ||
-                prog->def_pos[u] >= (int32_t)pos || values[u].layout)
+                prog->def_pos[u] >= (int32_t)pos || values[u].layout != ov->layout)
                 ok = false;
             for (int k = 0; k < j && ok; k++)
                 if (s->in[k] == u) ok = false;

@@ -33,12 +33,42 @@ static size_t blocked_nbytes(const frt_value *v, int64_t b) {
     return (size_t)e * es;
 }
 
+/* 4-byte elements: one block of b channels at a time, the b plane rows read (or written) side by
+ * side and the blocked rows written (or read) contiguously; padding lanes are zero. */
+static void blocked_copy4(const frt_value *plain, const frt_value *blk, int64_t b, int64_t n,
+                          int64_t cb, int64_t sp, bool to_blocked) {
+    int64_t C = plain->dims[1];
+    uint32_t *P = plain->data, *B = blk->data;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < cb; k++) {
+            int64_t c0 = k * b, nc = C - c0 < b ? C - c0 : b;
+            uint32_t *pp = P + (i * C + c0) * sp, *bp = B + (i * cb + k) * sp * b;
+            if (to_blocked) {
+                for (int64_t s = 0; s < sp; s++) {
+                    uint32_t *row = bp + s * b;
+                    int64_t l = 0;
+                    for (; l < nc; l++) row[l] = pp[l * sp + s];
+                    for (; l < b; l++) row[l] = 0;
+                }
+            } else {
+                for (int64_t s = 0; s < sp; s++) {
+                    const uint32_t *row = bp + s * b;
+                    for (int64_t l = 0; l < nc; l++) pp[l * sp + s] = row[l];
+                }
+            }
+        }
+}
+
 /* Copies between plain src/dst and blocked (to_blocked selects the direction). */
 static void blocked_copy(const frt_value *plain, const frt_value *blk, int64_t b, bool to_blocked) {
     int64_t n, cb, sp;
     if (!blocked_geom(plain, b, &n, &cb, &sp)) return;
     int64_t C = plain->dims[1];
     size_t es = frt_dtype_size(plain->dtype);
+    if (es == 4) {
+        blocked_copy4(plain, blk, b, n, cb, sp, to_blocked);
+        return;
+    }
     unsigned char *P = plain->data, *B = blk->data;
     if (to_blocked) memset(B, 0, frt_value_nbytes(blk));
     for (int64_t i = 0; i < n; i++)

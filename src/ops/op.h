@@ -111,6 +111,8 @@ typedef struct frt_kernel {
     /* Layouts, declared at select (NULL arrays: all plain). out_layouts[j]: the layout the kernel
      * writes output j in; in_layouts[j]: the layout it reads input j in (NULL entry = plain).
      * Compile inserts reorder steps where a producer's layout differs from what a reader needs.
+     * Selection runs in node order, and at select ctx->in[j]->layout is the layout the input's
+     * producer declared (plain for graph inputs and constants), so a kernel may follow it.
      * Arrays live in the model arena, n_out / n_in entries. */
     const frt_layout *const *out_layouts;
     const frt_layout *const *in_layouts;
@@ -265,8 +267,11 @@ typedef struct frt_provider {
 
 /* The builtin provider: def->select. */
 extern const frt_provider frt_provider_builtin;
-/* The default provider list (builtin only). */
+/* The default provider list: the oneDNN provider (when built and not switched off by FRT_DNNL=0,
+ * src/ops/onednn/onednn.h) planning for one intra-op thread, then builtin. */
 const frt_provider *const *frt_default_providers(size_t *n);
+/* The same for runtimes with num_threads intra-op threads (the model option). */
+const frt_provider *const *frt_providers_for_threads(int num_threads, size_t *n);
 
 /* ---- helpers for op implementations (src/ops/common.c) ---- */
 

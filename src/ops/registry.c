@@ -5,10 +5,12 @@
  * FRT_OP_SELECT_X is defined as 1 (e.g. -DFRT_OPS_ONLY -DFRT_OP_SELECT_Relu=1, or those defines
  * in a header named by FRT_OPS_SELECTION). The implementations of the others are then never
  * referenced, so their family objects drop out of a static link. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "op.h"
+#include "onednn/onednn.h"
 
 #ifdef FRT_OPS_SELECTION
 #include FRT_OPS_SELECTION
@@ -157,8 +159,32 @@ static frt_status builtin_select(const frt_provider *p, const frt_op_def *def, f
 
 const frt_provider frt_provider_builtin = {"builtin", builtin_select, NULL};
 
+/* The oneDNN provider planning for num_threads, then builtin; builtin only when oneDNN is not
+ * built or is switched off (FRT_DNNL=0). */
+enum { FRT_PROVIDER_LISTS = 257 };
+static const frt_provider *g_lists[FRT_PROVIDER_LISTS][2];
+static pthread_once_t g_lists_once = PTHREAD_ONCE_INIT;
+
+static void lists_init(void) {
+    for (int i = 1; i < FRT_PROVIDER_LISTS; i++) {
+        g_lists[i][0] = frt_onednn_provider(i);
+        g_lists[i][1] = &frt_provider_builtin;
+    }
+}
+
+const frt_provider *const *frt_providers_for_threads(int num_threads, size_t *n) {
+    static const frt_provider *const builtin_only[] = {&frt_provider_builtin};
+    if (frt_onednn_enabled() && num_threads >= 1 && num_threads < FRT_PROVIDER_LISTS) {
+        pthread_once(&g_lists_once, lists_init);
+        if (g_lists[num_threads][0]) {
+            *n = 2;
+            return g_lists[num_threads];
+        }
+    }
+    *n = 1;
+    return builtin_only;
+}
+
 const frt_provider *const *frt_default_providers(size_t *n) {
-    static const frt_provider *const list[] = {&frt_provider_builtin};
-    *n = sizeof list / sizeof list[0];
-    return list;
+    return frt_providers_for_threads(1, n);
 }

@@ -103,7 +103,7 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
 
     frt_compile_stats cs;
     size_t n_prov;
-    const frt_provider *const *prov = frt_default_providers(&n_prov);
+    const frt_provider *const *prov = frt_providers_for_threads(m->opt.num_threads, &n_prov);
     st = frt_compile_blocks(g, &m->opt, prov, n_prov, src, &m->arena, &m->blocks, &m->n_blocks,
                             &cs);
     if (st) return st;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "compile/program.h"
+#include "ops/onednn/onednn.h"
 #include "test_util.h"
 
 static int has(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
@@ -216,7 +217,13 @@ static void test_decline_chain(void) {
     net_build(&t, 0);
     size_t nd;
     const frt_provider *const *dl = frt_default_providers(&nd);
-    CHECK(nd == 1 && dl[0] == &frt_provider_builtin);
+    /* builtin last; the oneDNN provider first when built, unless FRT_DNNL=0 */
+    CHECK(nd == (frt_onednn_enabled() ? 2u : 1u) && dl[nd - 1] == &frt_provider_builtin);
+    CHECK(nd == 1 || strcmp(dl[0]->name, "onednn") == 0);
+    setenv("FRT_DNNL", "0", 1);
+    size_t nd0;
+    CHECK(frt_default_providers(&nd0)[0] == &frt_provider_builtin && nd0 == 1);
+    unsetenv("FRT_DNNL");
     CHECK_OK(compile_with(&t, dl, nd, &p));
     r = step_of(&p, "relu0");
     CHECK(r && r->k.fn != relu_kernel && !has(r->k.name, ":") && !r->k.destroy);

@@ -1,0 +1,876 @@
+/* The oneDNN provider (see onednn.h).
+ *
+ * Layout: activations between the provider's kernels are channel-blocked, L = nChw16c on the
+ * AVX-512 tier and nChw8c on the AVX2 tier (src/ir/layout.c: [N, ceil(C/b), S..., b], the last
+ * block zero-padded; byte for byte oneDNN's nChw16c / nChw8c). Conv and FusedConv always write L;
+ * they read L, or plain when the producer is plain and C < b (the first convolution of an image
+ * model: oneDNN's kernels for few input channels take plain data). Pooling, BatchNormalization,
+ * the elementwise ops and Concat are taken only when their data input already is in L (their
+ * producer declared it, see op.h), so a plain chain stays plain and costs no reorder. The layout
+ * pass (src/compile/layout.c) inserts reorders wherever a reader needs plain data.
+ *
+ * Shapes: the primitives are built at select for the load-time dims, which must all be known
+ * (the provider declines otherwise), for one image (N = 1); a run with batch N executes them N
+ * times on consecutive images (each image is contiguous in both layouts). A run whose C/H/W
+ * differ from the load-time ones fails with FRT_ERR_SHAPE.
+ *
+ * Primitives, weights (reordered once at select into the layout the primitive chose, in the
+ * model arena: const_copied) and weight/bias memory objects are immutable after select and
+ * shared by every runtime. The user-mode scratchpad is the step's scratch (k.scratch). Per run
+ * a kernel wraps its activation buffers in oneDNN memory objects (dnnl_memory_create, released
+ * after the call) and executes on a per-thread stream (created on a thread's first run).
+ * oneDNN's own dnnl_primitive_execute allocates a few small blocks per call (its argument map);
+ * a model whose steps use the provider therefore allocates in steady state (docs/dependencies.md).
+ *
+ * Threads: Debian's oneDNN runs on OpenMP and plans each primitive's work split for the calling
+ * thread's omp_get_max_threads() when the primitive is created. Select sets it (omp_set_num_threads,
+ * a per-thread setting) to the model's intra-op thread count (the provider's ctx) before creating
+ * primitives, and every kernel sets it to its runtime's pool size before executing, so a 1-thread
+ * model runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads
+ * do not share a team. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onednn.h"
+
+#if FRT_HAVE_DNNL
+#include <dnnl.h>
+
+#include "util/threadpool.h"
+
+/* ---- engine, streams, threads ---------------------------------------------------------------- */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t g_engine;
+static pthread_key_t g_stream_key;
+static void (*g_omp_set)(int);
+
+static void stream_free(void *s) { dnnl_stream_destroy(s); }
+
+static void engine_init(void) {
+    /* oneDNN follows the ISA cap (FRT_ISA=avx2 keeps it off AVX-512); must precede primitives */
+    if (frt_cpu_tier() < FRT_ISA_AVX512) dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) g_engine = NULL;
+    if (pthread_key_create(&g_stream_key, stream_free) != 0) g_engine = NULL;
+    /* libdnnl links libgomp, so its omp_set_num_threads is in the process */
+    *(void **)&g_omp_set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+}
+
+static dnnl_engine_t engine(void) {
+    pthread_once(&g_once, engine_init);
+    return g_engine;
+}
+
+/* This thread's stream (created on its first use, destroyed when the thread exits). */
+static dnnl_stream_t thread_stream(void) {
+    dnnl_stream_t s = pthread_getspecific(g_stream_key);
+    if (s) return s;
+    if (dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) != dnnl_success) return NULL;
+    if (pthread_setspecific(g_stream_key, s) != 0) {
+        dnnl_stream_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void set_threads(int n) {
+    if (g_omp_set) g_omp_set(n > 0 ? n : 1);
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+/* The blocked layout of tier isa (NULL below AVX2: the provider declines everything). */
+static const frt_layout *blocked_layout(frt_isa isa) {
+    return isa >= FRT_ISA_AVX512 ? &frt_layout_nchw16c
+           : isa >= FRT_ISA_AVX2 ? &frt_layout_nchw8c
+                                 : NULL;
+}
+
+static dnnl_format_tag_t tag_of(const frt_layout *l) {
+    return l == &frt_layout_nchw16c ? dnnl_nChw16c : l == &frt_layout_nchw8c ? dnnl_nChw8c
+                                                                              : dnnl_nchw;
+}
+
+static frt_status decline(const frt_op_ctx *c, const char *why) {
+    frt_error(FRT_ERR_UNSUPPORTED, "onednn: node '%s' (%s): %s", c->node->name,
+              c->node->op_type, why);
+    return FRT_DECLINE;
+}
+
+/* Dims of a rank-3/4 activation as one 2-D image: C, H, W (H = 1 for rank 3). */
+static void image_dims(const frt_value *v, int64_t *C, int64_t *H, int64_t *W) {
+    *C = v->dims[1];
+    *H = v->rank == 4 ? v->dims[2] : 1;
+    *W = v->dims[v->rank - 1];
+}
+
+static bool is_image(const frt_value *v) {
+    return v && v->dtype == FRT_FLOAT32 && (v->rank == 3 || v->rank == 4) &&
+           frt_shape_known(v) && v->dims[0] > 0;
+}
+
+static const frt_layout **layouts(frt_arena *a, int n) {
+    const frt_layout **l = frt_arena_array(a, (size_t)n + 1, sizeof *l);
+    if (l) memset(l, 0, ((size_t)n + 1) * sizeof *l);
+    return l;
+}
+
+/* Bytes of one image (all dims but N) of v in layout l. */
+static size_t image_bytes(const frt_value *v, const frt_layout *l) {
+    frt_value t = *v;
+    t.dims[0] = 1;
+    t.numel = frt_shape_numel(t.dims, t.rank);
+    t.layout = l;
+    return frt_value_nbytes(&t);
+}
+
+static frt_status dnnl_fail(const frt_op_ctx *c, const char *what, dnnl_status_t s) {
+    return frt_op_fail(c, s == dnnl_out_of_memory ? FRT_ERR_NO_MEMORY : FRT_ERR_INTERNAL,
+                       "onednn: %s failed (status %d)", what, (int)s);
+}
+
+/* A primitive with its memory descriptors: what every kernel of this file holds. */
+typedef struct dn_prim {
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t src_md, dst_md, sp_md;
+    size_t sp_bytes;
+    int64_t C, H, W;            /* input image dims at select */
+    int64_t OC, OH, OW;         /* output image dims */
+    size_t in_img, out_img;     /* bytes of one input / output image in its layout */
+} dn_prim;
+
+/* Creates the primitive of pd into p (pd is destroyed). */
+static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
+    p->src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    p->dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    p->sp_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->sp_bytes = dnnl_memory_desc_get_size(&p->sp_md);
+    dnnl_status_t s = dnnl_primitive_create(&p->prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    if (s != dnnl_success) p->prim = NULL;
+    return s;
+}
+
+static dnnl_primitive_attr_t user_scratch_attr(void) {
+    dnnl_primitive_attr_t a;
+    if (dnnl_primitive_attr_create(&a) != dnnl_success) return NULL;
+    dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+    return a;
+}
+
+static size_t prim_scratch(const frt_step *s, const frt_value *values) {
+    const dn_prim *p = s->k.params;
+    return p->sp_bytes;
+}
+
+/* Checks that a run's input has the load-time image dims. */
+static frt_status check_image(const frt_step *s, const dn_prim *p, const frt_value *X) {
+    int64_t C, H, W;
+    image_dims(X, &C, &H, &W);
+    if (C != p->C || H != p->H || W != p->W)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: input image %lldx%lldx%lld differs from "
+                             "the load-time %lldx%lldx%lld", (long long)C, (long long)H,
+                             (long long)W, (long long)p->C, (long long)p->H, (long long)p->W);
+    return FRT_OK;
+}
+
+/* Executes p once per image of X (batch N) with the extra arguments extra[0..n_extra); when
+ * z_arg != 0, the value zin (same layout and size as the output) is passed per image under that
+ * argument. */
+typedef struct dn_extra {
+    int arg;
+    dnnl_memory_t mem;
+} dn_extra;
+
+static frt_status run_images(const frt_step *s, frt_exec *x, const dn_prim *p,
+                             const dn_extra *extra, int n_extra, int z_arg,
+                             const dnnl_memory_desc_t *z_md, const frt_value *zin) {
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    frt_status st = check_image(s, p, X);
+    if (st) return st;
+    dnnl_stream_t stream = thread_stream();
+    if (!stream) return frt_step_fail(s, FRT_ERR_NO_MEMORY, "onednn: no stream");
+    set_threads(frt_threadpool_size(x->tp));
+    dnnl_exec_arg_t args[8];
+    int na = 0;
+    for (int i = 0; i < n_extra; i++) args[na++] = (dnnl_exec_arg_t){extra[i].arg, extra[i].mem};
+    dnnl_memory_t ms = NULL, md = NULL, msp = NULL, mz = NULL;
+    dnnl_engine_t e = g_engine;
+    dnnl_status_t ds = dnnl_memory_create(&ms, &p->src_md, e, DNNL_MEMORY_NONE);
+    if (!ds) ds = dnnl_memory_create(&md, &p->dst_md, e, DNNL_MEMORY_NONE);
+    if (!ds && p->sp_bytes) ds = dnnl_memory_create(&msp, &p->sp_md, e, x->scratch);
+    if (!ds && z_arg) ds = dnnl_memory_create(&mz, z_md, e, DNNL_MEMORY_NONE);
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, ms};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, md};
+    if (msp) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, msp};
+    if (mz) args[na++] = (dnnl_exec_arg_t){z_arg, mz};
+    for (int64_t n = 0; n < X->dims[0] && !ds; n++) {
+        ds = dnnl_memory_set_data_handle(ms, (char *)X->data + (size_t)n * p->in_img);
+        if (!ds) ds = dnnl_memory_set_data_handle(md, (char *)Y->data + (size_t)n * p->out_img);
+        if (!ds && mz) ds = dnnl_memory_set_data_handle(mz, (char *)zin->data + (size_t)n * p->out_img);
+        if (!ds) ds = dnnl_primitive_execute(p->prim, stream, na, args);
+    }
+    if (!ds) ds = dnnl_stream_wait(stream);
+    dnnl_memory_destroy(ms);
+    dnnl_memory_destroy(md);
+    dnnl_memory_destroy(msp);
+    dnnl_memory_destroy(mz);
+    if (ds)
+        return frt_step_fail(s, ds == dnnl_out_of_memory ? FRT_ERR_NO_MEMORY : FRT_ERR_INTERNAL,
+                             "onednn: execution failed (status %d)", (int)ds);
+    return FRT_OK;
+}
+
+/* ---- Conv / FusedConv --------------------------------------------------------------------------- */
+
+typedef struct dn_conv {
+    dn_prim p;                  /* first: prim_scratch reads it */
+    dnnl_memory_t wmem, bmem;   /* reordered weights and bias (model arena), read-only */
+    dnnl_memory_desc_t z_md;    /* FusedConv: the sum input (the output's layout) */
+    int has_z;
+} dn_conv;
+
+static void conv_destroy(void *params) {
+    dn_conv *p = params;
+    if (p->p.prim) dnnl_primitive_destroy(p->p.prim);
+    if (p->wmem) dnnl_memory_destroy(p->wmem);
+    if (p->bmem) dnnl_memory_destroy(p->bmem);
+}
+
+static frt_status conv_run(const frt_step *s, frt_exec *x) {
+    const dn_conv *p = s->k.params;
+    dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
+    const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
+    return run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
+                      p->has_z ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1) : 0,
+                      &p->z_md, z);
+}
+
+/* Spatial attributes shared by Conv and the pools; k* from kernel_shape (or W). Returns false with
+ * a reason when an attribute is out of what the provider maps. */
+typedef struct spatial {
+    int64_t k[2], s[2], d[2], pb[2], pe[2];
+    int auto_pad;               /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+} spatial;
+
+static const char *read_spatial(const frt_node *n, int nsp, const int64_t *kdefault,
+                                spatial *sp) {
+    for (int i = 0; i < 2; i++) {
+        sp->k[i] = 1;
+        sp->s[i] = sp->d[i] = 1;
+        sp->pb[i] = sp->pe[i] = 0;
+    }
+    size_t cnt;
+    const int64_t *v = frt_attr_ints(n, "kernel_shape", &cnt);
+    if (v && cnt != (size_t)nsp) return "kernel_shape of the wrong length";
+    for (int i = 0; i < nsp; i++) sp->k[2 - nsp + i] = v ? v[i] : kdefault ? kdefault[i] : 0;
+    v = frt_attr_ints(n, "strides", &cnt);
+    if (v && cnt != (size_t)nsp) return "strides of the wrong length";
+    for (int i = 0; v && i < nsp; i++) sp->s[2 - nsp + i] = v[i];
+    v = frt_attr_ints(n, "dilations", &cnt);
+    if (v && cnt != (size_t)nsp) return "dilations of the wrong length";
+    for (int i = 0; v && i < nsp; i++) sp->d[2 - nsp + i] = v[i];
+    v = frt_attr_ints(n, "pads", &cnt);
+    if (v && cnt != (size_t)(2 * nsp)) return "pads of the wrong length";
+    for (int i = 0; v && i < nsp; i++) {
+        sp->pb[2 - nsp + i] = v[i];
+        sp->pe[2 - nsp + i] = v[nsp + i];
+    }
+    const char *ap = frt_attr_string(n, "auto_pad", "NOTSET");
+    sp->auto_pad = !strcmp(ap, "NOTSET")       ? 0
+                   : !strcmp(ap, "SAME_UPPER") ? 1
+                   : !strcmp(ap, "SAME_LOWER") ? 2
+                   : !strcmp(ap, "VALID")      ? 3
+                                               : -1;
+    if (sp->auto_pad < 0) return "unknown auto_pad";
+    for (int i = 0; i < 2; i++)
+        if (sp->k[i] < 1 || sp->s[i] < 1 || sp->d[i] < 1 || sp->pb[i] < 0 || sp->pe[i] < 0 ||
+            sp->k[i] > 4096 || sp->s[i] > 4096 || sp->d[i] > 4096 || sp->pb[i] > 4096 ||
+            sp->pe[i] > 4096)
+            return "kernel, stride, dilation or pad out of the mapped range";
+    return NULL;
+}
+
+/* oneDNN's left / right pads of axis i for input size in and output size out (the right pad
+ * follows from the output size, so ceil-mode pooling and auto_pad come out right). */
+static void pads_for(const spatial *sp, int i, int64_t in, int64_t out, int64_t *pl, int64_t *pr) {
+    int64_t keff = (sp->k[i] - 1) * sp->d[i] + 1;
+    int64_t l = sp->pb[i];
+    if (sp->auto_pad == 1 || sp->auto_pad == 2) {
+        int64_t total = (out - 1) * sp->s[i] + keff - in;
+        if (total < 0) total = 0;
+        l = sp->auto_pad == 1 ? total / 2 : total - total / 2;
+    } else if (sp->auto_pad == 3) {
+        l = 0;
+    }
+    *pl = l;
+    /* a negative right pad (the last input columns unused) is given as 0: with floor division
+       the output size is the same */
+    int64_t r = (out - 1) * sp->s[i] + keff - in - l;
+    *pr = r < 0 ? 0 : r;
+}
+
+static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                              const frt_layout *L) {
+    const frt_node *n = c->node;
+    bool fused = strcmp(def->op_type, "FusedConv") == 0;
+    const frt_value *X = c->in[0], *Wt = c->n_in > 1 ? c->in[1] : NULL;
+    const frt_value *B = c->n_in > 2 ? c->in[2] : NULL, *Z = fused && c->n_in > 3 ? c->in[3] : NULL;
+    const frt_value *Y = c->out[0];
+    if (c->n_out != 1 || !is_image(X) || !Y || !is_image(Y))
+        return decline(c, "needs float32 [N, C, (H,) W] with dims known at load");
+    if (!Wt || !Wt->data || Wt->dtype != FRT_FLOAT32 || Wt->rank != X->rank)
+        return decline(c, "needs constant float32 weights");
+    if (B && (!B->data || B->dtype != FRT_FLOAT32 || B->rank != 1))
+        return decline(c, "needs a constant float32 bias");
+    if (fused && (!Z || !is_image(Z) || Z->layout != L))
+        return decline(c, "the sum input is not in the blocked layout");
+    /* the fused activation as eltwise post-ops (a2: a second one, for HardSigmoid) */
+    int a = 0, a2 = 0;
+    float alpha = 0, beta = 0, alpha2 = 0, beta2 = 0;
+    switch (n->act.kind) {
+    case FRT_ACT_NONE: break;
+    case FRT_ACT_RELU: a = dnnl_eltwise_relu; break;
+    case FRT_ACT_CLIP: a = dnnl_eltwise_clip; alpha = n->act.lo; beta = n->act.hi; break;
+    case FRT_ACT_SILU: a = dnnl_eltwise_swish; alpha = 1.0f; break; /* x sigmoid(1 x) */
+    case FRT_ACT_HARDSWISH: a = dnnl_eltwise_hardswish; break;
+    case FRT_ACT_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
+        a = dnnl_eltwise_linear, alpha = n->act.lo, beta = n->act.hi;
+        a2 = dnnl_eltwise_clip, alpha2 = 0.0f, beta2 = 1.0f;
+        break;
+    default: return decline(c, "fused activation kind not mapped to a oneDNN post-op");
+    }
+    int nsp = X->rank - 2;
+    spatial sp;
+    const char *why = read_spatial(n, nsp, Wt->dims + 2, &sp);
+    if (why) return decline(c, why);
+    int64_t group = frt_attr_int(n, "group", 1);
+    int64_t C, H, W, OC, OH, OW;
+    image_dims(X, &C, &H, &W);
+    image_dims(Y, &OC, &OH, &OW);
+    int64_t M = Wt->dims[0], Cg = Wt->dims[1];
+    if (group < 1 || C % group || M % group || Cg * group != C || OC != M ||
+        sp.k[0] != (nsp == 2 ? Wt->dims[2] : 1) || sp.k[1] != Wt->dims[Wt->rank - 1] ||
+        (B && B->dims[0] != M))
+        return decline(c, "inconsistent group, weights or bias shape");
+    /* source layout: the producer's blocked data, or plain for a plain producer with few
+       channels, else blocked (the layout pass reorders) */
+    const frt_layout *Lin = X->layout == L || C >= L->block ? L : FRT_LAYOUT_PLAIN;
+
+    dnnl_memory_desc_t src, wei, bia, dst;
+    dnnl_dims_t sd = {1, C, H, W}, dd = {1, M, OH, OW}, bd = {M};
+    dnnl_status_t ds = dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag_of(Lin));
+    if (!ds) ds = dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, tag_of(L));
+    if (!ds) ds = dnnl_memory_desc_init_by_tag(&bia, 1, bd, dnnl_f32, dnnl_x);
+    dnnl_dims_t wd = {group, M / group, Cg, sp.k[0], sp.k[1]}, wd4 = {M, Cg, sp.k[0], sp.k[1]};
+    if (!ds) {
+        if (group > 1) ds = dnnl_memory_desc_init_by_tag(&wei, 5, wd, dnnl_f32, dnnl_format_tag_any);
+        else ds = dnnl_memory_desc_init_by_tag(&wei, 4, wd4, dnnl_f32, dnnl_format_tag_any);
+    }
+    dnnl_dims_t strides = {sp.s[0], sp.s[1]}, dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
+    pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
+    pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
+    dnnl_convolution_desc_t cd;
+    if (!ds)
+        ds = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                        dnnl_convolution_direct, &src, &wei,
+                                                        B ? &bia : NULL, &dst, strides, dil, pl, pr);
+    if (ds) return decline(c, "oneDNN rejects the convolution's geometry");
+    dnnl_primitive_attr_t attr = user_scratch_attr();
+    dnnl_post_ops_t po = NULL;
+    if (!attr || dnnl_post_ops_create(&po) != dnnl_success) {
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
+    }
+    ds = dnnl_success;
+    if (fused) ds = dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst);
+    if (!ds && a) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a, alpha, beta);
+    if (!ds && a2) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a2, alpha2, beta2);
+    if (!ds) ds = dnnl_primitive_attr_set_post_ops(attr, po);
+    dnnl_primitive_desc_t pd = NULL;
+    if (!ds) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds) return decline(c, "oneDNN has no convolution for these post-ops");
+
+    dn_conv *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) {
+        dnnl_primitive_desc_destroy(pd);
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    }
+    memset(p, 0, sizeof *p);
+    const dnnl_memory_desc_t wmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    ds = make_prim(&p->p, pd);
+    if (ds) return dnnl_fail(c, "creating the convolution", ds);
+    p->p.C = C, p->p.H = H, p->p.W = W, p->p.OC = M, p->p.OH = OH, p->p.OW = OW;
+    p->p.in_img = image_bytes(X, Lin);
+    p->p.out_img = image_bytes(Y, L);
+    p->z_md = dst;
+    p->has_z = fused;
+    /* weights: plain [G, Mg, Cg, kh, kw] -> the primitive's layout, once */
+    k->params = p;
+    k->destroy = conv_destroy;
+    size_t wbytes = dnnl_memory_desc_get_size(&wmd);
+    void *wbuf = frt_arena_alloc(c->arena, wbytes, 64);
+    if (!wbuf) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for weights");
+    dnnl_memory_desc_t wplain;
+    if (group > 1) ds = dnnl_memory_desc_init_by_tag(&wplain, 5, wd, dnnl_f32, dnnl_goihw);
+    else ds = dnnl_memory_desc_init_by_tag(&wplain, 4, wd4, dnnl_f32, dnnl_oihw);
+    dnnl_memory_t mu = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t rp = NULL;
+    dnnl_stream_t stream = thread_stream();
+    if (!stream) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: no stream");
+    if (!ds) ds = dnnl_memory_create(&mu, &wplain, g_engine, (void *)Wt->data);
+    if (!ds) ds = dnnl_memory_create(&p->wmem, &wmd, g_engine, wbuf);
+    if (!ds) ds = dnnl_reorder_primitive_desc_create(&rpd, &wplain, g_engine, &wmd, g_engine, NULL);
+    if (!ds) ds = dnnl_primitive_create(&rp, rpd);
+    if (!ds) {
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, mu}, {DNNL_ARG_TO, p->wmem}};
+        ds = dnnl_primitive_execute(rp, stream, 2, ra);
+        if (!ds) ds = dnnl_stream_wait(stream);
+    }
+    if (rp) dnnl_primitive_destroy(rp);
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    if (mu) dnnl_memory_destroy(mu);
+    if (ds) return dnnl_fail(c, "reordering the weights", ds);
+    k->const_copied = 1u << 1;
+    if (B) {
+        float *b = frt_arena_alloc(c->arena, (size_t)M * sizeof *b, 64);
+        if (!b) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for the bias");
+        memcpy(b, B->data, (size_t)M * sizeof *b);
+        ds = dnnl_memory_create(&p->bmem, &bia, g_engine, b);
+        if (ds) return dnnl_fail(c, "wrapping the bias", ds);
+    }
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    in[0] = Lin;
+    if (fused) in[3] = L;
+    out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->name = group == C && group > 1 ? "conv_dw" : "conv";
+    k->fn = conv_run;
+    k->scratch = prim_scratch;
+    return FRT_OK;
+}
+
+/* ---- pooling ----------------------------------------------------------------------------------- */
+
+typedef struct dn_pool {
+    dn_prim p;
+} dn_pool;
+
+static void pool_destroy(void *params) {
+    dn_pool *p = params;
+    if (p->p.prim) dnnl_primitive_destroy(p->p.prim);
+}
+
+static frt_status pool_run(const frt_step *s, frt_exec *x) {
+    const dn_pool *p = s->k.params;
+    return run_images(s, x, &p->p, NULL, 0, 0, NULL, NULL);
+}
+
+static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                              const frt_layout *L) {
+    const frt_node *n = c->node;
+    const frt_value *X = c->in[0], *Y = c->out[0];
+    if (c->n_out != 1 || !is_image(X) || !Y || !is_image(Y))
+        return decline(c, "needs float32 [N, C, (H,) W] with dims known at load, one output");
+    if (X->layout != L) return decline(c, "input not in the blocked layout");
+    int nsp = X->rank - 2;
+    bool global = strcmp(def->op_type, "GlobalAveragePool") == 0;
+    bool maxp = strcmp(def->op_type, "MaxPool") == 0;
+    int64_t C, H, W, OC, OH, OW;
+    image_dims(X, &C, &H, &W);
+    image_dims(Y, &OC, &OH, &OW);
+    spatial sp;
+    dnnl_alg_kind_t alg;
+    if (global) {
+        int64_t kd[2] = {H, W};
+        const char *why = read_spatial(n, 2, kd, &sp);
+        if (why) return decline(c, why);
+        alg = dnnl_pooling_avg_include_padding;
+    } else {
+        const char *why = read_spatial(n, nsp, NULL, &sp);
+        if (why) return decline(c, why);
+        if (frt_attr_int(n, "storage_order", 0) != 0) return decline(c, "storage_order");
+        alg = maxp ? dnnl_pooling_max
+              : frt_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+                                                        : dnnl_pooling_avg_exclude_padding;
+    }
+    dnnl_dims_t strides = {sp.s[0], sp.s[1]}, kern = {sp.k[0], sp.k[1]};
+    dnnl_dims_t dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
+    pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
+    pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
+    for (int i = 0; i < 2; i++) {
+        /* counting the pads: ONNX counts the explicit ones only, oneDNN every pad it is given */
+        if (alg == dnnl_pooling_avg_include_padding && !global && pr[i] != sp.pe[i] &&
+            sp.auto_pad == 0)
+            return decline(c, "count_include_pad with ceil_mode");
+        if (pl[i] >= kern[i] || pr[i] >= kern[i]) return decline(c, "pads as large as the kernel");
+    }
+    dnnl_memory_desc_t src, dst;
+    dnnl_dims_t sd = {1, C, H, W}, dd = {1, OC, OH, OW};
+    dnnl_status_t ds = dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag_of(L));
+    if (!ds) ds = dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, tag_of(L));
+    dnnl_pooling_v2_desc_t pdsc;
+    if (!ds)
+        ds = dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, &src, &dst,
+                                               strides, kern, dil, pl, pr);
+    if (ds) return decline(c, "oneDNN rejects the pooling geometry");
+    dnnl_primitive_attr_t attr = user_scratch_attr();
+    if (!attr) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
+    dnnl_primitive_desc_t pd = NULL;
+    ds = dnnl_primitive_desc_create(&pd, &pdsc, attr, g_engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds) return decline(c, "oneDNN has no pooling for this geometry");
+    dn_pool *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) {
+        dnnl_primitive_desc_destroy(pd);
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    }
+    memset(p, 0, sizeof *p);
+    ds = make_prim(&p->p, pd);
+    if (ds) return dnnl_fail(c, "creating the pooling", ds);
+    k->params = p;
+    k->destroy = pool_destroy;
+    p->p.C = C, p->p.H = H, p->p.W = W, p->p.OC = OC, p->p.OH = OH, p->p.OW = OW;
+    p->p.in_img = image_bytes(X, L);
+    p->p.out_img = image_bytes(Y, L);
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    in[0] = out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->name = global ? "global_avgpool" : maxp ? "maxpool" : "avgpool";
+    k->fn = pool_run;
+    k->scratch = prim_scratch;
+    return FRT_OK;
+}
+
+/* ---- BatchNormalization (inference) ------------------------------------------------------------ */
+
+typedef struct dn_bn {
+    dn_prim p;
+    dnnl_memory_t m[4];         /* scale, shift, mean, variance (model arena), read-only */
+} dn_bn;
+
+static void bn_destroy(void *params) {
+    dn_bn *p = params;
+    if (p->p.prim) dnnl_primitive_destroy(p->p.prim);
+    for (int i = 0; i < 4; i++)
+        if (p->m[i]) dnnl_memory_destroy(p->m[i]);
+}
+
+static frt_status bn_run(const frt_step *s, frt_exec *x) {
+    const dn_bn *p = s->k.params;
+    dn_extra ex[4] = {{DNNL_ARG_SCALE, p->m[0]}, {DNNL_ARG_SHIFT, p->m[1]},
+                      {DNNL_ARG_MEAN, p->m[2]}, {DNNL_ARG_VARIANCE, p->m[3]}};
+    return run_images(s, x, &p->p, ex, 4, 0, NULL, NULL);
+}
+
+static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                            const frt_layout *L) {
+    const frt_value *X = c->in[0], *Y = c->out[0];
+    if (c->n_out != 1 || c->n_in != 5 || !is_image(X) || !Y || !is_image(Y))
+        return decline(c, "needs float32 [N, C, (H,) W] with dims known at load, one output");
+    if (X->layout != L) return decline(c, "input not in the blocked layout");
+    if (frt_attr_int(c->node, "training_mode", 0)) return decline(c, "training_mode");
+    int64_t C, H, W;
+    image_dims(X, &C, &H, &W);
+    for (int i = 1; i < 5; i++)
+        if (!c->in[i] || !c->in[i]->data || c->in[i]->dtype != FRT_FLOAT32 ||
+            c->in[i]->rank != 1 || c->in[i]->dims[0] != C)
+            return decline(c, "needs constant float32 scale, bias, mean and variance");
+    float eps = frt_attr_float(c->node, "epsilon", 1e-5f);
+    dnnl_memory_desc_t src, vec;
+    dnnl_dims_t sd = {1, C, H, W}, vd = {C};
+    dnnl_status_t ds = dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag_of(L));
+    if (!ds) ds = dnnl_memory_desc_init_by_tag(&vec, 1, vd, dnnl_f32, dnnl_x);
+    dnnl_batch_normalization_desc_t bd;
+    if (!ds)
+        ds = dnnl_batch_normalization_forward_desc_init(
+            &bd, dnnl_forward_inference, &src, eps,
+            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+    if (ds) return decline(c, "oneDNN rejects the batch normalization");
+    dnnl_primitive_attr_t attr = user_scratch_attr();
+    if (!attr) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
+    dnnl_primitive_desc_t pd = NULL;
+    ds = dnnl_primitive_desc_create(&pd, &bd, attr, g_engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds) return decline(c, "oneDNN has no batch normalization here");
+    dn_bn *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    if (!p) {
+        dnnl_primitive_desc_destroy(pd);
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    }
+    memset(p, 0, sizeof *p);
+    ds = make_prim(&p->p, pd);
+    if (ds) return dnnl_fail(c, "creating the batch normalization", ds);
+    k->params = p;
+    k->destroy = bn_destroy;
+    p->p.C = p->p.OC = C, p->p.H = p->p.OH = H, p->p.W = p->p.OW = W;
+    p->p.in_img = p->p.out_img = image_bytes(X, L);
+    for (int i = 0; i < 4; i++) {
+        float *v = frt_arena_alloc(c->arena, (size_t)C * sizeof *v, 64);
+        if (!v) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        memcpy(v, c->in[i + 1]->data, (size_t)C * sizeof *v);
+        ds = dnnl_memory_create(&p->m[i], &vec, g_engine, v);
+        if (ds) return dnnl_fail(c, "wrapping the statistics", ds);
+    }
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    in[0] = out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->name = "batchnorm";
+    k->fn = bn_run;
+    k->scratch = prim_scratch;
+    return FRT_OK;
+}
+
+/* ---- builtin kernels on blocked data ------------------------------------------------------------
+ * With C a multiple of the block there is no padding, and an image in L holds the same elements
+ * as in plain order, permuted the same way for every tensor of that shape. So a builtin kernel
+ * that maps element i of its same-shape inputs to element i of its output (unary activations,
+ * same-shape binary arithmetic) computes the right blocked result; and Concat along channels
+ * copies the same byte ranges in both layouts (each input's channels are whole blocks). */
+
+static bool is_op(const char *t, const char *const *list) {
+    for (; *list; list++)
+        if (!strcmp(t, *list)) return true;
+    return false;
+}
+
+static const char *const k_unary[] = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
+                                      "HardSigmoid", "HardSwish", "Elu", "Neg", "Abs", "Silu",
+                                      NULL};
+static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div", NULL};
+
+static bool same_dims(const frt_value *a, const frt_value *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static frt_status wrap_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                              const frt_layout *L) {
+    bool unary = is_op(def->op_type, k_unary), binary = is_op(def->op_type, k_binary);
+    bool concat = !strcmp(def->op_type, "Concat");
+    const frt_value *Y = c->out[0];
+    if (c->n_out != 1 || !Y || !is_image(Y) || c->n_in < 1 || !c->in[0])
+        return decline(c, "needs a float32 image output with dims known at load");
+    uint32_t blocked = 0;
+    if (concat) {
+        int r = Y->rank;
+        if (frt_norm_axis(frt_attr_int(c->node, "axis", 0), r) != 1)
+            return decline(c, "concat not along channels");
+        for (int i = 0; i < c->n_in; i++) {
+            const frt_value *v = c->in[i];
+            if (!v || v->layout != L || !is_image(v) || v->dims[1] % L->block)
+                return decline(c, "an input is not blocked in whole channel blocks");
+            blocked |= 1u << i;
+        }
+    } else {
+        int nd = unary ? 1 : binary ? 2 : 0;
+        if (!nd || c->n_in < nd) return decline(c, "op not run on blocked data");
+        if (Y->dims[1] % L->block) return decline(c, "channels not a multiple of the block");
+        for (int i = 0; i < nd; i++) {
+            const frt_value *v = c->in[i];
+            if (!v || v->layout != L || !same_dims(v, Y))
+                return decline(c, "inputs not blocked with the output's shape");
+            blocked |= 1u << i;
+        }
+        for (int i = nd; i < c->n_in; i++)
+            if (c->in[i] && c->in[i]->layout) return decline(c, "a blocked parameter input");
+    }
+    frt_status st = def->select(c, k);
+    if (st == FRT_ERR_UNSUPPORTED) return FRT_DECLINE;
+    if (st) return st;
+    if (k->in_layouts || k->out_layouts || (k->flags & (FRT_K_VIEW | FRT_K_DYNAMIC_OUT))) {
+        if (k->destroy) k->destroy((void *)k->params);
+        memset(k, 0, sizeof *k);
+        return decline(c, "the builtin kernel is not elementwise");
+    }
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) {
+        if (k->destroy) k->destroy((void *)k->params);
+        memset(k, 0, sizeof *k);
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < c->n_in; i++)
+        if (blocked >> i & 1) in[i] = L;
+    out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    return FRT_OK;
+}
+
+/* ---- own kernels on blocked data ----------------------------------------------------------------
+ * Pad with all pads zero (an exporter's no-op before AveragePool): a copy of the blocked bytes.
+ * Mul of a [N, C, S...] image by a [N, C, 1...] per-channel factor (squeeze-and-excitation), both
+ * blocked: y[n][k][s][l] = x[n][k][s][l] * g[n][k][l]; padding lanes are written as zero. */
+
+static frt_status copy_run(const frt_step *s, frt_exec *x) {
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    size_t nb = frt_value_nbytes(X);
+    if (nb != frt_value_nbytes(Y))
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: copy between different sizes");
+    memcpy(Y->data, X->data, nb);
+    return FRT_OK;
+}
+
+static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
+    const int *swap = s->k.params; /* 1: the factor is input 0 */
+    const frt_value *X = &x->values[s->in[*swap ? 1 : 0]], *G = &x->values[s->in[*swap ? 0 : 1]];
+    frt_value *Y = &x->values[s->out[0]];
+    int64_t b = X->layout->block, N = X->dims[0], C = X->dims[1], cbn = (C + b - 1) / b, sp = 1;
+    for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
+    if (G->dims[0] != N || G->dims[1] != C || frt_shape_numel(G->dims, G->rank) != N * C)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: channel factor of another shape");
+    const float *xp = X->data, *gp = G->data;
+    float *yp = Y->data;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < cbn; k++) {
+            const float *g = gp + (n * cbn + k) * b;
+            float f[16];
+            int64_t valid = C - k * b < b ? C - k * b : b;
+            for (int64_t l = 0; l < b; l++) f[l] = l < valid ? g[l] : 0.0f;
+            const float *xr = xp + (n * cbn + k) * sp * b;
+            float *yr = yp + (n * cbn + k) * sp * b;
+            if (b == 16) {
+                for (int64_t i = 0; i < sp; i++)
+                    for (int l = 0; l < 16; l++) yr[i * 16 + l] = xr[i * 16 + l] * f[l];
+            } else {
+                for (int64_t i = 0; i < sp; i++)
+                    for (int64_t l = 0; l < b; l++) yr[i * b + l] = xr[i * b + l] * f[l];
+            }
+        }
+    return FRT_OK;
+}
+
+static bool all_zero_pads(const frt_op_ctx *c) {
+    const int64_t *p = NULL;
+    size_t n = 0;
+    if (c->opset >= 11) {
+        const frt_value *pv = c->n_in > 1 ? c->in[1] : NULL;
+        if (!pv || !pv->data || pv->dtype != FRT_INT64 || pv->rank != 1) return false;
+        p = pv->data;
+        n = (size_t)pv->dims[0];
+        if (c->n_in > 3 && c->in[3]) return false; /* axes */
+    } else {
+        p = frt_attr_ints(c->node, "pads", &n);
+    }
+    if (!p || n == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0) return false;
+    return true;
+}
+
+static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
+                             const frt_layout *L) {
+    const frt_value *Y = c->out[0];
+    if (c->n_out != 1 || !Y || !is_image(Y) || c->n_in < 1 || !c->in[0])
+        return decline(c, "needs a float32 image output with dims known at load");
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    if (!strcmp(def->op_type, "Pad")) {
+        if (c->in[0]->layout != L || !same_dims(c->in[0], Y) || !all_zero_pads(c))
+            return decline(c, "not a zero Pad of blocked data");
+        k->name = "copy";
+        k->fn = copy_run;
+    } else { /* Mul */
+        if (c->n_in != 2 || !c->in[1]) return decline(c, "Mul needs two inputs");
+        int big = same_dims(c->in[0], Y) ? 0 : 1;
+        const frt_value *X = c->in[big], *G = c->in[1 - big];
+        if (!same_dims(X, Y) || X->layout != L || G->layout != L || G->rank != X->rank ||
+            !frt_shape_known(G) || G->dims[0] != X->dims[0] || G->dims[1] != X->dims[1] ||
+            frt_shape_numel(G->dims, G->rank) != G->dims[0] * G->dims[1] || X->rank < 3)
+            return decline(c, "not a blocked per-channel Mul");
+        int *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
+        if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        *sw = big;
+        k->params = sw;
+        in[1] = L;
+        k->name = "channel_mul";
+        k->fn = chanmul_run;
+    }
+    in[0] = L;
+    out[0] = L;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    return FRT_OK;
+}
+
+/* ---- the provider ------------------------------------------------------------------------------ */
+
+static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, frt_op_ctx *c,
+                                frt_kernel *k) {
+    const frt_layout *L = blocked_layout(c->isa);
+    if (!L) return decline(c, "ISA tier below AVX2");
+    const char *t = def->op_type;
+    bool internal = !strcmp(def->domain, FRT_DOMAIN_INTERNAL);
+    if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0)
+        return decline(c, "internal op");
+    if (!engine()) return decline(c, "no oneDNN CPU engine");
+    /* oneDNN plans a primitive's work split for the thread count current at its creation */
+    set_threads((int)(intptr_t)pr->ctx);
+    const char *skip = getenv("FRT_DNNL_SKIP"); /* debugging aid: op types left to builtin */
+    if (skip) {
+        size_t tl = strlen(t);
+        for (const char *q = strstr(skip, t); q; q = strstr(q + 1, t))
+            if ((q == skip || q[-1] == ',') && (q[tl] == ',' || !q[tl]))
+                return decline(c, "listed in FRT_DNNL_SKIP");
+    }
+    if (!strcmp(t, "Conv") || !strcmp(t, "FusedConv")) return conv_select(def, c, k, L);
+    if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool"))
+        return pool_select(def, c, k, L);
+    if (!strcmp(t, "BatchNormalization")) return bn_select(def, c, k, L);
+    if (!strcmp(t, "Concat") || is_op(t, k_unary) || is_op(t, k_binary)) {
+        frt_status st = wrap_select(def, c, k, L);
+        if (st != FRT_DECLINE || strcmp(t, "Mul") != 0) return st;
+    }
+    if (!strcmp(t, "Pad") || !strcmp(t, "Mul")) return own_select(def, c, k, L);
+    return decline(c, "op not covered");
+}
+
+/* One provider per thread count (ctx = the count). */
+enum { MAXT = 256 };
+static frt_provider g_prov[MAXT + 1];
+static pthread_once_t g_prov_once = PTHREAD_ONCE_INIT;
+
+static void providers_init(void) {
+    for (int i = 1; i <= MAXT; i++)
+        g_prov[i] = (frt_provider){"onednn", onednn_select, (void *)(intptr_t)i};
+}
+
+const frt_provider *frt_onednn_provider(int num_threads) {
+    if (num_threads < 1 || num_threads > MAXT) return NULL;
+    pthread_once(&g_prov_once, providers_init);
+    return &g_prov[num_threads];
+}
+
+#else
+
+const frt_provider *frt_onednn_provider(int num_threads) {
+    (void)num_threads;
+    return NULL;
+}
+
+#endif /* FRT_HAVE_DNNL */
+
+bool frt_onednn_enabled(void) {
+#if FRT_HAVE_DNNL
+    const char *e = getenv("FRT_DNNL");
+    return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "OFF")));
+#else
+    return false;
+#endif
+}

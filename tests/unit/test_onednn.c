@@ -1,0 +1,400 @@
+/* The oneDNN provider (src/ops/onednn/) against the builtin kernels: small models built in memory
+ * are loaded twice, with the provider (FRT_DNNL unset) and without it (FRT_DNNL=0), and must give
+ * the same outputs. Covered: plain / grouped / depthwise / strided / dilated / asymmetric-padded /
+ * auto_pad convolutions, 1-D convolution, odd channel counts (padded blocks), Relu and Clip
+ * post-ops, the residual sum (FusedConv), max / average (ceil mode, count_include_pad) / global
+ * pooling, BatchNormalization, blocked elementwise ops and Concat between convolutions, batch 2,
+ * one and two threads; the provider must have taken the convolutions, activations must stay
+ * blocked between them (no reorder between two convolutions), and a run with another image size
+ * fails cleanly. Skips (77) in a build without the provider. */
+#include "flatrt.h"
+#include "runtime/model.h"
+#include "onnx_build.h"
+#include "test_util.h"
+
+#if FRT_HAVE_DNNL
+
+/* ---- model building ---- */
+
+static void attr_ints(ob_buf *node, const char *name, const int64_t *v, int n) {
+    ob_buf a = {0};
+    ob_str(&a, 1, name);
+    for (int i = 0; i < n; i++) ob_int(&a, 8, v[i]);
+    ob_int(&a, 20, 7);
+    ob_msg(node, 5, &a);
+}
+
+static void attr_float(ob_buf *node, const char *name, float v) {
+    ob_buf a = {0};
+    ob_str(&a, 1, name);
+    ob_tag(&a, 2, 5);
+    ob_raw(&a, &v, 4);
+    ob_int(&a, 20, 1);
+    ob_msg(node, 5, &a);
+}
+
+static void attr_str(ob_buf *node, const char *name, const char *v) {
+    ob_buf a = {0};
+    ob_str(&a, 1, name);
+    ob_str(&a, 4, v);
+    ob_int(&a, 20, 3);
+    ob_msg(node, 5, &a);
+}
+
+static unsigned g_seed = 12345;
+static int g_on; /* the provider takes nodes at this ISA tier (AVX2 and up) */
+
+static void add_init(ob_buf *g, const char *name, const int64_t *dims, int rank, float lo,
+                     float hi) {
+    int64_t n = numel(dims, rank);
+    float *d = malloc((size_t)n * sizeof *d);
+    for (int64_t i = 0; i < n; i++) d[i] = lo + (hi - lo) * 0.5f * (t_rand(&g_seed) + 1.0f);
+    ob_buf t = ob_tensor_f32(name, dims, rank, d);
+    ob_msg(g, OB_INIT, &t);
+    free(d);
+}
+
+/* Conv name: in -> out with weights [M, C/group, kh, kw] (kh < 0: 1-D, [M, C/group, kw]) and a
+ * bias; attrs: strides, dilations, pads (4 or 2 values), group, auto_pad (NULL: none). */
+typedef struct conv_spec {
+    int64_t C, M, kh, kw, group;
+    int64_t s[2], d[2], p[4];
+    const char *auto_pad;
+    int bias;
+} conv_spec;
+
+static void add_conv(ob_buf *g, const char *name, const char *in, const char *out,
+                     const conv_spec *c) {
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s.w", name);
+    snprintf(bn, sizeof bn, "%s.b", name);
+    bool one_d = c->kh < 0;
+    int64_t wd[4] = {c->M, c->C / c->group, one_d ? c->kw : c->kh, c->kw};
+    float r = 1.0f / sqrtf((float)(c->C / c->group * (one_d ? 1 : c->kh) * c->kw));
+    add_init(g, wn, wd, one_d ? 3 : 4, -r, r);
+    if (c->bias) {
+        int64_t bd[1] = {c->M};
+        add_init(g, bn, bd, 1, -0.5f, 0.5f);
+    }
+    const char *ins[] = {in, wn, c->bias ? bn : NULL, NULL}, *outs[] = {out, NULL};
+    ob_buf n = ob_node("Conv", NULL, name, ins, outs);
+    int nsp = one_d ? 1 : 2;
+    attr_ints(&n, "strides", one_d ? c->s + 1 : c->s, nsp);
+    attr_ints(&n, "dilations", one_d ? c->d + 1 : c->d, nsp);
+    if (c->auto_pad) {
+        attr_str(&n, "auto_pad", c->auto_pad);
+    } else {
+        int64_t p1[2] = {c->p[1], c->p[3]};
+        attr_ints(&n, "pads", one_d ? p1 : c->p, 2 * nsp);
+    }
+    ob_attr_int(&n, "group", c->group);
+    ob_msg(g, OB_NODE, &n);
+}
+
+static void add_op(ob_buf *g, const char *op, const char *name, const char *a, const char *b,
+                   const char *out) {
+    const char *ins[] = {a, b, NULL}, *outs[] = {out, NULL};
+    ob_buf n = ob_node(op, NULL, name, ins, outs);
+    ob_msg(g, OB_NODE, &n);
+}
+
+static void add_pool(ob_buf *g, const char *op, const char *name, const char *in, const char *out,
+                     int64_t k, int64_t s, const int64_t *pads, int ceil, int include_pad) {
+    const char *ins[] = {in, NULL}, *outs[] = {out, NULL};
+    ob_buf n = ob_node(op, NULL, name, ins, outs);
+    int64_t ks[2] = {k, k}, ss[2] = {s, s};
+    attr_ints(&n, "kernel_shape", ks, 2);
+    attr_ints(&n, "strides", ss, 2);
+    if (pads) attr_ints(&n, "pads", pads, 4);
+    if (ceil) ob_attr_int(&n, "ceil_mode", 1);
+    if (include_pad) ob_attr_int(&n, "count_include_pad", 1);
+    ob_msg(g, OB_NODE, &n);
+}
+
+static void io(ob_buf *g, const int64_t *xd, int rank, const char *const *outs) {
+    ob_buf vi = ob_vinfo("X", 1, rank, xd);
+    ob_msg(g, OB_INPUT, &vi);
+    for (; *outs; outs++) {
+        ob_buf o = ob_vinfo(*outs, 1, -1, NULL);
+        ob_msg(g, OB_OUTPUT, &o);
+    }
+}
+
+/* ---- running and comparing ---- */
+
+typedef struct result {
+    float *out[4];
+    size_t n[4];
+    int n_out;
+    int onednn_steps;   /* steps with an "onednn:" kernel */
+    int reorders;       /* reorder steps */
+} result;
+
+static frt_model *load(const ob_buf *mb, int dnnl, int threads) {
+    if (dnnl) unsetenv("FRT_DNNL");
+    else setenv("FRT_DNNL", "0", 1);
+    frt_options opt;
+    frt_options_init(&opt);
+    opt.num_threads = threads;
+    frt_model *m = NULL;
+    CHECK_OK(frt_model_load_buffer(mb->p, mb->n, NULL, &opt, &m));
+    unsetenv("FRT_DNNL");
+    return m;
+}
+
+static void run(const ob_buf *mb, int dnnl, int threads, const int64_t *xd, int rank,
+                const char *const *outs, result *r) {
+    memset(r, 0, sizeof *r);
+    frt_model *m = load(mb, dnnl, threads);
+    if (!m) return;
+    const frt_program *p = m->blocks[0].prog;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const char *kn = p->steps[i].k.name ? p->steps[i].k.name : "";
+        r->onednn_steps += strncmp(kn, "onednn:", 7) == 0;
+        r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
+        if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
+    }
+    frt_runtime *rt = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    int64_t n = numel(xd, rank);
+    float *x = malloc((size_t)n * sizeof *x);
+    t_fill(x, (size_t)n, 777);
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = rank, .data = x, .nbytes = (size_t)n * 4};
+    for (int i = 0; i < rank; i++) in.shape[i] = xd[i];
+    const char *names[] = {"X"};
+    int no = 0;
+    while (outs[no]) no++;
+    frt_tensor out[4];
+    for (int round = 0; round < 2 && rt; round++) { /* twice: a second run reuses the state */
+        CHECK_OK(frt_run(rt, names, &in, 1, out, (size_t)no, FRT_OUTPUTS_BORROW));
+    }
+    r->n_out = no;
+    for (int o = 0; o < no && rt; o++) {
+        r->n[o] = out[o].nbytes / 4;
+        r->out[o] = malloc(out[o].nbytes + 4);
+        if (out[o].data) memcpy(r->out[o], out[o].data, out[o].nbytes);
+    }
+    free(x);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
+static void free_result(result *r) {
+    for (int i = 0; i < r->n_out; i++) free(r->out[i]);
+}
+
+/* Runs mb with and without the provider (1 and 2 threads) and compares; returns the provider
+ * run's statistics in *with (outputs freed). */
+static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
+                    const char *const *outs, result *with) {
+    result ref, got;
+    run(&mb, 0, 1, xd, rank, outs, &ref);
+    CHECK_MSG(ref.onednn_steps == 0, "%s: provider used with FRT_DNNL=0", what);
+    for (int threads = 1; threads <= 2; threads++) {
+        run(&mb, 1, threads, xd, rank, outs, &got);
+        CHECK_MSG(got.n_out == ref.n_out, "%s: outputs", what);
+        for (int o = 0; o < ref.n_out && o < got.n_out; o++) {
+            CHECK_MSG(got.n[o] == ref.n[o], "%s: output %d size", what, o);
+            if (got.n[o] == ref.n[o] && got.out[o] && ref.out[o])
+                CHECK_MSG(t_close(got.out[o], ref.out[o], ref.n[o], 1e-5f, 2e-5f),
+                          "%s: output %d, %d threads", what, o, threads);
+        }
+        if (threads == 1) *with = got;
+        else free_result(&got);
+    }
+    free_result(with);
+    free_result(&ref);
+    free(mb.p);
+}
+
+/* ---- cases ---- */
+
+/* A chain: plain-input conv (C=3) -> grouped dilated conv -> depthwise strided asymmetric-padded
+ * conv -> 1x1 conv; + a residual branch (FusedConv: act(conv + Z)); Relu; MaxPool ceil mode;
+ * AveragePool with and without counted pads; GlobalAveragePool. 20 channels: padded blocks. */
+static void test_chain(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 3, 23, 19};
+    conv_spec c1 = {3, 20, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {20, 20, 3, 3, 4, {1, 1}, {2, 2}, {2, 2, 2, 2}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec c3 = {20, 20, 3, 3, 20, {2, 2}, {1, 1}, {1, 0, 1, 1}, NULL, 0};
+    add_conv(&g, "c3", "a2", "a3", &c3);
+    conv_spec c4 = {20, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "a3", "a4", &c4);
+    conv_spec c5 = {20, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c5", "a3", "a5", &c5);
+    add_op(&g, "Add", "add", "a4", "a5", "s");
+    add_op(&g, "Relu", "r2", "s", NULL, "t");
+    add_pool(&g, "MaxPool", "mp", "t", "u", 3, 2, NULL, 1, 0);
+    int64_t pads[4] = {1, 1, 0, 1};
+    add_pool(&g, "AveragePool", "ap", "u", "v", 2, 1, pads, 0, 0);
+    add_pool(&g, "AveragePool", "ap2", "u", "v2", 2, 1, pads, 0, 1);
+    const char *ins[] = {"v", NULL}, *o1[] = {"w", NULL};
+    ob_buf n = ob_node("GlobalAveragePool", NULL, "gap", ins, o1);
+    ob_msg(&g, OB_NODE, &n);
+    const char *outs[] = {"w", "v2", "t", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("chain", ob_model(&g), xd, 4, outs, &r);
+    /* c1..c5 (c4 fused with the Add and Relu), 3 pools: all onednn */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps >= 8, "chain: %d onednn steps", r.onednn_steps);
+    /* reorders only at the graph outputs (w, v2, t) */
+    CHECK_MSG(r.reorders == 3, "chain: %d reorders", r.reorders);
+}
+
+/* Clip as a fused activation (opset 13 Clip with constant bounds), auto_pad SAME_UPPER/LOWER with
+ * stride 2, no bias, BatchNormalization, Concat of whole blocks and elementwise ops on blocked
+ * data (Sigmoid, Mul of same shapes), 32 channels. */
+static void test_blocks(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 32, 17, 14};
+    conv_spec c1 = {32, 32, 3, 3, 1, {2, 2}, {1, 1}, {0}, "SAME_UPPER", 0};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    int64_t sd[1] = {1};
+    float lo = -0.25f, hi = 0.5f;
+    ob_buf tl = ob_tensor_f32("lo", sd, 0, &lo), th = ob_tensor_f32("hi", sd, 0, &hi);
+    ob_msg(&g, OB_INIT, &tl);
+    ob_msg(&g, OB_INIT, &th);
+    const char *cins[] = {"a1", "lo", "hi", NULL}, *couts[] = {"b1", NULL};
+    ob_buf cn = ob_node("Clip", NULL, "clip", cins, couts);
+    ob_msg(&g, OB_NODE, &cn);
+    conv_spec c2 = {32, 16, 5, 3, 1, {2, 2}, {1, 1}, {0}, "SAME_LOWER", 1};
+    add_conv(&g, "c2", "X", "a2", &c2);
+    conv_spec c2b = {32, 16, 3, 3, 1, {2, 2}, {1, 1}, {0}, "SAME_UPPER", 1};
+    add_conv(&g, "c2b", "X", "a2b", &c2b);
+    const char *catin[] = {"a2", "a2b", NULL}, *catout[] = {"cat", NULL};
+    ob_buf catn = ob_node("Concat", NULL, "cat", catin, catout);
+    ob_attr_int(&catn, "axis", 1);
+    ob_msg(&g, OB_NODE, &catn);
+    int64_t vd[1] = {32};
+    add_init(&g, "bn.s", vd, 1, 0.5f, 1.5f);
+    add_init(&g, "bn.b", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.m", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.v", vd, 1, 0.5f, 2.0f);
+    const char *bins[] = {"cat", "bn.s", "bn.b", "bn.m", "bn.v", NULL}, *bouts[] = {"bn", NULL};
+    ob_buf bnn = ob_node("BatchNormalization", NULL, "bn", bins, bouts);
+    attr_float(&bnn, "epsilon", 1e-3f);
+    ob_msg(&g, OB_NODE, &bnn);
+    add_op(&g, "Sigmoid", "sig", "bn", NULL, "sg");
+    add_op(&g, "Mul", "mul", "bn", "sg", "silu");
+    add_op(&g, "Add", "add", "silu", "b1", "sum");
+    conv_spec c3 = {32, 8, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c3", "sum", "y", &c3);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("blocks", ob_model(&g), xd, 4, outs, &r);
+    /* c1 (+Clip), c2, c2b, Concat, BatchNormalization, Silu (the fused Sigmoid and Mul), Add, c3;
+       reorders: X to blocked (shared by c1, c2, c2b) and y to plain */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps == 8, "blocks: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "blocks: %d reorders", r.reorders);
+}
+
+/* Fused SiLU and HardSigmoid conv activations (fuse_cnn.c; HardSwish needs opset 14, these
+ * models are opset 13), squeeze-and-excitation
+ * (GlobalAveragePool -> 1x1 conv -> Sigmoid -> per-channel Mul on blocked data) and an all-zero
+ * Pad before an AveragePool, 48 channels. */
+static void test_cnn_ops(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 16, 15, 13};
+    conv_spec c1 = {16, 48, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Sigmoid", "sg1", "a1", NULL, "s1");
+    add_op(&g, "Mul", "silu1", "a1", "s1", "b1");
+    conv_spec c2 = {48, 48, 3, 3, 48, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    add_op(&g, "Relu", "relu", "a2", NULL, "b2");
+    const char *gin[] = {"b2", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec c3 = {48, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c3", "p", "q", &c3);
+    add_op(&g, "Sigmoid", "sg3", "q", NULL, "r");
+    add_op(&g, "Mul", "se", "b2", "r", "e");
+    conv_spec c4 = {48, 32, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "e", "a4", &c4);
+    const char *hin[] = {"a4", NULL}, *hout[] = {"b4", NULL};
+    ob_buf hn = ob_node("HardSigmoid", NULL, "hsig", hin, hout);
+    attr_float(&hn, "alpha", 0.25f);
+    attr_float(&hn, "beta", 0.375f);
+    ob_msg(&g, OB_NODE, &hn);
+    int64_t zeros[8] = {0};
+    ob_buf pt = {0};
+    ob_int(&pt, 1, 8);
+    ob_int(&pt, 2, 7);
+    ob_str(&pt, 8, "pads");
+    ob_bytes(&pt, 9, zeros, sizeof zeros);
+    ob_msg(&g, OB_INIT, &pt);
+    add_op(&g, "Pad", "pad", "b4", "pads", "c");
+    add_pool(&g, "AveragePool", "ap", "c", "y", 2, 2, NULL, 0, 0);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("cnn_ops", ob_model(&g), xd, 4, outs, &r);
+    /* c1..c4 with their activations, GlobalAveragePool, Sigmoid, the per-channel Mul, Pad and
+       AveragePool; reorders: X to blocked and y to plain */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps >= 9, "cnn_ops: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "cnn_ops: %d reorders", r.reorders);
+}
+
+/* 1-D convolution (rank 3) with stride, dilation and padding; 7 channels. */
+static void test_conv1d(void) {
+    ob_buf g = {0};
+    int64_t xd[3] = {2, 7, 29};
+    conv_spec c1 = {7, 9, -1, 5, 1, {1, 2}, {1, 2}, {0, 3, 0, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    conv_spec c2 = {9, 9, -1, 3, 9, {1, 1}, {1, 1}, {0, 1, 0, 1}, NULL, 1};
+    add_conv(&g, "c2", "a1", "y", &c2);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 3, outs);
+    result r;
+    compare("conv1d", ob_model(&g), xd, 3, outs, &r);
+    if (g_on) CHECK_MSG(r.onednn_steps == 2, "conv1d: %d onednn steps", r.onednn_steps);
+}
+
+/* A convolution whose image size is symbolic at load is left to builtin (the primitives are built
+ * for the load-time dims). */
+static void test_shapes(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 4, -1, 6};
+    conv_spec c1 = {4, 16, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "y", &c1);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    frt_model *m = load(&mb, 1, 1);
+    if (m) {
+        const frt_program *p = m->blocks[0].prog;
+        for (size_t i = 0; i < p->n_steps; i++)
+            CHECK_MSG(strncmp(p->steps[i].k.name, "onednn:", 7) != 0, "symbolic H taken");
+        frt_model_free(m);
+    }
+    free(mb.p);
+}
+
+int main(void) {
+    setenv("FRT_CHECK_PLAN", "1", 1);
+    g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
+    test_chain(1);
+    test_chain(2);
+    test_blocks();
+    test_conv1d();
+    test_cnn_ops();
+    test_shapes();
+    TEST_MAIN_END();
+}
+
+#else
+
+int main(void) {
+    printf("SKIP: built without the oneDNN provider (FRT_USE_DNNL=OFF)\n");
+    return T_SKIP_CODE;
+}
+
+#endif
