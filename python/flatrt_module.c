@@ -345,9 +345,20 @@ static PyObject *info_tuple(const frt_tensor_info *info) {
         Py_DECREF(ti);
         return NULL;
     }
+    static const char *const kinds[] = {"tensor", "sequence", "optional"};
+    PyObject *kind = PyUnicode_FromString(
+        (unsigned)info->kind < sizeof kinds / sizeof kinds[0] ? kinds[info->kind] : "unknown");
+    if (!kind) {
+        Py_DECREF(name);
+        Py_DECREF(dtype);
+        Py_DECREF(shape);
+        Py_DECREF(ti);
+        return NULL;
+    }
     PyStructSequence_SET_ITEM(ti, 0, name);
     PyStructSequence_SET_ITEM(ti, 1, dtype);
     PyStructSequence_SET_ITEM(ti, 2, shape);
+    PyStructSequence_SET_ITEM(ti, 3, kind);
     return ti;
 }
 
@@ -834,11 +845,12 @@ static PyStructSequence_Field tensor_info_fields[] = {
     {"dtype", "numpy dtype (None when numpy has none, e.g. string)"},
     {"shape", "tuple: an int per fixed dim, the symbolic name (str) or None otherwise; None "
               "when the rank is unknown"},
+    {"kind", "'tensor', 'sequence' or 'optional' (run() takes and returns tensors only)"},
     {NULL, NULL}};
 
 static PyStructSequence_Desc tensor_info_desc = {
     "flatrt.TensorInfo", "Name, dtype and shape of a graph input or output.", tensor_info_fields,
-    3};
+    3}; /* kind: not part of the tuple (name, dtype, shape), an attribute only */
 
 static PyObject *mod_version(PyObject *m, PyObject *unused) {
     return PyUnicode_FromString(frt_version());

@@ -9,26 +9,11 @@ if(FRT_NO_PYTEST)
 endif()
 set(FRT_PY_TEST_ENV PYTHONPATH=${FRT_PYTHON_DIR} FRT_MODELS_DIR=${FRT_MODELS_DIR}
     PYTHONDONTWRITEBYTECODE=1)
-if(FRT_SANITIZE)
-  # the extension is instrumented, the interpreter is not: load the sanitizer runtimes first
-  foreach(san address undefined thread)
-    if(FRT_SANITIZE MATCHES "${san}")
-      set(lib "${san}")
-      if(san STREQUAL address)
-        set(lib asan)
-      elseif(san STREQUAL undefined)
-        set(lib ubsan)
-      elseif(san STREQUAL thread)
-        set(lib tsan)
-      endif()
-      execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=lib${lib}.so
-                      OUTPUT_VARIABLE so OUTPUT_STRIP_TRAILING_WHITESPACE)
-      list(APPEND FRT_PY_PRELOAD ${so})
-    endif()
-  endforeach()
-  list(JOIN FRT_PY_PRELOAD ":" FRT_PY_PRELOAD)
-  # CPython itself keeps memory until exit: leaks are checked by the C tests, not here
-  list(APPEND FRT_PY_TEST_ENV LD_PRELOAD=${FRT_PY_PRELOAD} ASAN_OPTIONS=detect_leaks=0)
+include(${PROJECT_SOURCE_DIR}/cmake/sanitizer_preload.cmake)
+if(FRT_SANITIZER_PRELOAD)
+  # the extension is instrumented, the interpreter is not: load the sanitizer runtimes first.
+  # CPython keeps memory until exit: leaks are checked by the C tests, not here.
+  list(APPEND FRT_PY_TEST_ENV LD_PRELOAD=${FRT_SANITIZER_PRELOAD} ASAN_OPTIONS=detect_leaks=0)
 endif()
 foreach(suite api zoo threads)
   add_test(NAME python.${suite}

@@ -17,7 +17,7 @@ def test_version():
 def test_metadata(digits_path):
     m = flatrt.Model(digits_path)
     (inp,) = m.inputs
-    assert isinstance(inp, flatrt.TensorInfo)
+    assert isinstance(inp, flatrt.TensorInfo) and inp.kind == "tensor"
     assert inp.name == "image" and inp.dtype == np.float32
     assert len(inp.shape) == 4 and inp.shape[1:] == (1, 8, 8)
     assert isinstance(inp.shape[0], str) and inp.shape[0]  # the dynamic batch: its symbolic name
@@ -193,3 +193,20 @@ def test_profile_and_plan(digits_path, digit_samples):
     m.run(feeds)
     s = m.pool_stats()
     assert s["runs"] == 1 and s["created"] == 1 and s["alive"] == 1
+
+
+def test_sequence_outputs_are_described_and_refused_cleanly():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["s"])],
+                              "seq", [x], [seq])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m = flatrt.Model(model.SerializeToString())
+    assert m.inputs[0].kind == "tensor" and m.inputs[0].shape == (2, 3)
+    (out,) = m.outputs
+    assert out.kind == "sequence" and out.dtype == np.float32 and out.shape is None
+    with pytest.raises(flatrt.Error) as e:  # run() handles tensors only (frt_pool_run)
+        m.run({"x": np.zeros((2, 3), np.float32)})
+    assert e.value.status == flatrt.FRT_ERR_INVALID_ARGUMENT and str(e.value)

@@ -70,7 +70,9 @@ if [ -d "$build/python/flatrt" ]; then # built with the Python binding: installe
   step "installed Python package"
   ext=$(find "$prefix" -name '_flatrt*.so' | head -n 1)
   [ -n "$ext" ] && [ -f "$(dirname "$ext")/__init__.py" ] || fail "the flatrt Python package was not installed"
-  (cd "$work" && env PYTHONPATH="$(dirname "$(dirname "$ext")")" /usr/bin/python3 -c '
+  # PYTHON_PRELOAD: the sanitizer runtimes when the build is instrumented
+  (cd "$work" && env ${PYTHON_PRELOAD:+LD_PRELOAD="$PYTHON_PRELOAD" ASAN_OPTIONS=detect_leaks=0} \
+     PYTHONPATH="$(dirname "$(dirname "$ext")")" /usr/bin/python3 -c '
 import sys, numpy as np, flatrt
 m = flatrt.Model(sys.argv[1])
 out = m.run({"image": np.zeros((2, 1, 8, 8), np.float32)})["logits"]
