@@ -4,7 +4,9 @@
 # add_subdirectory users get flatrt::flatrt with include/ only (add_subdirectory_check.sh).
 set(FRT_CONSUMER_ENV CMAKE=${CMAKE_COMMAND})
 if(FRT_SANITIZE)
-  list(APPEND FRT_CONSUMER_ENV "CFLAGS=-fsanitize=${FRT_SANITIZE} -fno-omit-frame-pointer")
+  include(${PROJECT_SOURCE_DIR}/cmake/sanitizer_preload.cmake)
+  list(APPEND FRT_CONSUMER_ENV "CFLAGS=-fsanitize=${FRT_SANITIZE} -fno-omit-frame-pointer"
+       PYTHON_PRELOAD=${FRT_SANITIZER_PRELOAD})
 endif()
 add_test(NAME product.install
   COMMAND sh ${CMAKE_SOURCE_DIR}/tests/product/install_check.sh ${CMAKE_BINARY_DIR}

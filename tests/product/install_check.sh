@@ -4,8 +4,8 @@
 # user would: the files are there, the CLI runs, and the consumer project (tests/product/consumer)
 # builds and runs four ways against it: CMake find_package with flatrt::flatrt (libflatrt.so) and
 # with flatrt_USE_STATIC_LIBS (libflatrt.a), and a C program with pkg-config --libs (shared) and
-# --static (static). Then the prefix is moved and the pkg-config and find_package builds are
-# repeated from there.
+# --static (static); the Python package, when built, imports and runs. Then the prefix is
+# moved and the pkg-config and find_package builds are repeated from there.
 set -eu
 CMAKE=${CMAKE:-cmake} CFLAGS=${CFLAGS:-}   # CFLAGS: e.g. the sanitizer flags of the build
 build=$1 src=$2 work=$3 cc=${4:-cc}
@@ -66,6 +66,20 @@ pc_build() { # pc_build PREFIX OUT
   "$2-static" "$model" || fail "pkg-config static consumer failed"
 }
 pc_build "$prefix" "$work/pc"
+if [ -d "$build/python/flatrt" ]; then # built with the Python binding: installed too
+  step "installed Python package"
+  ext=$(find "$prefix" -name '_flatrt*.so' | head -n 1)
+  [ -n "$ext" ] && [ -f "$(dirname "$ext")/__init__.py" ] || fail "the flatrt Python package was not installed"
+  # PYTHON_PRELOAD: the sanitizer runtimes when the build is instrumented
+  (cd "$work" && env ${PYTHON_PRELOAD:+LD_PRELOAD="$PYTHON_PRELOAD" ASAN_OPTIONS=detect_leaks=0} \
+     PYTHONPATH="$(dirname "$(dirname "$ext")")" /usr/bin/python3 -c '
+import sys, numpy as np, flatrt
+m = flatrt.Model(sys.argv[1])
+out = m.run({"image": np.zeros((2, 1, 8, 8), np.float32)})["logits"]
+assert out.shape == (2, 10), out.shape
+assert flatrt.__file__.startswith(sys.argv[2]), flatrt.__file__
+print("ok python", flatrt.__version__, flatrt.__file__)' "$model" "$prefix") || fail "installed Python package failed"
+fi
 mv "$prefix" "$work/moved"
 pc_build "$work/moved" "$work/pc-moved"
 step "moved prefix: find_package"
