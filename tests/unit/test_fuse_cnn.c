@@ -115,7 +115,11 @@ static float *run(const ob_buf *mb, int fuse, const float *x, const fcase *t, si
     frt_model *m = NULL;
     CHECK_OK(frt_model_load_buffer(mb->p, mb->n, NULL, &opt, &m));
     if (!m) return NULL;
-    *steps = m->blocks[0].prog->n_steps;
+    /* compute steps: layout reorders a provider adds around its convs are not counted */
+    const frt_program *pg = m->blocks[0].prog;
+    *steps = 0;
+    for (size_t i = 0; i < pg->n_steps; i++)
+        if (!pg->steps[i].k.name || !strstr(pg->steps[i].k.name, "reorder")) (*steps)++;
     frt_runtime *rt = NULL;
     CHECK_OK(frt_runtime_create(m, &rt));
     float *res = NULL;
