@@ -21,6 +21,12 @@
  * activation variants of the ISA tier (x86/activation_*.c). Constant W and R are packed for the
  * GEMM at select (unless the tier calls the BLAS, which packs itself). All working memory comes
  * from the step's scratch.
+ * Fused steps (tiers with frt_rnn_step_variant_get: AVX-512 and portable): LSTM without clip,
+ * input_forget or peepholes and GRU with linear_before_reset, default activations, constant R:
+ * each step computes, per group of 16 hidden units and up to 4 batch rows, the recurrent product
+ * in registers and applies the gate math to it right away (R packed per unit group at select,
+ * frt_rnn_pack_gates), writing c, the new h (double-buffered) and Y's row; rows past their
+ * sequence length keep their state. No rec buffer and no separate passes over the gates.
  */
 #include <ctype.h>
 #include <math.h>
