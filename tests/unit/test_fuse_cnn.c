@@ -106,7 +106,8 @@ static ob_buf build(const fcase *t, const float *w, const float *b) {
     return ob_model(&g);
 }
 
-/* Runs the model (fuse on/off); returns the first output (malloc'd copy) and the step count. */
+/* Runs the model (fuse on/off); returns the first output (malloc'd copy) and the step count
+ * (reorders between layouts excluded). */
 static float *run(const ob_buf *mb, int fuse, const float *x, const fcase *t, size_t *steps,
                   int64_t *numel) {
     frt_options opt;
@@ -115,7 +116,11 @@ static float *run(const ob_buf *mb, int fuse, const float *x, const fcase *t, si
     frt_model *m = NULL;
     CHECK_OK(frt_model_load_buffer(mb->p, mb->n, NULL, &opt, &m));
     if (!m) return NULL;
-    *steps = m->blocks[0].prog->n_steps;
+    /* steps of the model's nodes: layout reorders (oneDNN provider) are not counted */
+    const frt_program *pg = m->blocks[0].prog;
+    *steps = 0;
+    for (size_t i = 0; i < pg->n_steps; i++)
+        *steps += strcmp(pg->steps[i].ir->op_type, "Reorder") != 0;
     frt_runtime *rt = NULL;
     CHECK_OK(frt_runtime_create(m, &rt));
     float *res = NULL;
