@@ -481,6 +481,9 @@ static frt_status select_node(const frt_compile_ctx *cx, const frt_op_def *def, 
             if (st && k->destroy) k->destroy((void *)k->params);
             return st;
         }
+        /* a provider that fails or declines after making params with a destructor */
+        if (k->destroy) k->destroy((void *)k->params);
+        k->destroy = NULL;
         if (st != FRT_DECLINE && st != FRT_ERR_UNSUPPORTED) return st;
         last = st;
         if (o < sizeof said)
