@@ -107,9 +107,25 @@ static void image_dims(const frt_value *v, int64_t *C, int64_t *H, int64_t *W) {
     *W = v->dims[v->rank - 1];
 }
 
+/* oneDNN 2.6 sets up its kernels with 32-bit sizes: every image the provider takes has positive
+ * dims and fits in 2^31 elements per image, channels padded to a whole block of 16. */
+#define DN_MAX_IMAGE ((int64_t)INT32_MAX)
+
+static bool fits_int32(const frt_value *v, int64_t pad_c) {
+    int64_t n = 1;
+    for (int i = 1; i < v->rank; i++) {
+        int64_t d = v->dims[i];
+        if (i == 1 && pad_c) d = (d + pad_c - 1) / pad_c * pad_c;
+        if (d <= 0 || d > DN_MAX_IMAGE || n > DN_MAX_IMAGE / d) return false;
+        n *= d;
+    }
+    return true;
+}
+
 static bool is_image(const frt_value *v) {
     return v && v->dtype == FRT_FLOAT32 && (v->rank == 3 || v->rank == 4) &&
-           frt_shape_known(v) && v->dims[0] > 0;
+           frt_shape_known(v) && v->dims[0] > 0 && v->dims[0] <= DN_MAX_IMAGE &&
+           fits_int32(v, 16);
 }
 
 static const frt_layout **layouts(frt_arena *a, int n) {
@@ -325,6 +341,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         return decline(c, "needs float32 [N, C, (H,) W] with dims known at load");
     if (!Wt || !Wt->data || Wt->dtype != FRT_FLOAT32 || Wt->rank != X->rank)
         return decline(c, "needs constant float32 weights");
+    if (!fits_int32(Wt, 16) || Wt->dims[0] > DN_MAX_IMAGE / 16)
+        return decline(c, "weights too large for oneDNN's 32-bit kernel sizes");
     if (B && (!B->data || B->dtype != FRT_FLOAT32 || B->rank != 1))
         return decline(c, "needs a constant float32 bias");
     if (fused && (!Z || !is_image(Z) || Z->layout != L))
