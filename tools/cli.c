@@ -436,10 +436,8 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli *c) {
     }
     free(lo);
     if (rc) return rc;
-    for (int i = optind; i < argc; i++) {
-        if (c->n_args >= MAX_KV) return usage_error("too many arguments");
-        c->args[c->n_args++] = argv[i];
-    }
+    c->args = argv + optind;
+    c->n_args = argc - optind;
     return 0;
 }
 

@@ -121,7 +121,7 @@ typedef struct kv {
 /* Everything a command's options can set. Defaults from cli_parse. */
 typedef struct cli {
     const cli_command *cmd;
-    const char *args[MAX_KV]; /* positional arguments */
+    char **args;              /* positional arguments (in argv, after getopt's permutation) */
     int n_args;
     const char *model;        /* args[0] when the command takes a MODEL */
     kv inputs[MAX_KV], shapes[MAX_KV];

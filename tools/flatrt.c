@@ -133,7 +133,7 @@ int cmd_check(int argc, char **argv) {
     cli c;
     int rc = cli_parse(cli_find_command(argv[0]), argc, argv, &c);
     if (!rc && c.n_args == 0) rc = usage_error("'check' needs at least one CASE_DIR");
-    if (!rc) rc = flatrt_check_main(c.n_args, (char **)c.args, (int)c.threads, (int)c.weights);
+    if (!rc) rc = flatrt_check_main(c.n_args, c.args, (int)c.threads, (int)c.weights);
     cli_free(&c);
     return rc < 0 ? 0 : rc;
 }
