@@ -9,3 +9,17 @@ if(TARGET flatrt)
     set_tests_properties(cli.${case} PROPERTIES LABELS cli TIMEOUT 300)
   endforeach()
 endif()
+
+# CLI manners (tests/cli/manners.sh): per-command help, getopt_long forms, bench phases/progress and
+# --json, --shape by dimension name, run --random / --input-dir, info on unsupported models,
+# --nodes and --json, plan --svg - and its labels. plan_elide draws resnet18 of the model zoo.
+if(TARGET flatrt)
+  foreach(case help getopt progress json shape random input_dir info_unsupported info_nodes
+               info_json plan_svg plan_elide)
+    add_test(NAME cli.manners.${case}
+             COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/cli/manners.sh $<TARGET_FILE:flatrt>
+                     ${CMAKE_SOURCE_DIR} ${case} ${FRT_MODELS_DIR})
+    set_tests_properties(cli.manners.${case} PROPERTIES LABELS cli TIMEOUT 300)
+  endforeach()
+  set_tests_properties(cli.manners.plan_elide PROPERTIES FIXTURES_REQUIRED frt_models)
+endif()
