@@ -454,6 +454,64 @@ typedef struct frt_pool_stats {
 /* A consistent snapshot of the counters; thread-safe. */
 FRT_API void frt_pool_get_stats(frt_pool *pool, frt_pool_stats *stats);
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Model description for tools (flatrt info)                                                       */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* The ONNX graph of a model as the decoder reads it (top-level graph), with the types and shapes
+ * inference gave and the kernel chosen per node when the model compiled. Works on any file the
+ * decoder reads, also one whose operators this build lacks. Strings belong to the description. */
+typedef struct frt_desc frt_desc;
+
+/* With model NULL, the file at path is decoded (not compiled; external data is not read) and
+ * nodes report whether this build implements them. With a loaded model, path is ignored (may be
+ * NULL) and the description is of that model, which must outlive it. */
+FRT_API frt_status frt_desc_create(const char *path, const frt_model *model, frt_desc **out);
+FRT_API void frt_desc_free(frt_desc *desc);
+
+typedef struct frt_desc_info {
+    const char *producer;    /* producer_name and version, may be "" */
+    int64_t opset;           /* default-domain opset */
+    int64_t ir_version;
+    size_t num_nodes;        /* top-level nodes */
+    size_t num_initializers;
+    size_t num_inputs;       /* graph inputs that are not initializers */
+    size_t num_outputs;
+    int compiled;            /* 1 when made from a loaded model */
+} frt_desc_info;
+FRT_API void frt_desc_get_info(const frt_desc *desc, frt_desc_info *out);
+/* Graph inputs (initializers left out) and outputs as declared. */
+FRT_API frt_status frt_desc_input(const frt_desc *desc, size_t index, frt_tensor_info *out);
+FRT_API frt_status frt_desc_output(const frt_desc *desc, size_t index, frt_tensor_info *out);
+
+typedef struct frt_desc_node {
+    const char *name;      /* the model's, or "<op>_<index>" as the runtime names it */
+    const char *op_type;
+    const char *domain;    /* "" for ai.onnx */
+    int64_t opset;         /* the model's opset of the node's domain (0 if not imported) */
+    int supported;         /* this build has the op at that opset (frt_op_info_get) */
+    /* compiled models: the kernel of the node's compute step, or "(fused)" (merged into another
+     * step), "(folded)" (computed at load), "(view)" (no copy), "(shape)" (computed when
+     * shapes are known), "-"; models not compiled: NULL if supported, else "(unsupported)" */
+    const char *kernel;
+    size_t num_inputs, num_outputs, num_attrs;
+} frt_desc_node;
+FRT_API frt_status frt_desc_node_get(const frt_desc *desc, size_t index, frt_desc_node *out);
+/* Input (is_output 0) or output k of a node: name ("" for an omitted optional one), and dtype /
+ * rank / shape as inferred at load (compiled) or declared (value_info, initializers); dtype 0
+ * and rank -1 when unknown. */
+FRT_API frt_status frt_desc_node_value(const frt_desc *desc, size_t node, int is_output, size_t k,
+                                       frt_tensor_info *out);
+/* Attribute k of a node, formatted: text "[3,3]" (long lists cut with "...") and json
+ * "[3, 3]" (a JSON value: number, string, array, or an object for tensors and graphs). */
+typedef struct frt_desc_attr {
+    const char *name;
+    const char *text;
+    const char *json;
+} frt_desc_attr;
+FRT_API frt_status frt_desc_node_attr(const frt_desc *desc, size_t node, size_t k,
+                                      frt_desc_attr *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,11 +7,6 @@
 #include "plan_svg.h"
 #include "tensor_io.h"
 
-/* info reads the decoded ONNX graph and the inferred value types of the library (the tool is
- * built with its sources): a model the runtime cannot load is still described. */
-#include "onnx/onnx.h"
-#include "runtime/model.h"
-
 typedef struct op_count {
     const char *op;
     size_t count;
@@ -127,193 +122,6 @@ done:
 /* info                                                                                            */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* What info knows about a model: the decoded ONNX graph (the loaded model's, or decoded here when
- * the runtime could not load it), and when loaded the model, a runtime (kernels) and the plan. */
-typedef struct desc {
-    const char *path;
-    frt_model *m;             /* NULL when the load failed */
-    frt_runtime *rt;          /* NULL if it could not be created */
-    char load_error[2048];
-    double load_ms;
-    void *buf;                /* file bytes decoded here (m == NULL) */
-    frt_onnx_model *own;
-    const frt_onnx_model *ox; /* m->onnx or own */
-} desc;
-
-static int64_t domain_opset(const frt_onnx_model *ox, const char *domain) {
-    for (size_t i = 0; i < ox->n_opsets; i++)
-        if (!strcmp(ox->opsets[i].domain ? ox->opsets[i].domain : "", domain ? domain : ""))
-            return ox->opsets[i].version;
-    return 0;
-}
-
-/* Whether this build has an implementation of op_type in domain at the model's opset. */
-static int op_supported(const frt_onnx_model *ox, const char *domain, const char *op_type) {
-    int64_t v = domain_opset(ox, domain);
-    size_t n = frt_num_ops();
-    for (size_t i = 0; i < n; i++) {
-        frt_op_info o;
-        if (frt_op_info_get(i, &o) != FRT_OK) continue;
-        if (!strcmp(o.op_type, op_type) && !strcmp(o.domain, domain ? domain : "") &&
-            v >= o.since_opset && v <= o.max_opset)
-            return 1;
-    }
-    return 0;
-}
-
-/* Node i's name as the runtime knows it ("<op>_<index>" when the model gives none). */
-static const char *node_name(const frt_onnx_node *n, size_t i, char *buf, size_t len) {
-    if (n->name && n->name[0]) return n->name;
-    snprintf(buf, len, "%s_%zu", n->op_type, i);
-    return buf;
-}
-
-/* Type and shape of a value by name: the loaded model's inferred ones, else the model's declared
- * ones (inputs, outputs, value_info, initializers). Returns 0 when unknown. */
-typedef struct vshape {
-    int32_t dtype, rank; /* rank -1: unknown */
-    int64_t dims[FRT_MAX_RANK];
-    const char *dim_names[FRT_MAX_RANK];
-} vshape;
-
-static int from_value_info(const frt_onnx_value_info *vi, vshape *out) {
-    if (!vi->has_type) return 0;
-    out->dtype = vi->elem_type;
-    out->rank = vi->has_shape ? vi->rank : -1;
-    for (int d = 0; d < out->rank && d < FRT_MAX_RANK; d++) {
-        out->dims[d] = vi->dims[d].value;
-        out->dim_names[d] = vi->dims[d].param;
-    }
-    return 1;
-}
-
-static int value_shape(const desc *ds, const char *name, vshape *out) {
-    memset(out, 0, sizeof *out);
-    out->rank = -1;
-    if (!name || !name[0]) return 0;
-    if (ds->m) {
-        const frt_graph *g = &ds->m->g;
-        for (size_t v = 0; v < g->n_values; v++) {
-            const frt_ir_value *iv = &g->values[v];
-            if (!iv->name || strcmp(iv->name, name)) continue;
-            if (iv->v.vtype != FRT_VT_TENSOR || (!iv->v.dtype && iv->v.rank < 0)) break;
-            out->dtype = iv->v.dtype;
-            out->rank = iv->v.rank;
-            for (int d = 0; d < out->rank && d < FRT_MAX_RANK; d++) {
-                out->dims[d] = iv->v.dims[d];
-                out->dim_names[d] = iv->dim_names[d];
-            }
-            return 1;
-        }
-    }
-    const frt_onnx_graph *og = ds->ox->graph;
-    const frt_onnx_value_info *lists[3] = {og->inputs, og->outputs, og->value_info};
-    size_t counts[3] = {og->n_inputs, og->n_outputs, og->n_value_info};
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < counts[l]; i++)
-            if (lists[l][i].name && !strcmp(lists[l][i].name, name) &&
-                from_value_info(&lists[l][i], out))
-                return 1;
-    for (size_t i = 0; i < og->n_initializers; i++) {
-        const frt_onnx_tensor *t = &og->initializers[i];
-        if (t->name && !strcmp(t->name, name)) {
-            out->dtype = t->dtype;
-            out->rank = t->rank;
-            for (int d = 0; d < t->rank; d++) out->dims[d] = t->dims[d];
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The kernel chosen for a node, or what became of it: "folded", "fused", "unsupported". */
-static const char *node_kernel(const desc *ds, const frt_onnx_node *n, const char *name) {
-    if (!ds->m) return op_supported(ds->ox, n->domain, n->op_type) ? NULL : "(unsupported)";
-    size_t ns = ds->rt ? frt_runtime_num_steps(ds->rt) : 0;
-    for (size_t i = 0; i < ns; i++) {
-        frt_step_profile p;
-        frt_runtime_step_profile(ds->rt, i, &p);
-        if (p.node_name && !strcmp(p.node_name, name)) return p.kernel && p.kernel[0] ? p.kernel : "-";
-    }
-    const frt_graph *g = &ds->m->g;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const frt_node *gn = &g->nodes[i];
-        if (strcmp(gn->name, name)) continue;
-        if (!gn->dead) return "(no compute step)";
-        int folded = gn->n_out > 0;
-        for (int k = 0; k < gn->n_out; k++)
-            if (gn->out[k] >= 0 && g->values[gn->out[k]].kind != FRT_VALUE_CONST) folded = 0;
-        return folded ? "(folded)" : "(fused)";
-    }
-    return NULL;
-}
-
-static void json_num(FILE *f, double v) {
-    if (v != v || v > 1e308 || v < -1e308) fputs("null", f);
-    else fprintf(f, "%.9g", v);
-}
-
-static void print_attr(FILE *f, const frt_onnx_attr *a, int json) {
-    size_t cap = json ? (size_t)1 << 20 : 16; /* list elements shown */
-    switch (a->type) {
-    case FRT_ATTR_FLOAT:
-        if (json) json_num(f, a->f);
-        else fprintf(f, "%g", a->f);
-        break;
-    case FRT_ATTR_INT: fprintf(f, "%lld", (long long)a->i); break;
-    case FRT_ATTR_STRING:
-        if (json) json_str(f, a->s ? a->s : "");
-        else fprintf(f, "'%.40s%s'", a->s ? a->s : "", a->s && a->s_len > 40 ? "..." : "");
-        break;
-    case FRT_ATTR_INTS:
-    case FRT_ATTR_FLOATS:
-    case FRT_ATTR_STRINGS:
-        fputc('[', f);
-        for (size_t k = 0; k < a->n && k < cap; k++) {
-            if (k) fputs(json ? ", " : ",", f);
-            if (a->type == FRT_ATTR_INTS) fprintf(f, "%lld", (long long)a->ints[k]);
-            else if (a->type == FRT_ATTR_FLOATS) {
-                if (json) json_num(f, a->floats[k]);
-                else fprintf(f, "%g", a->floats[k]);
-            } else if (json) json_str(f, a->strings[k]);
-            else fprintf(f, "'%s'", a->strings[k]);
-        }
-        if (a->n > cap) fprintf(f, ",... (%zu)", a->n);
-        fputc(']', f);
-        break;
-    case FRT_ATTR_TENSOR: {
-        char shp[256];
-        const frt_onnx_tensor *t = a->t;
-        shape_str(shp, sizeof shp, t ? t->rank : -1, t ? t->dims : NULL, NULL);
-        if (json) {
-            fprintf(f, "{\"tensor\": {\"dtype\": ");
-            json_str(f, frt_dtype_name(t ? (frt_dtype)t->dtype : (frt_dtype)0));
-            fprintf(f, ", \"shape\": [");
-            for (int d = 0; t && d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-            fprintf(f, "]}}");
-        } else {
-            fprintf(f, "tensor(%s%s)", frt_dtype_name(t ? (frt_dtype)t->dtype : (frt_dtype)0), shp);
-        }
-        break;
-    }
-    case FRT_ATTR_GRAPH:
-        if (json) fprintf(f, "{\"graph\": {\"nodes\": %zu}}", a->g ? a->g->n_nodes : 0);
-        else fprintf(f, "graph(%zu nodes)", a->g ? a->g->n_nodes : 0);
-        break;
-    case FRT_ATTR_GRAPHS:
-        if (json) fprintf(f, "{\"graphs\": %zu}", a->n);
-        else fprintf(f, "graphs(%zu)", a->n);
-        break;
-    case FRT_ATTR_TENSORS:
-        if (json) fprintf(f, "{\"tensors\": %zu}", a->n);
-        else fprintf(f, "tensors(%zu)", a->n);
-        break;
-    default:
-        if (json) fputs("null", f);
-        else fputs("?", f);
-    }
-}
-
 static void json_shape(FILE *f, int32_t rank, const int64_t *dims, const char *const *names) {
     if (rank < 0) {
         fputs("null", f);
@@ -328,171 +136,138 @@ static void json_shape(FILE *f, int32_t rank, const int64_t *dims, const char *c
     fputc(']', f);
 }
 
-static void json_value(FILE *f, const desc *ds, const char *name) {
-    vshape vs;
-    int known = value_shape(ds, name, &vs);
+static void json_tensor_info(FILE *f, const frt_tensor_info *ti) {
     fputs("{\"name\": ", f);
-    json_str(f, name);
+    json_str(f, ti->name);
     fputs(", \"dtype\": ", f);
-    json_str(f, known ? frt_dtype_name((frt_dtype)vs.dtype) : NULL);
+    json_str(f, ti->dtype ? frt_dtype_name(ti->dtype) : NULL);
     fputs(", \"shape\": ", f);
-    json_shape(f, known ? vs.rank : -1, vs.dims, vs.dim_names);
+    json_shape(f, ti->kind == FRT_KIND_TENSOR ? ti->rank : -1, ti->shape, ti->dim_names);
     fputc('}', f);
 }
 
-static void text_values(FILE *f, const desc *ds, const char *label, size_t n, const char **names) {
-    fprintf(f, "      %s", label);
+static void text_values(const frt_desc *d, size_t node, int is_output, size_t n) {
+    printf("      %s", is_output ? "out:" : "in: ");
     for (size_t k = 0; k < n; k++) {
-        if (!names[k][0]) {
-            fprintf(f, "%s(none)", k ? ", " : " ");
-            continue;
-        }
-        vshape vs;
-        char shp[512];
-        if (value_shape(ds, names[k], &vs)) {
-            shape_str(shp, sizeof shp, vs.rank, vs.dims, vs.dim_names);
-            fprintf(f, "%s%s %s %s", k ? ", " : " ", names[k], frt_dtype_name((frt_dtype)vs.dtype), shp);
+        frt_tensor_info ti;
+        if (frt_desc_node_value(d, node, is_output, k, &ti) != FRT_OK) continue;
+        const char *sep = k ? ", " : " ";
+        if (!ti.name[0]) {
+            printf("%s(none)", sep);
+        } else if (ti.dtype || ti.rank >= 0) {
+            char shp[512];
+            shape_str(shp, sizeof shp, ti.rank, ti.shape, ti.dim_names);
+            printf("%s%s %s %s", sep, ti.name, frt_dtype_name(ti.dtype), shp);
         } else {
-            fprintf(f, "%s%s ?", k ? ", " : " ", names[k]);
+            printf("%s%s ?", sep, ti.name);
         }
     }
-    fputc('\n', f);
+    printf("\n");
 }
 
-static void print_nodes_text(const desc *ds) {
-    const frt_onnx_graph *og = ds->ox->graph;
-    printf("nodes (%zu):\n", og->n_nodes);
-    for (size_t i = 0; i < og->n_nodes; i++) {
-        const frt_onnx_node *n = &og->nodes[i];
-        char gen[128];
-        const char *name = node_name(n, i, gen, sizeof gen);
-        const char *k = node_kernel(ds, n, name);
-        printf("  [%zu] %s %s%s%s  kernel %s\n", i, name, n->domain[0] ? n->domain : "",
-               n->domain[0] ? "." : "", n->op_type, k ? k : "-");
-        text_values(stdout, ds, "in: ", n->n_inputs, n->inputs);
-        text_values(stdout, ds, "out:", n->n_outputs, n->outputs);
-        if (n->n_attrs) {
+/* info --nodes: every node of the model's graph. */
+static void print_nodes_text(const frt_desc *d) {
+    frt_desc_info di;
+    frt_desc_get_info(d, &di);
+    printf("nodes (%zu):\n", di.num_nodes);
+    for (size_t i = 0; i < di.num_nodes; i++) {
+        frt_desc_node n;
+        if (frt_desc_node_get(d, i, &n) != FRT_OK) continue;
+        printf("  [%zu] %s %s%s%s  kernel %s\n", i, n.name, n.domain, n.domain[0] ? "." : "",
+               n.op_type, n.kernel ? n.kernel : "-");
+        text_values(d, i, 0, n.num_inputs);
+        text_values(d, i, 1, n.num_outputs);
+        if (n.num_attrs) {
             printf("      attrs:");
-            for (size_t a = 0; a < n->n_attrs; a++) {
-                printf(" %s=", n->attrs[a].name);
-                print_attr(stdout, &n->attrs[a], 0);
+            for (size_t a = 0; a < n.num_attrs; a++) {
+                frt_desc_attr at;
+                if (frt_desc_node_attr(d, i, a, &at) == FRT_OK) printf(" %s=%s", at.name, at.text);
             }
             printf("\n");
         }
     }
 }
 
-static void print_nodes_json(FILE *f, const desc *ds) {
-    const frt_onnx_graph *og = ds->ox->graph;
+static void print_nodes_json(FILE *f, const frt_desc *d) {
+    frt_desc_info di;
+    frt_desc_get_info(d, &di);
     fputs(", \"nodes\": [", f);
-    for (size_t i = 0; i < og->n_nodes; i++) {
-        const frt_onnx_node *n = &og->nodes[i];
-        char gen[128];
-        const char *name = node_name(n, i, gen, sizeof gen);
+    for (size_t i = 0; i < di.num_nodes; i++) {
+        frt_desc_node n;
+        if (frt_desc_node_get(d, i, &n) != FRT_OK) continue;
         fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-        json_str(f, name);
+        json_str(f, n.name);
         fputs(", \"op\": ", f);
-        json_str(f, n->op_type);
+        json_str(f, n.op_type);
         fputs(", \"domain\": ", f);
-        json_str(f, n->domain);
+        json_str(f, n.domain);
         fputs(", \"kernel\": ", f);
-        json_str(f, node_kernel(ds, n, name));
-        fputs(", \"inputs\": [", f);
-        for (size_t k = 0; k < n->n_inputs; k++) {
-            if (k) fputs(", ", f);
-            json_value(f, ds, n->inputs[k]);
-        }
-        fputs("], \"outputs\": [", f);
-        for (size_t k = 0; k < n->n_outputs; k++) {
-            if (k) fputs(", ", f);
-            json_value(f, ds, n->outputs[k]);
+        json_str(f, n.kernel);
+        for (int io = 0; io < 2; io++) {
+            fputs(io ? "], \"outputs\": [" : ", \"inputs\": [", f);
+            size_t cnt = io ? n.num_outputs : n.num_inputs;
+            for (size_t k = 0; k < cnt; k++) {
+                frt_tensor_info ti;
+                if (frt_desc_node_value(d, i, io, k, &ti) != FRT_OK) continue;
+                if (k) fputs(", ", f);
+                json_tensor_info(f, &ti);
+            }
         }
         fputs("], \"attributes\": {", f);
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            fprintf(f, "%s", a ? ", " : "");
-            json_str(f, n->attrs[a].name);
-            fputs(": ", f);
-            print_attr(f, &n->attrs[a], 1);
+        for (size_t a = 0; a < n.num_attrs; a++) {
+            frt_desc_attr at;
+            if (frt_desc_node_attr(d, i, a, &at) != FRT_OK) continue;
+            fputs(a ? ", " : "", f);
+            json_str(f, at.name);
+            fprintf(f, ": %s", at.json);
         }
         fputs("}}", f);
     }
     fputs("]", f);
 }
 
-/* Unsupported op types of the decoded graph (top level and subgraphs' nodes are not searched:
- * the load error names those). */
+/* Unsupported op types of the top-level graph, with their node counts. */
 typedef struct unsup {
     const char *op, *domain;
+    int64_t opset;
     size_t count;
     const char *first;
 } unsup;
 
-static size_t find_unsupported(const desc *ds, unsup *u, size_t cap) {
-    const frt_onnx_graph *og = ds->ox->graph;
+static size_t find_unsupported(const frt_desc *d, unsup *u, size_t cap) {
+    frt_desc_info di;
+    frt_desc_get_info(d, &di);
     size_t n = 0;
-    for (size_t i = 0; i < og->n_nodes; i++) {
-        const frt_onnx_node *nd = &og->nodes[i];
-        if (op_supported(ds->ox, nd->domain, nd->op_type)) continue;
+    for (size_t i = 0; i < di.num_nodes; i++) {
+        frt_desc_node nd;
+        if (frt_desc_node_get(d, i, &nd) != FRT_OK || nd.supported) continue;
         size_t k = 0;
-        while (k < n && (strcmp(u[k].op, nd->op_type) || strcmp(u[k].domain, nd->domain))) k++;
+        while (k < n && (strcmp(u[k].op, nd.op_type) || strcmp(u[k].domain, nd.domain))) k++;
         if (k == n) {
             if (n == cap) continue;
-            u[n++] = (unsup){nd->op_type, nd->domain, 0, nd->name};
+            u[n++] = (unsup){nd.op_type, nd.domain, nd.opset, 0, nd.name};
         }
         u[k].count++;
     }
     return n;
 }
 
-static void tensor_info_from_vi(const frt_onnx_value_info *vi, frt_tensor_info *ti) {
-    memset(ti, 0, sizeof *ti);
-    ti->name = vi->name;
-    vshape vs = {0};
-    vs.rank = -1;
-    from_value_info(vi, &vs);
-    ti->dtype = (frt_dtype)vs.dtype;
-    ti->rank = vs.rank;
-    for (int d = 0; d < vs.rank; d++) {
-        ti->shape[d] = vs.dims[d];
-        ti->dim_names[d] = vs.dim_names[d];
-    }
-}
-
-static int is_initializer(const frt_onnx_graph *og, const char *name) {
-    for (size_t i = 0; i < og->n_initializers; i++)
-        if (og->initializers[i].name && !strcmp(og->initializers[i].name, name)) return 1;
-    return 0;
-}
-
-static void json_tensor_info(FILE *f, const frt_tensor_info *ti) {
-    fputs("{\"name\": ", f);
-    json_str(f, ti->name);
-    fputs(", \"dtype\": ", f);
-    json_str(f, frt_dtype_name(ti->dtype));
-    fputs(", \"shape\": ", f);
-    json_shape(f, ti->kind == FRT_KIND_TENSOR ? ti->rank : -1, ti->shape, ti->dim_names);
-    fputc('}', f);
-}
-
 /* info for a model the runtime could not load: what the decoder reads. */
-static int info_decoded(const cli *c, desc *ds) {
-    const frt_onnx_graph *og = ds->ox->graph;
+static int info_decoded(const cli *c, const frt_desc *d, const char *load_error) {
+    frt_desc_info di;
+    frt_desc_get_info(d, &di);
     unsup u[256];
-    size_t nu = find_unsupported(ds, u, 256);
-    char producer[512];
-    snprintf(producer, sizeof producer, "%s%s%s",
-             ds->ox->producer_name ? ds->ox->producer_name : "",
-             ds->ox->producer_version && ds->ox->producer_version[0] ? " " : "",
-             ds->ox->producer_version ? ds->ox->producer_version : "");
-    /* op types with counts (top level) */
+    size_t nu = find_unsupported(d, u, 256);
     op_count ops[512];
     size_t n_ops = 0;
-    for (size_t i = 0; i < og->n_nodes; i++) {
+    for (size_t i = 0; i < di.num_nodes; i++) {
+        frt_desc_node nd;
+        if (frt_desc_node_get(d, i, &nd) != FRT_OK) continue;
         size_t k = 0;
-        while (k < n_ops && strcmp(ops[k].op, og->nodes[i].op_type)) k++;
+        while (k < n_ops && strcmp(ops[k].op, nd.op_type)) k++;
         if (k == n_ops) {
             if (n_ops == 512) continue;
-            ops[n_ops++] = (op_count){og->nodes[i].op_type, 0};
+            ops[n_ops++] = (op_count){nd.op_type, 0};
         }
         ops[k].count++;
     }
@@ -502,23 +277,20 @@ static int info_decoded(const cli *c, desc *ds) {
         fputs("{\"model\": ", f);
         json_str(f, c->model);
         fputs(", \"loaded\": false, \"error\": ", f);
-        json_str(f, ds->load_error);
+        json_str(f, load_error);
         fputs(", \"producer\": ", f);
-        json_str(f, producer);
-        fprintf(f, ", \"opset\": %lld, \"inputs\": [", (long long)frt_onnx_default_opset(ds->ox));
-        int first = 1;
-        for (size_t i = 0; i < og->n_inputs; i++) {
-            if (is_initializer(og, og->inputs[i].name)) continue;
+        json_str(f, di.producer);
+        fprintf(f, ", \"opset\": %lld, \"inputs\": [", (long long)di.opset);
+        for (size_t i = 0; i < di.num_inputs; i++) {
             frt_tensor_info ti;
-            tensor_info_from_vi(&og->inputs[i], &ti);
-            if (!first) fputs(", ", f);
-            first = 0;
+            if (frt_desc_input(d, i, &ti) != FRT_OK) continue;
+            if (i) fputs(", ", f);
             json_tensor_info(f, &ti);
         }
         fputs("], \"outputs\": [", f);
-        for (size_t i = 0; i < og->n_outputs; i++) {
+        for (size_t i = 0; i < di.num_outputs; i++) {
             frt_tensor_info ti;
-            tensor_info_from_vi(&og->outputs[i], &ti);
+            if (frt_desc_output(d, i, &ti) != FRT_OK) continue;
             if (i) fputs(", ", f);
             json_tensor_info(f, &ti);
         }
@@ -536,41 +308,35 @@ static int info_decoded(const cli *c, desc *ds) {
             json_str(f, u[k].domain);
             fprintf(f, ", \"nodes\": %zu}", u[k].count);
         }
-        fprintf(f, "], \"graph\": {\"nodes\": %zu, \"initializers\": %zu}", og->n_nodes,
-                og->n_initializers);
-        if (c->nodes) print_nodes_json(f, ds);
+        fprintf(f, "], \"graph\": {\"nodes\": %zu, \"initializers\": %zu}", di.num_nodes,
+                di.num_initializers);
+        if (c->nodes) print_nodes_json(f, d);
         fputs("}\n", f);
         return 0;
     }
     printf("model:     %s\n", c->model);
-    printf("producer:  %s\n", producer[0] ? producer : "(unknown)");
-    printf("opset:     %lld\n", (long long)frt_onnx_default_opset(ds->ox));
-    printf("not compiled: %s\n", ds->load_error);
-    size_t n_in = 0;
-    for (size_t i = 0; i < og->n_inputs; i++) n_in += !is_initializer(og, og->inputs[i].name);
-    printf("inputs (%zu):\n", n_in);
-    for (size_t i = 0; i < og->n_inputs; i++) {
-        if (is_initializer(og, og->inputs[i].name)) continue;
+    printf("producer:  %s\n", di.producer[0] ? di.producer : "(unknown)");
+    printf("opset:     %lld\n", (long long)di.opset);
+    printf("not compiled: %s\n", load_error);
+    printf("inputs (%zu):\n", di.num_inputs);
+    for (size_t i = 0; i < di.num_inputs; i++) {
         frt_tensor_info ti;
-        tensor_info_from_vi(&og->inputs[i], &ti);
-        print_info_tensor(&ti);
+        if (frt_desc_input(d, i, &ti) == FRT_OK) print_info_tensor(&ti);
     }
-    printf("outputs (%zu):\n", og->n_outputs);
-    for (size_t i = 0; i < og->n_outputs; i++) {
+    printf("outputs (%zu):\n", di.num_outputs);
+    for (size_t i = 0; i < di.num_outputs; i++) {
         frt_tensor_info ti;
-        tensor_info_from_vi(&og->outputs[i], &ti);
-        print_info_tensor(&ti);
+        if (frt_desc_output(d, i, &ti) == FRT_OK) print_info_tensor(&ti);
     }
     printf("op types (%zu):\n", n_ops);
     for (size_t k = 0; k < n_ops; k++) printf("  %-24s %zu\n", ops[k].op, ops[k].count);
     printf("unsupported operators (%zu):\n", nu);
     for (size_t k = 0; k < nu; k++)
-        printf("  %-24s %s, opset %lld, %zu node%s%s%s\n", u[k].op,
-               u[k].domain[0] ? u[k].domain : "ai.onnx", (long long)domain_opset(ds->ox, u[k].domain),
-               u[k].count, u[k].count == 1 ? "" : "s", u[k].first && u[k].first[0] ? ", e.g. " : "",
-               u[k].first ? u[k].first : "");
-    printf("graph:     %zu nodes, %zu initializers\n", og->n_nodes, og->n_initializers);
-    if (c->nodes) print_nodes_text(ds);
+        printf("  %-24s %s, opset %lld, %zu node%s, e.g. %s\n", u[k].op,
+               u[k].domain[0] ? u[k].domain : "ai.onnx", (long long)u[k].opset, u[k].count,
+               u[k].count == 1 ? "" : "s", u[k].first);
+    printf("graph:     %zu nodes, %zu initializers\n", di.num_nodes, di.num_initializers);
+    if (c->nodes) print_nodes_text(d);
     return 0;
 }
 
@@ -589,9 +355,7 @@ int cmd_info(int argc, char **argv) {
         cli_free(c);
         return rc < 0 ? 0 : rc;
     }
-    desc ds;
-    memset(&ds, 0, sizeof ds);
-    ds.path = c->model;
+    frt_desc *ds = NULL;
     inputs in = {0};
     op_count *ops = NULL;
     double load_ms;
@@ -600,22 +364,20 @@ int cmd_info(int argc, char **argv) {
     FILE *out = c->json ? stderr : stdout; /* text lines; JSON goes to stdout at the end */
     if (load_model(c, &m, &load_ms) != FRT_OK) {
         /* not loadable: describe what the decoder reads, if it can */
-        snprintf(ds.load_error, sizeof ds.load_error, "%s", frt_last_error());
-        size_t size = 0;
-        char err[1024];
-        if (tio_read_file(c->model, &ds.buf, &size, err, sizeof err) ||
-            frt_onnx_decode(ds.buf, size, &ds.own) != FRT_OK || !ds.own->graph) {
-            rc = fail("%s", ds.load_error);
+        char load_error[2048];
+        snprintf(load_error, sizeof load_error, "%s", frt_last_error());
+        if (frt_desc_create(c->model, NULL, &ds) != FRT_OK) {
+            rc = fail("%s", load_error);
             goto done;
         }
-        ds.ox = ds.own;
-        warn("%s cannot be compiled: %s", c->model, ds.load_error);
-        rc = info_decoded(c, &ds);
+        warn("%s cannot be compiled: %s", c->model, load_error);
+        rc = info_decoded(c, ds, load_error);
         goto done;
     }
-    ds.m = m;
-    ds.ox = m->onnx;
-    ds.load_ms = load_ms;
+    if (c->nodes && frt_desc_create(NULL, m, &ds) != FRT_OK) {
+        rc = fail_frt("describing the model");
+        goto done;
+    }
     frt_model_stats st;
     memset(&st, 0, sizeof st);
     frt_model_get_stats(m, &st);
@@ -705,7 +467,6 @@ int cmd_info(int argc, char **argv) {
         snprintf(plan_error, sizeof plan_error, "%s", frt_last_error());
         rt = NULL;
     }
-    ds.rt = rt;
     if (unknown_rank) {
         snprintf(plan_error, sizeof plan_error,
                  "an input has unknown rank, string type or huge shape");
@@ -765,20 +526,19 @@ int cmd_info(int argc, char **argv) {
             json_str(f, plan_error);
             fputs("}", f);
         }
-        if (c->nodes) print_nodes_json(f, &ds);
+        if (c->nodes) print_nodes_json(f, ds);
         fputs("}\n", f);
     } else {
-        if (c->nodes) print_nodes_text(&ds);
+        if (c->nodes) print_nodes_text(ds);
         if (planned && c->memory) rc = print_memory_table(c, &in);
     }
     free(outs_info);
 done:
     free(ops);
     inputs_free(&in);
+    frt_desc_free(ds); /* before the model it describes */
     frt_runtime_free(rt);
     frt_model_free(m);
-    if (ds.own) frt_onnx_model_free(ds.own);
-    free(ds.buf);
     cli_free(c);
     return rc;
 }
