@@ -92,7 +92,59 @@ void frt_rnn_mm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 
 enum { K_LSTM = 0, K_GRU = 1 };
 
-/* Rows [r0, r0+MR) and groups [g0, g0+NG) of one step: MR*NG*G accumulators. */
+/* The 16-unit mask of group g: lanes below H. */
+static inline __mmask16 group_mask(int64_t H, int64_t j0) {
+    return j0 + GW <= H ? (__mmask16)0xffff : (__mmask16)((1u << (H - j0)) - 1u);
+}
+
+/* Gate math of one (row, group) unit from its recurrent products acc[G]: writes c, h_next and y.
+ * Not inlined: one copy serves every block shape. */
+static __attribute__((noinline)) void lstm_unit(const frt_rnn_step_args *a, const __m512 *acc,
+                                                int64_t row, int64_t g) {
+    const int64_t H = a->H, j0 = g * GW;
+    const __mmask16 m = group_mask(H, j0);
+    const float *xw = a->xw[row], *hp = a->h_prev + row * H;
+    float *hn = a->h_next + row * H;
+    if (!xw) { /* past this row's sequence length: the state stays */
+        _mm512_mask_storeu_ps(hn + j0, m, _mm512_maskz_loadu_ps(m, hp + j0));
+        return;
+    }
+#define PRE(v) _mm512_add_ps(_mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + (v) * H + j0), acc[v]), \
+                             _mm512_maskz_loadu_ps(m, a->bias + (v) * H + j0))
+    __m512 gi = sigmoid512(PRE(0)), go = sigmoid512(PRE(1)), gf = sigmoid512(PRE(2));
+    __m512 gc = tanh512(PRE(3));
+    float *c = a->c + row * H + j0;
+    __m512 cn = _mm512_fmadd_ps(gf, _mm512_maskz_loadu_ps(m, c), _mm512_mul_ps(gi, gc));
+    _mm512_mask_storeu_ps(c, m, cn);
+    __m512 h = _mm512_mul_ps(go, tanh512(cn));
+    _mm512_mask_storeu_ps(hn + j0, m, h);
+    if (a->y[row]) _mm512_mask_storeu_ps(a->y[row] + j0, m, h);
+}
+
+static __attribute__((noinline)) void gru_unit(const frt_rnn_step_args *a, const __m512 *acc,
+                                               int64_t row, int64_t g) {
+    const int64_t H = a->H, j0 = g * GW;
+    const __mmask16 m = group_mask(H, j0);
+    const float *xw = a->xw[row], *hp = a->h_prev + row * H;
+    float *hn = a->h_next + row * H;
+    const __m512 hv = _mm512_maskz_loadu_ps(m, hp + j0);
+    if (!xw) {
+        _mm512_mask_storeu_ps(hn + j0, m, hv);
+        return;
+    }
+    __m512 z = sigmoid512(PRE(0)), rg = sigmoid512(PRE(1));
+#undef PRE
+    __m512 xh = _mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + 2 * H + j0),
+                              _mm512_maskz_loadu_ps(m, a->bias + 2 * H + j0));
+    __m512 rh = _mm512_add_ps(acc[2], _mm512_maskz_loadu_ps(m, a->rbh + j0));
+    __m512 nn = tanh512(_mm512_fmadd_ps(rg, rh, xh));
+    __m512 h = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), z), nn, _mm512_mul_ps(z, hv));
+    _mm512_mask_storeu_ps(hn + j0, m, h);
+    if (a->y[row]) _mm512_mask_storeu_ps(a->y[row] + j0, m, h);
+}
+
+/* Rows [r0, r0+MR) and groups [g0, g0+NG) of one step: MR*NG*G accumulators. The product runs in
+ * registers, then the gate math of each (row, group) unit (lstm_unit / gru_unit). */
 static inline __attribute__((always_inline)) void fused_blk(const int KIND, const int G,
                                                             const int MR, const int NG,
                                                             const frt_rnn_step_args *a,
@@ -107,7 +159,8 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
         for (int n = 0; n < NG; n++)
 #pragma GCC unroll 4
             for (int v = 0; v < G; v++) acc[r][n][v] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < H; k++) {
+    const int64_t K = a->h_prev_zero ? 0 : H;
+    for (int64_t k = 0; k < K; k++) {
         __m512 b[4][4];
 #pragma GCC unroll 4
         for (int n = 0; n < NG; n++)
@@ -122,48 +175,13 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
                 for (int v = 0; v < G; v++) acc[r][n][v] = _mm512_fmadd_ps(x, b[n][v], acc[r][n][v]);
         }
     }
-    const __m512 one = _mm512_set1_ps(1.0f);
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; r++) {
-        const int64_t row = r0 + r;
-        const float *xw = a->xw[row];
-        const float *hp = a->h_prev + row * H;
-        float *hn = a->h_next + row * H;
-        float *y = a->y[row];
+    for (int r = 0; r < MR; r++)
 #pragma GCC unroll 4
         for (int n = 0; n < NG; n++) {
-            const int64_t j0 = (g0 + n) * GW;
-            const __mmask16 m = j0 + GW <= H ? (__mmask16)0xffff
-                                             : (__mmask16)((1u << (H - j0)) - 1u);
-            if (!xw) { /* past this row's sequence length: the state stays */
-                _mm512_mask_storeu_ps(hn + j0, m, _mm512_maskz_loadu_ps(m, hp + j0));
-                continue;
-            }
-#define PRE(v) _mm512_add_ps(_mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + (v) * H + j0), \
-                                           acc[r][n][v]),                               \
-                             _mm512_maskz_loadu_ps(m, a->bias + (v) * H + j0))
-            __m512 h;
-            if (KIND == K_LSTM) {
-                __m512 gi = sigmoid512(PRE(0)), go = sigmoid512(PRE(1)), gf = sigmoid512(PRE(2));
-                __m512 gc = tanh512(PRE(3));
-                float *c = a->c + row * H + j0;
-                __m512 cn = _mm512_fmadd_ps(gf, _mm512_maskz_loadu_ps(m, c), _mm512_mul_ps(gi, gc));
-                _mm512_mask_storeu_ps(c, m, cn);
-                h = _mm512_mul_ps(go, tanh512(cn));
-            } else {
-                __m512 z = sigmoid512(PRE(0)), rg = sigmoid512(PRE(1));
-                __m512 xh = _mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + 2 * H + j0),
-                                          _mm512_maskz_loadu_ps(m, a->bias + 2 * H + j0));
-                __m512 rh = _mm512_add_ps(acc[r][n][2], _mm512_maskz_loadu_ps(m, a->rbh + j0));
-                __m512 nn = tanh512(_mm512_fmadd_ps(rg, rh, xh));
-                __m512 hv = _mm512_maskz_loadu_ps(m, hp + j0);
-                h = _mm512_fmadd_ps(_mm512_sub_ps(one, z), nn, _mm512_mul_ps(z, hv));
-            }
-#undef PRE
-            _mm512_mask_storeu_ps(hn + j0, m, h);
-            if (y) _mm512_mask_storeu_ps(y + j0, m, h);
+            if (KIND == K_LSTM) lstm_unit(a, acc[r][n], r0 + r, g0 + n);
+            else gru_unit(a, acc[r][n], r0 + r, g0 + n);
         }
-    }
 }
 
 /* Groups [0, ng) for rows [r0, r0+MR): blocks of NG groups, then single groups; last to first
@@ -172,11 +190,11 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
     do {                                                                                         \
         const int64_t nb = ng / (NG), done = nb * (NG);                                          \
         if (!rev) {                                                                              \
-            for (int64_t q = 0; q < nb; q++) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));       \
+            for (int64_t q = 0; q < nb; q++) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));        \
             for (int64_t g = done; g < ng; g++) fused_blk(KIND, G, MR, 1, a, r0, g);             \
         } else {                                                                                 \
             for (int64_t g = ng - 1; g >= done; g--) fused_blk(KIND, G, MR, 1, a, r0, g);        \
-            for (int64_t q = nb - 1; q >= 0; q--) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));  \
+            for (int64_t q = nb - 1; q >= 0; q--) fused_blk(KIND, G, MR, NG, a, r0, q * (NG));   \
         }                                                                                        \
         rev = !rev;                                                                              \
     } while (0)
