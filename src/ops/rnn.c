@@ -26,7 +26,8 @@
  * each step computes, per group of 16 hidden units and up to 4 batch rows, the recurrent product
  * in registers and applies the gate math to it right away (R packed per unit group at select,
  * frt_rnn_pack_gates), writing c, the new h (double-buffered) and Y's row; rows past their
- * sequence length keep their state. No rec buffer and no separate passes over the gates.
+ * sequence length keep their state. No rec buffer and no separate passes over the gates. When h
+ * starts at zero (initial_h absent or zero) and R is finite, the first step skips the product.
  */
 #include <ctype.h>
 #include <math.h>
