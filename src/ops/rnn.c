@@ -26,7 +26,8 @@
  * each step computes, per group of 16 hidden units and up to 4 batch rows, the recurrent product
  * in registers and applies the gate math to it right away (R packed per unit group at select,
  * frt_rnn_pack_gates), writing c, the new h (double-buffered) and Y's row; rows past their
- * sequence length keep their state. No rec buffer and no separate passes over the gates.
+ * sequence length keep their state. No rec buffer and no separate passes over the gates. When h
+ * starts at zero (initial_h absent or zero) and R is finite, the first step skips the product.
  */
 #include <ctype.h>
 #include <math.h>
@@ -88,6 +89,7 @@ typedef struct rnn_params {
      * (frt_rnn_pack_gates); NULL otherwise. */
     const frt_rnn_step_variant *fused;
     const float *Rg[2];
+    int r_finite; /* fused: every element of R is finite (a zero h_prev gives a zero product) */
 } rnn_params;
 
 /* ---- recurrent GEMM, portable (the reference the SIMD variants are tested against) ---------- */
@@ -138,7 +140,7 @@ static void step_c(const frt_rnn_step_args *a, int G) {
         for (int64_t j = 0; j < H; j++) {
             const int64_t g = j / FRT_RNN_GROUP, l = j % FRT_RNN_GROUP;
             float acc[4] = {0, 0, 0, 0}, pre[4];
-            for (int64_t k = 0; k < H; k++)
+            for (int64_t k = 0; k < (a->h_prev_zero ? 0 : H); k++)
                 for (int v = 0; v < G; v++)
                     acc[v] += hp[k] * a->Rq[((g * H + k) * G + v) * FRT_RNN_GROUP + l];
             for (int v = 0; v < G; v++) pre[v] = (xw[v * H + j] + acc[v]) + a->bias[v * H + j];
@@ -452,6 +454,9 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
             frt_rnn_pack_gates(p->G, H, (const float *)R->data + d * GH * H, q);
             p->Rg[d] = q;
         }
+        p->r_finite = 1;
+        for (int64_t i = 0; i < (int64_t)R->numel && p->r_finite; i++)
+            p->r_finite = isfinite(((const float *)R->data)[i]) != 0;
     }
     for (int d = 0; d < p->D; d++) {
         if (W->data) {
@@ -644,6 +649,8 @@ static void rnn_fused_dir(const rnn_run *r, const float *Rg, void *ptrs) {
     float **yr = (float **)(xr + B);
     float *hc = r->h, *hn = r->tmp;
     const frt_rnn_step_fn step = p->op == OP_LSTM ? p->fused->lstm : p->fused->gru;
+    int h_zero = p->r_finite; /* whether h is all zeros (then the first product is skipped) */
+    for (int64_t i = 0; i < B * H && h_zero; i++) h_zero = hc[i] == 0.0f;
     for (int64_t st = 0; st < T; st++) {
         int any = 0;
         for (int64_t b = 0; b < B; b++) {
@@ -656,7 +663,9 @@ static void rnn_fused_dir(const rnn_run *r, const float *Rg, void *ptrs) {
             any = 1;
         }
         if (!any) break;
-        frt_rnn_step_args a = {B, H, hc, hn, r->c, Rg, xr, yr, r->bias, r->rbh, (int)(st & 1)};
+        frt_rnn_step_args a = {B, H, hc, hn, r->c, Rg, xr, yr, r->bias, r->rbh, (int)(st & 1),
+                               h_zero};
+        h_zero = 0;
         step(&a);
         float *sw = hc;
         hc = hn;

@@ -492,7 +492,8 @@ static void test_step_variants(void) {
         if (!v) continue;
         for (int G = 3; G <= 4; G++)
             for (int64_t B = 1; B <= 6; B++)
-                for (int64_t H = 1; H <= 40; H += 13) {
+                for (int64_t H = 1; H <= 40; H += 13)
+                    for (int z = 0; z < 2; z++) { /* z: zero h_prev, skipped by the tier only */
                     size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H);
                     float *R = malloc(nR * 4), *Rq = malloc(nq * 4), *hp = malloc((size_t)(B * H) * 4);
                     float *xw = malloc((size_t)(B * G * H) * 4), *bias = malloc((size_t)(G * H) * 4);
@@ -500,6 +501,7 @@ static void test_step_variants(void) {
                     t_fill(R, nR, (unsigned)(G * 5 + H));
                     for (size_t i = 0; i < nR; i++) R[i] *= 0.5f;
                     t_fill(hp, (size_t)(B * H), 3);
+                    if (z) memset(hp, 0, (size_t)(B * H) * 4);
                     t_fill(xw, (size_t)(B * G * H), 4);
                     t_fill(bias, (size_t)(G * H), 5);
                     t_fill(rbh, (size_t)H, 6);
@@ -515,13 +517,13 @@ static void test_step_variants(void) {
                         }
                         for (int64_t i = 0; i < B * H; i++) out[w][1][i] = 9.0f;
                         frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq, xr, yr, bias,
-                                               rbh, (int)(H & 1)};
+                                               rbh, (int)(H & 1), z && w};
                         (G == 4 ? (w ? v->lstm : ref->lstm) : (w ? v->gru : ref->gru))(&a);
                     }
                     for (int k = 0; k < 3; k++)
                         CHECK_MSG(t_close(out[1][k], out[0][k], (size_t)(B * H), 1e-5f, 1e-5f),
-                                  "tier %d G %d B %lld H %lld output %d", t, G, (long long)B,
-                                  (long long)H, k);
+                                  "tier %d G %d B %lld H %lld zero h %d output %d", t, G,
+                                  (long long)B, (long long)H, z, k);
                     free(R); free(Rq); free(hp); free(xw); free(bias); free(rbh);
                     for (int w = 0; w < 2; w++)
                         for (int k = 0; k < 3; k++) free(out[w][k]);

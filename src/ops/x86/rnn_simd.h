@@ -80,6 +80,8 @@ typedef struct frt_rnn_step_args {
     int reverse;             /* sweep the unit groups last to first (callers alternate it from
                                 step to step, so the part of R the previous step read last, still
                                 in cache when R is larger than it, is read first) */
+    int h_prev_zero;         /* nonzero: h_prev is all zeros and R finite, so the recurrent
+                                product is 0 and is skipped (the first step without initial_h) */
 } frt_rnn_step_args;
 
 /* LSTM: i o f = sigmoid, g = tanh(pre_c); c = f c + i g; h = o tanh(c).
