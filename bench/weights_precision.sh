@@ -14,7 +14,11 @@
 # For each model: the p50 (median over rounds) with each precision and its ratio to fp32, and the
 # error of the fp16 / bf16 outputs against the fp32 outputs on the model's own inputs: max |diff|
 # and max |diff| / max |fp32 output| over all float outputs. Half weights cover Gemm and MatMul
-# with a constant 2-D B (Conv keeps fp32 weights). Needs /usr/bin/python3 with numpy.
+# with a constant 2-D B and Conv with constant W on the builtin packed-GEMM convolution (AVX2 /
+# AVX-512 tiers); convolutions the oneDNN provider runs (1-thread models when it is built in),
+# depthwise convolutions and the portable tier keep fp32 weights. To measure the CNNs with half
+# Conv weights, run with FRT_DNNL=0 in the environment (or -t 2: the provider takes 1-thread
+# models only). Needs /usr/bin/python3 with numpy.
 set -euo pipefail
 prog=$(basename "$0")
 die() { echo "$prog: error: $*" >&2; exit 1; }
@@ -116,6 +120,6 @@ EOF
     echo
     echo "- host: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), ISA tier ${FRT_ISA:-best the host has}; load before/after: $load0 / $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- errors: fp16/bf16 outputs against the fp32-weight outputs of the same build on the model's in/*.npy; rel = max|diff| / max|fp32 output|"
-    echo "- half weights cover Gemm and MatMul with a constant 2-D B; Conv keeps fp32 weights"
+    echo "- half weights cover Gemm and MatMul with a constant 2-D B and Conv on the builtin packed-GEMM convolution; oneDNN-run, depthwise and portable-tier convs keep fp32 (FRT_DNNL=${FRT_DNNL:-unset} for this run)"
 }
 report | tee ${out_file:+"$out_file"}

@@ -161,11 +161,15 @@ typedef enum frt_planner {
 } frt_planner;
 
 /* Storage precision of constant weights (frt_options.weights_precision). FP16 / BF16: the
- * weights of Gemm and MatMul nodes whose weight operand (B) is a constant are rounded to IEEE
- * half / bfloat16 (nearest even) and packed at load, halving their memory and bandwidth; products
- * are still computed in float32. The result differs from float32 weights by the rounding of each
- * weight (relative 2^-11 for fp16, 2^-8 for bf16). A node whose weights do not fit fp16 (|w| >=
- * 65520) keeps float32. Folded (constant) subgraphs are always computed in float32. */
+ * weights of Gemm and MatMul nodes whose weight operand (B) is a constant, and of Conv nodes with
+ * constant W run by the builtin packed-GEMM convolution (AVX2 / AVX-512 tiers), are rounded to
+ * IEEE half / bfloat16 (nearest even) and packed at load, halving their memory and bandwidth;
+ * products are still computed in float32. The result differs from float32 weights by the rounding
+ * of each weight (relative 2^-11 for fp16, 2^-8 for bf16). A node whose weights do not fit fp16
+ * (|w| >= 65520) keeps float32. Convolutions run by the oneDNN provider (its bf16 primitives would
+ * round the activations too), depthwise convolutions and the portable tier's convolution keep
+ * float32 weights; the kernel names (flatrt bench --profile) carry _f16w / _bf16w where the option
+ * applies. Folded (constant) subgraphs are always computed in float32. */
 typedef enum frt_weights_precision {
     FRT_WEIGHTS_FP32 = 0, /* default: weights as stored in the model */
     FRT_WEIGHTS_FP16 = 1,

@@ -77,6 +77,12 @@ typedef struct frt_conv_params {
                            block has Kg % kc rows), + FRT_CONV_WPACK_SLACK floats */
     int64_t mpanels;    /* ceil(Mg / mr) */
     int64_t kc, nc;     /* K and N blocking (nc a multiple of nr) */
+    /* reduced-precision weights (node->wprec, frt_options.weights_precision; conv_gemm.c):
+     * wprec 1 fp16 / 2 bf16: whalf holds wpack's layout in half precision and wpack is NULL;
+     * each K block is widened to float32 in scratch before the (float32) inner loops run */
+    int32_t wprec;
+    const uint16_t *whalf;
+    void (*f16_to_f32)(const uint16_t *x, float *y, size_t n);
 } frt_conv_params;
 
 /* Geometry of one run, from the actual input dims. */
@@ -135,7 +141,10 @@ typedef struct frt_conv_gemm_ctx {
     const float *xg;          /* X channels of the current (n, group) */
     float *yg;                /* Y rows of the current (n, group), row stride npos */
     const float *zg;          /* FusedConv sum input rows, same layout as yg, or NULL */
-    const float *wg;          /* packed weights of the group */
+    const float *wg;          /* packed weights of the group (NULL with half weights) */
+    const float *wk;          /* float32 panels of the current K block: [mpanels][kcur][mr] */
+    float *wbuf;              /* with half weights: the task's buffer that wk points to */
+    int64_t gr;               /* current group */
     const float *bias;        /* bias of the group (Mg floats) or NULL */
     float *blk;               /* packed col block */
     int64_t npos;

@@ -7,13 +7,21 @@
  *   col  packed per block of kc x nc: [nc/nr][kc][nr], gathered straight from X (implicit
  *        im2col: stride, dilation and padding resolved by the variant's pack_block).
  * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W).
+ * Half-precision weights (frt_options.weights_precision fp16 / bf16): W_g is kept only as fp16 /
+ * bf16 in the same layout (half the bytes) and each K block is widened to float32 into the task's
+ * scratch before the same float32 inner loops run over it, so the products and sums stay float32
+ * and the only difference from float32 weights is the rounding of W (2^-11 relative for fp16,
+ * 2^-8 for bf16). The widening is repeated per position block: Mg * kc conversions against
+ * Mg * kc * nc multiply-adds.
  *
  * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call
  * runs on the calling thread. */
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "conv.h"
+#include "dtype_util.h"
 #include "util/threadpool.h"
 
 /* K block (packed col rows) and position block: the col block kc x nc floats stays in L2 while
@@ -41,6 +49,38 @@ static const frt_conv_gemm_variant gemm_variants[] = {
 const frt_conv_gemm_variant *frt_conv_gemm_pick(frt_isa cap) {
     const frt_conv_gemm_variant *v = FRT_PICK_VARIANT(gemm_variants, cap);
     return v->compute ? v : NULL;
+}
+
+/* Half-precision weights: the packed float32 layout converted to fp16 / bf16 (round to nearest
+ * even). Returns 0 when a finite weight does not fit fp16 (|w| >= 65520); the caller keeps fp32. */
+static int pack_half(frt_conv_params *p, const float *wp, size_t n, frt_arena *arena) {
+    uint16_t *h = frt_arena_array(arena, n, sizeof(uint16_t));
+    if (!h) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (p->wprec == 1) {
+            if (isfinite(wp[i]) && fabsf(wp[i]) >= 65520.0f) return 0;
+            h[i] = frt_float_to_half(wp[i]);
+        } else {
+            h[i] = frt_float_to_bf16(wp[i]);
+        }
+    }
+    p->whalf = h;
+    return 1;
+}
+
+/* dst[n] = the half weights src as float32 (exact). */
+static void widen(const frt_conv_params *p, const uint16_t *src, size_t n, float *dst) {
+    if (p->wprec == 1) {
+        p->f16_to_f32(src, dst, n);
+        return;
+    }
+    uint32_t *d = (uint32_t *)(void *)dst;
+    for (size_t i = 0; i < n; i++) d[i] = (uint32_t)src[i] << 16;
+}
+
+/* Floats of one task's widened K block (with the inner loops' slack), 0 for float32 weights. */
+static size_t wbuf_floats(const frt_conv_params *p) {
+    return p->whalf ? (size_t)(p->mpanels * p->var->mr * p->kc) + FRT_CONV_WPACK_SLACK : 0;
 }
 
 frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *var,
@@ -71,6 +111,15 @@ frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *v
         }
     p->wpack = wp;
     p->var = var;
+    if (p->wprec == 1 || p->wprec == 2) {
+        /* the float32 pack above is a load-time temporary in the arena; only whalf is read */
+        int r = pack_half(p, wp, n, arena);
+        if (r < 0) return FRT_ERR_NO_MEMORY;
+        if (r) p->wpack = NULL;
+        else p->wprec = 0; /* fp16 cannot hold a weight: float32 */
+    } else {
+        p->wprec = 0;
+    }
     return FRT_OK;
 }
 
@@ -94,7 +143,7 @@ size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values) {
     frt_conv_geom g;
     geometry(p, &values[s->in[0]], &g);
     int64_t nc = block_cols(p, g.OH * g.OW);
-    return (size_t)(SLOTS * p->kc * nc) * sizeof(float);
+    return ((size_t)(SLOTS * p->kc * nc) + SLOTS * wbuf_floats(p)) * sizeof(float);
 }
 
 /* Selects block b of the run: image n, group gr, positions [n0, n0 + ncur). */
@@ -109,7 +158,8 @@ static void set_block(frt_conv_gemm_ctx *t, const float *X, float *Y, const floa
     t->xg = X + (n * t->g.C + gr * p->Cg) * t->g.H * t->g.W;
     t->yg = Y + (n * p->M + gr * p->Mg) * t->npos;
     t->zg = Z ? Z + (n * p->M + gr * p->Mg) * t->npos : NULL;
-    t->wg = p->wpack + gr * p->mpanels * p->Kg * p->var->mr;
+    t->wg = p->wpack ? p->wpack + gr * p->mpanels * p->Kg * p->var->mr : NULL;
+    t->gr = gr;
     t->bias = bias ? bias + gr * p->Mg : NULL;
 }
 
@@ -120,6 +170,14 @@ static void set_kblock(frt_conv_gemm_ctx *t, int64_t k0) {
     t->flags = (k0 == 0 ? FRT_CONV_UK_FIRST : 0) |
                (k0 + t->kcur == p->Kg ? FRT_CONV_UK_LAST : 0);
     t->jouter = p->mpanels * p->var->mr * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
+    const int64_t off = k0 * p->mpanels * p->var->mr; /* the K block within the group's panels */
+    if (p->whalf) {
+        const int64_t n = p->mpanels * p->var->mr * t->kcur;
+        widen(p, p->whalf + t->gr * p->mpanels * p->Kg * p->var->mr + off, (size_t)n, t->wbuf);
+        t->wk = t->wbuf;
+    } else {
+        t->wk = t->wg + off;
+    }
 }
 
 /* One block, every K block, weight panels [mp0, mp1), on the calling thread. */
@@ -156,6 +214,7 @@ static void gemm_task(void *ctx, size_t i) {
     frt_conv_gemm_ctx t = *pc->base;
     const frt_conv_params *p = t.p;
     t.blk = pc->base->blk + (int64_t)i * p->kc * pc->nc;
+    if (t.wbuf) t.wbuf += i * wbuf_floats(p);
     if (pc->by_block) {
         for (;;) {
             int64_t b = atomic_fetch_add_explicit(&pc->next, 1, memory_order_relaxed);
@@ -190,7 +249,7 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
         t.g.pl >= FRT_CONV_COL_LIMIT)
         return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
                              (long long)t.g.W);
-    if (p->var->gemv && p->kh == 1 && p->kw == 1 && t.npos == 1 && t.g.H * t.g.W == 1) {
+    if (p->var->gemv && p->wpack && p->kh == 1 && p->kw == 1 && t.npos == 1 && t.g.H * t.g.W == 1) {
         /* 1x1 conv on a 1x1 input (squeeze-and-excitation FCs): one GEMV per image and group */
         for (int64_t n = 0; n < t.g.N; n++)
             for (int64_t gr = 0; gr < p->group; gr++) {
@@ -205,6 +264,8 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
     }
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
+    /* half weights: SLOTS widened K blocks after the SLOTS col blocks of the largest width */
+    t.wbuf = p->whalf ? (float *)x->scratch + SLOTS * p->kc * nc : NULL;
     int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
     int64_t nth = frt_threadpool_size(x->tp);
     double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;

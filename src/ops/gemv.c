@@ -249,6 +249,10 @@ void frt_wpack_gemm(frt_isa cap, const frt_wpack *w, int transA, int64_t M, floa
                             sv->ukr(kc, a, b, c, ldc, alpha, bk);
                             continue;
                         }
+                        if (sv->ukr_m && n == nr) { /* the last panel of M */
+                            sv->ukr_m(m, kc, a, b, c, ldc, alpha, bk);
+                            continue;
+                        }
                         if (sv->ukr) sv->ukr(kc, a, b, tile, nr, 1.0f, 0.0f);
                         else ukr_c(kc, a, b, tile);
                         for (int64_t r = 0; r < m; r++) {

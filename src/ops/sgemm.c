@@ -6,7 +6,7 @@
  *     -> ic over M in MC rows -> pack op(A)[mc, kc] into MR-row panels
  *       -> jr over NR panels -> ir over MR panels -> MR x NR register micro-kernel.
  * MR x NR is the register tile of the tier's variant (frt_sgemm_pick): 6 x 16 portable and AVX2,
- * 12 x 32 AVX-512 (x86/sgemm_avx512.c).
+ * 12 x 32 AVX-512 (x86/sgemm_avx512.c, with a kernel for the last panel's 1..11 rows).
  * Packed panel formats (also the prepacked formats of frt_sgemm_pack_a/b when the tier's variant
  * runs its own kernels rather than the BLAS):
  *   A: for each K block k0 (size kc = min(KC, K-k0)) at offset k0*Mpad, the MR-row panels in order;
@@ -44,11 +44,11 @@
 static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
     {FRT_ISA_AVX512, "avx512", 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
-     frt_sgemv_n_avx512, frt_sgemv_t_avx512},
+     frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512},
     {FRT_ISA_AVX2, "avx2", 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
-     frt_sgemv_t_avx2},
+     frt_sgemv_t_avx2, NULL},
 #endif
-    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL},
+    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL, NULL},
 };
 
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap) {
@@ -277,6 +277,10 @@ static void micro(const frt_sgemm_variant *v, int64_t kc, const float *a, const 
     const int64_t NR = v->nr;
     if (v->ukr && mr == v->mr && nr == NR) {
         v->ukr(kc, a, b, C, ldc, alpha, beta);
+        return;
+    }
+    if (v->ukr_m && nr == NR) { /* the last panel of M */
+        v->ukr_m(mr, kc, a, b, C, ldc, alpha, beta);
         return;
     }
     if (v->row && nr == NR && 2 * mr <= v->mr) {

@@ -121,6 +121,9 @@ typedef struct frt_sgemm_variant {
                    const float *x, float beta, float *y);
     void (*gemv_t)(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                    const float *x, float beta, float *y);
+    /* As ukr for rows [0, m) of the panel only (1 <= m <= mr; C rows past m untouched), or NULL. */
+    void (*ukr_m)(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                  float alpha, float beta);
 } frt_sgemm_variant;
 
 /* The best variant whose tier is <= cap. */
@@ -153,6 +156,8 @@ void frt_sgemm_ukr_avx512(int64_t kc, const float *Ap, const float *Bp, float *C
                           float alpha, float beta);
 void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                           float alpha, float beta);
+void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float *Bp, float *C,
+                            int64_t ldc, float alpha, float beta);
 void frt_sgemv_n_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                         const float *x, float beta, float *y);
 void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,

@@ -384,8 +384,10 @@ static void add_init_raw(ob_buf *g, const char *name, const int64_t *dims, int r
 
 /* Multi-head attention over Q [B,Sq,H*dk], K [B,Sk,H*dk], V [B,Sk,H*dv] as exporters write it;
  * mode 0 no mask, 1 additive mask input [B,1,1,Sk], 2 Where(causal bool constant [1,1,Sq,Sk],
- * -inf, .); mul: scale as Mul(., 1/sqrt(dk)) instead of Div; extra: the softmax output is also a
- * graph output (no fusion). */
+ * -inf, .), 3 the same with fill -0.5 (the masked scores count in the softmax), 4 Where(a
+ * constant bool that is not causal, -inf, .); mul: scale as Mul(., 1/sqrt(dk)) instead of Div;
+ * extra: the softmax output is also a graph output (no fusion). Modes 2 and 3 must take the
+ * causal kernel, 4 must not. */
 static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mode, int mul,
                             int extra, int threads) {
     ob_buf g = {0};
@@ -403,10 +405,14 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
     add_init_raw(&g, "os", three, 1, 7, os, sizeof os);
     uint8_t *cond = calloc((size_t)(Sq * Sk), 1);
     for (int i = 0; i < Sq; i++)
-        for (int j = 0; j < Sk; j++) cond[i * Sk + j] = j > i + (Sk - Sq); /* causal */
-    if (mode == 2) {
+        for (int j = 0; j < Sk; j++)
+            cond[i * Sk + j] = mode == 4 ? j > 0 && (i + 2 * j) % 5 == 1 /* not causal */
+                                         : j > i + (Sk - Sq);            /* causal */
+    const float fillv = mode == 3 ? -0.5f : -INFINITY;
+    const int where = mode >= 2;
+    if (where) {
         add_init_raw(&g, "C", cd, 4, 9, cond, (size_t)(Sq * Sk));
-        add_scalar(&g, "fill", -INFINITY);
+        add_scalar(&g, "fill", fillv);
     }
     float c = sqrtf((float)dk);
     add_scalar(&g, "c", mul ? 1.0f / c : c);
@@ -432,7 +438,7 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
     if (mode == 1) {
         NODE(&g, "Add", "madd", "s3", "s2", "M");
         sin = "s3";
-    } else if (mode == 2) {
+    } else if (where) {
         NODE(&g, "Where", "mwhere", "s3", "C", "fill", "s2");
         sin = "s3";
     }
@@ -460,6 +466,9 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
         int f = count_kernels(mf, "attention_f32");
         CHECK_MSG(f == !extra && (extra || n_steps(mf) == 1), "attention mode %d extra %d: %d fused, %zu steps",
                   mode, extra, f, n_steps(mf));
+        int fc = count_kernels(mf, "attention_f32_causal");
+        CHECK_MSG(fc == (!extra && (mode == 2 || mode == 3)), "attention mode %d: %d causal kernels",
+                  mode, fc);
         frt_tensor in[4] = {
             {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sq, H * dk}, .data = q, .nbytes = nq * 4},
             {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sk, H * dk}, .data = k, .nbytes = nk * 4},
@@ -481,7 +490,7 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
                                  k[(b * Sk + j) * H * dk + h * dk + t];
                         d /= c;
                         if (mode == 1) d += m[b * Sk + j];
-                        if (mode == 2 && cond[i * Sk + j]) d = -INFINITY;
+                        if (where && cond[i * Sk + j]) d = fillv;
                         sc[j] = d;
                         if (d > mx) mx = d;
                     }
@@ -518,6 +527,11 @@ static void test_attention(void) {
     check_attention(1, 6, 6, 2, 4, 4, 2, 0, 1, 1); /* softmax output also read: not fused */
     check_attention(2, 11, 11, 5, 8, 8, 1, 0, 0, 2); /* 10 heads over 2 threads */
     check_attention(1, 7, 7, 3, 8, 8, 2, 0, 0, 3);
+    /* causal over several blocks of 12 rows, square and with Sk > Sq */
+    check_attention(2, 29, 29, 3, 8, 8, 2, 0, 0, 1);
+    check_attention(1, 25, 31, 2, 16, 12, 2, 1, 0, 2);
+    check_attention(1, 26, 26, 2, 8, 8, 3, 0, 0, 1); /* fill -0.5: the full rows */
+    check_attention(1, 17, 17, 2, 8, 8, 4, 0, 0, 1); /* constant bool, not causal */
 }
 
 static void test_attention_errors(void) {

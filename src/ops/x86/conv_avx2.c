@@ -319,7 +319,7 @@ void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t) {
 /* One MR x NR tile: weight panel mp times col panel j of the packed block. */
 static inline void compute_tile(const frt_conv_gemm_ctx *t, int64_t mp, int64_t j) {
     const frt_conv_params *p = t->p;
-    const float *a = t->wg + (t->k0 * p->mpanels + mp * t->kcur) * MR;
+    const float *a = t->wk + mp * t->kcur * MR;
     const float *b = t->blk + j * t->kcur * NR;
     int64_t rows = p->Mg - mp * MR < MR ? p->Mg - mp * MR : MR;
     int64_t cols = t->ncur - j * NR < NR ? t->ncur - j * NR : NR;

@@ -47,6 +47,51 @@ void frt_sgemm_ukr_avx512(int64_t kc, const float *Ap, const float *Bp, float *C
     }
 }
 
+/* Rows [0, R) of a 12-row packed A panel (stride MR) times a 32-column B panel: the last panel
+ * of M (M = 64 leaves 4 rows, M = 128 leaves 8) at the full tile's throughput per row. */
+static inline __attribute__((always_inline)) void ukr_rows(const int R, int64_t kc, const float *Ap,
+                                                           const float *Bp, float *C, int64_t ldc,
+                                                           float alpha, float beta) {
+    __m512 c0[MR], c1[MR];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(Bp), b1 = _mm512_loadu_ps(Bp + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            __m512 a = _mm512_set1_ps(Ap[r]);
+            c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+            c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+        }
+        Ap += MR;
+        Bp += NR;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        store16(C + r * ldc, c0[r], va, vb, beta, 0xffff);
+        store16(C + r * ldc + 16, c1[r], va, vb, beta, 0xffff);
+    }
+}
+
+void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float *Bp, float *C,
+                            int64_t ldc, float alpha, float beta) {
+    switch (mr) {
+    case 1: ukr_rows(1, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 2: ukr_rows(2, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 3: ukr_rows(3, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 4: ukr_rows(4, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 5: ukr_rows(5, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 6: ukr_rows(6, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 7: ukr_rows(7, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 8: ukr_rows(8, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 9: ukr_rows(9, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 10: ukr_rows(10, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    case 11: ukr_rows(11, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    default: ukr_rows(12, kc, Ap, Bp, C, ldc, alpha, beta); break;
+    }
+}
+
 void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                           float alpha, float beta) {
     /* two accumulator pairs over even/odd k to hide FMA latency */
