@@ -81,10 +81,11 @@ foreach(tier avx2 portable)
   endforeach()
 endforeach()
 
-# Steady-state runs of the recurrent models allocate nothing (test_noalloc, tests/runtime.cmake),
-# on one and two threads.
+# Steady-state runs of the recurrent models and of CNNs that run on the oneDNN provider allocate
+# nothing (test_noalloc, tests/runtime.cmake; oneDNN's own dnnl_primitive_execute is counted
+# apart), on one and two threads.
 if(NOT FRT_SANITIZE MATCHES "thread")
-  foreach(m lstm gru)
+  foreach(m lstm gru squeezenet1_1 mobilenet_v2)
     foreach(t 1 2)
       add_test(NAME runtime.noalloc.${m}_threads${t}
                COMMAND test_noalloc ${FRT_MODELS_DIR}/${m}/model.onnx ${t})
