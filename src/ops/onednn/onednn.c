@@ -26,9 +26,10 @@
  * Threads: Debian's oneDNN runs on OpenMP and plans each primitive's work split for the calling
  * thread's omp_get_max_threads() when the primitive is created. Select sets it (omp_set_num_threads,
  * a per-thread setting) to the model's intra-op thread count (the provider's ctx) before creating
- * primitives, and every kernel sets it to its runtime's pool size before executing, so a 1-thread
- * model runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads
- * do not share a team. */
+ * primitives, and every kernel sets it to that count again before executing, so a 1-thread model
+ * runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads do not
+ * share a team. A runtime of a model with provider steps has no flatrt pool (runtime.c): with N
+ * threads, oneDNN's steps run on N OpenMP threads, the others on the calling thread. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -40,7 +41,6 @@
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
 
-#include "util/threadpool.h"
 
 /* ---- engine, streams, threads ---------------------------------------------------------------- */
 
@@ -229,7 +229,11 @@ typedef struct dn_prim {
     int64_t C, H, W;            /* input image dims at select */
     int64_t OC, OH, OW;         /* output image dims */
     size_t in_img, out_img;     /* bytes of one input / output image in its layout */
+    int nthr;                   /* OpenMP threads it was planned for (the provider's count) */
 } dn_prim;
+
+/* The thread count of the provider selecting on this thread (set by onednn_select). */
+static _Thread_local int g_sel_threads = 1;
 
 /* Creates the primitive of pd into p (pd is destroyed). */
 static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
@@ -237,6 +241,7 @@ static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
     p->dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     p->sp_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     p->sp_bytes = dnnl_memory_desc_get_size(&p->sp_md);
+    p->nthr = g_sel_threads;
     dnnl_status_t s = dnnl_primitive_create(&p->prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (s != dnnl_success) p->prim = NULL;
@@ -284,7 +289,7 @@ static frt_status run_images(const frt_step *s, frt_exec *x, const dn_prim *p,
     if (st) return st;
     thread_state *t = this_thread();
     if (!t) return frt_step_fail(s, FRT_ERR_NO_MEMORY, "onednn: no stream");
-    set_threads(frt_threadpool_size(x->tp));
+    set_threads(p->nthr);
     dnnl_exec_arg_t args[8];
     int na = 0;
     for (int i = 0; i < n_extra; i++) args[na++] = (dnnl_exec_arg_t){extra[i].arg, extra[i].mem};
@@ -946,7 +951,8 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
         return decline(c, "internal op");
     if (!engine()) return decline(c, "no oneDNN CPU engine");
     /* oneDNN plans a primitive's work split for the thread count current at its creation */
-    set_threads((int)(intptr_t)pr->ctx);
+    g_sel_threads = (int)(intptr_t)pr->ctx;
+    set_threads(g_sel_threads);
     const char *skip = getenv("FRT_DNNL_SKIP"); /* debugging aid: op types left to builtin */
     if (skip) {
         size_t tl = strlen(t);
