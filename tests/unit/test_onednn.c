@@ -131,7 +131,7 @@ typedef struct result {
 } result;
 
 static frt_model *load(const ob_buf *mb, int dnnl, int threads) {
-    setenv("FRT_DNNL", dnnl ? "1" : "0", 1);
+    setenv("FRT_DNNL", dnnl ? "threads" : "0", 1); /* "threads": also with 2 threads */
     frt_options opt;
     frt_options_init(&opt);
     opt.num_threads = threads;
