@@ -161,9 +161,12 @@ static frt_status builtin_select(const frt_provider *p, const frt_op_def *def, f
 const frt_provider frt_provider_builtin = {"builtin", builtin_select, NULL};
 
 /* The oneDNN provider planning for num_threads, then builtin; builtin only when oneDNN is not
- * built or is switched off (FRT_DNNL=0), and for num_threads > 1 unless FRT_DNNL=threads: with
- * several threads oneDNN's spinning OpenMP team made mobilenet_v2 7-40x slower than the builtin
- * kernels on the shared 2-vCPU host (docs/dependencies.md). */
+ * built or is switched off (FRT_DNNL=0), and for num_threads > 1 unless FRT_DNNL=threads. A runtime
+ * of a model with oneDNN steps runs oneDNN on num_threads OpenMP threads and has no pool of its
+ * own (runtime.c). Opt-in for several threads: OpenMP splits each primitive statically and joins
+ * at a barrier, so a descheduled team thread stalls the step; on the shared 2-vCPU host (load
+ * ~27) resnet50 / mobilenet_v2 at 2 threads took 7.1x / 4.1x the builtin kernels' time
+ * (docs/dependencies.md). */
 enum { FRT_PROVIDER_LISTS = 257 };
 static const frt_provider *g_lists[FRT_PROVIDER_LISTS][2];
 static pthread_once_t g_lists_once = PTHREAD_ONCE_INIT;

@@ -128,6 +128,22 @@ static void brt_free(frt_brt *b) {
     free(b->seqs);
 }
 
+/* Whether a step of m runs on the oneDNN provider (kernel names "onednn:..."). Such a model's
+ * runtime has no intra-op pool: oneDNN runs its steps on num_threads OpenMP threads (its team
+ * spins between steps), and the other steps run on the calling thread, so the runtime never has
+ * more runnable threads than num_threads (a pool beside the spinning OpenMP team made 2-thread
+ * runs many times slower on a 2-vCPU host; docs/dependencies.md). */
+static bool uses_onednn(const frt_model *m) {
+    for (size_t b = 0; b < m->n_blocks; b++) {
+        const frt_program *pg = m->blocks[b].prog;
+        for (size_t i = 0; i < pg->n_steps; i++) {
+            const char *n = pg->steps[i].k.name;
+            if (n && !strncmp(n, "onednn:", 7)) return true;
+        }
+    }
+    return false;
+}
+
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     if (!m || !out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_create: NULL argument");
     *out = NULL;
@@ -146,7 +162,8 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     }
     rt->v = rt->blk[0].v;
     rt->in_dims = rt->blk[0].in_dims;
-    if (m->opt.num_threads > 1) rt->tp = frt_threadpool_create(m->opt.num_threads, frt_sgemm_thread_warmup);
+    if (m->opt.num_threads > 1 && !uses_onednn(m))
+        rt->tp = frt_threadpool_create(m->opt.num_threads, frt_sgemm_thread_warmup);
     *out = rt;
     return FRT_OK;
 }

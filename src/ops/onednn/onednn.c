@@ -16,18 +16,20 @@
  *
  * Primitives, weights (reordered once at select into the layout the primitive chose, in the
  * model arena: const_copied) and weight/bias memory objects are immutable after select and
- * shared by every runtime. The user-mode scratchpad is the step's scratch (k.scratch). Per run
- * a kernel wraps its activation buffers in oneDNN memory objects (dnnl_memory_create, released
- * after the call) and executes on a per-thread stream (created on a thread's first run).
- * oneDNN's own dnnl_primitive_execute allocates a few small blocks per call (its argument map);
- * a model whose steps use the provider therefore allocates in steady state (docs/dependencies.md).
+ * shared by every runtime. The user-mode scratchpad is the step's scratch (k.scratch). A kernel
+ * points memory objects of the calling thread (one per memory descriptor, made on the thread's
+ * first run of the step, see thread_state) at its activation buffers and executes on the
+ * thread's stream, so flatrt allocates nothing per run. oneDNN's own dnnl_primitive_execute
+ * allocates 5 small blocks per call (its argument map and execution context; measured with
+ * oneDNN 2.6.3), which test_noalloc counts apart (docs/dependencies.md).
  *
  * Threads: Debian's oneDNN runs on OpenMP and plans each primitive's work split for the calling
  * thread's omp_get_max_threads() when the primitive is created. Select sets it (omp_set_num_threads,
  * a per-thread setting) to the model's intra-op thread count (the provider's ctx) before creating
- * primitives, and every kernel sets it to its runtime's pool size before executing, so a 1-thread
- * model runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads
- * do not share a team. */
+ * primitives, and every kernel sets it to that count again before executing, so a 1-thread model
+ * runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads do not
+ * share a team. A runtime of a model with provider steps has no flatrt pool (runtime.c): with N
+ * threads, oneDNN's steps run on N OpenMP threads, the others on the calling thread. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -39,22 +41,45 @@
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
 
-#include "util/threadpool.h"
 
 /* ---- engine, streams, threads ---------------------------------------------------------------- */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
-static pthread_key_t g_stream_key;
+static pthread_key_t g_thread_key;
 static void (*g_omp_set)(int);
 
-static void stream_free(void *s) { dnnl_stream_destroy(s); }
+/* What a thread keeps for running primitives: its stream, and a memory object per memory
+ * descriptor it has executed with (key: the descriptor's address in a kernel's params). A kernel
+ * points the objects at its buffers with dnnl_memory_set_data_handle, so a steady-state run
+ * creates none. Entries stay valid when a model is freed and another one reuses the address:
+ * a hit is checked against the descriptor and the object remade when they differ. Open
+ * addressing, capacity a power of two, at most half full. */
+typedef struct mem_entry {
+    const dnnl_memory_desc_t *key;
+    dnnl_memory_t mem;
+} mem_entry;
+
+typedef struct thread_state {
+    dnnl_stream_t stream;
+    mem_entry *e;
+    size_t n, cap;
+} thread_state;
+
+static void thread_state_free(void *p) {
+    thread_state *t = p;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->e[i].mem) dnnl_memory_destroy(t->e[i].mem);
+    free(t->e);
+    if (t->stream) dnnl_stream_destroy(t->stream);
+    free(t);
+}
 
 static void engine_init(void) {
     /* oneDNN follows the ISA cap (FRT_ISA=avx2 keeps it off AVX-512); must precede primitives */
     if (frt_cpu_tier() < FRT_ISA_AVX512) dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) g_engine = NULL;
-    if (pthread_key_create(&g_stream_key, stream_free) != 0) g_engine = NULL;
+    if (pthread_key_create(&g_thread_key, thread_state_free) != 0) g_engine = NULL;
     /* libdnnl links libgomp, so its omp_set_num_threads is in the process */
     *(void **)&g_omp_set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
 }
@@ -64,16 +89,80 @@ static dnnl_engine_t engine(void) {
     return g_engine;
 }
 
-/* This thread's stream (created on its first use, destroyed when the thread exits). */
-static dnnl_stream_t thread_stream(void) {
-    dnnl_stream_t s = pthread_getspecific(g_stream_key);
-    if (s) return s;
-    if (dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) != dnnl_success) return NULL;
-    if (pthread_setspecific(g_stream_key, s) != 0) {
-        dnnl_stream_destroy(s);
+/* This thread's state (made on its first use, freed when the thread exits), or NULL. */
+static thread_state *this_thread(void) {
+    thread_state *t = pthread_getspecific(g_thread_key);
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags) != dnnl_success ||
+        pthread_setspecific(g_thread_key, t) != 0) {
+        if (t->stream) dnnl_stream_destroy(t->stream);
+        free(t);
         return NULL;
     }
-    return s;
+    return t;
+}
+
+static dnnl_stream_t thread_stream(void) {
+    thread_state *t = this_thread();
+    return t ? t->stream : NULL;
+}
+
+static size_t key_hash(const void *k, size_t mask) {
+    uint64_t h = (uint64_t)(uintptr_t)k * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & mask;
+}
+
+static bool mem_insert(mem_entry *e, size_t cap, const dnnl_memory_desc_t *key, dnnl_memory_t m) {
+    for (size_t i = key_hash(key, cap - 1), n = 0; n < cap; i = (i + 1) & (cap - 1), n++)
+        if (!e[i].key) {
+            e[i] = (mem_entry){key, m};
+            return true;
+        }
+    return false;
+}
+
+/* A memory object of this thread for descriptor md (with no buffer set), or NULL on failure. */
+static dnnl_memory_t thread_mem(thread_state *t, const dnnl_memory_desc_t *md,
+                                dnnl_status_t *err) {
+    *err = dnnl_success;
+    if (t->cap) {
+        for (size_t i = key_hash(md, t->cap - 1), n = 0; n < t->cap && t->e[i].key;
+             i = (i + 1) & (t->cap - 1), n++) {
+            if (t->e[i].key != md) continue;
+            const dnnl_memory_desc_t *have = NULL;
+            if (dnnl_memory_get_memory_desc(t->e[i].mem, &have) == dnnl_success &&
+                dnnl_memory_desc_equal(have, md))
+                return t->e[i].mem;
+            /* another model's descriptor at this address: remake the object */
+            dnnl_memory_t m = NULL;
+            *err = dnnl_memory_create(&m, md, g_engine, DNNL_MEMORY_NONE);
+            if (*err) return NULL;
+            dnnl_memory_destroy(t->e[i].mem);
+            t->e[i].mem = m;
+            return m;
+        }
+    }
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        mem_entry *e = calloc(cap, sizeof *e);
+        if (!e) {
+            *err = dnnl_out_of_memory;
+            return NULL;
+        }
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->e[i].key) mem_insert(e, cap, t->e[i].key, t->e[i].mem);
+        free(t->e);
+        t->e = e;
+        t->cap = cap;
+    }
+    dnnl_memory_t m = NULL;
+    *err = dnnl_memory_create(&m, md, g_engine, DNNL_MEMORY_NONE);
+    if (*err) return NULL;
+    mem_insert(t->e, t->cap, md, m);
+    t->n++;
+    return m;
 }
 
 static void set_threads(int n) {
@@ -156,7 +245,11 @@ typedef struct dn_prim {
     int64_t C, H, W;            /* input image dims at select */
     int64_t OC, OH, OW;         /* output image dims */
     size_t in_img, out_img;     /* bytes of one input / output image in its layout */
+    int nthr;                   /* OpenMP threads it was planned for (the provider's count) */
 } dn_prim;
+
+/* The thread count of the provider selecting on this thread (set by onednn_select). */
+static _Thread_local int g_sel_threads = 1;
 
 /* Creates the primitive of pd into p (pd is destroyed). */
 static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
@@ -164,6 +257,7 @@ static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
     p->dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     p->sp_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     p->sp_bytes = dnnl_memory_desc_get_size(&p->sp_md);
+    p->nthr = g_sel_threads;
     dnnl_status_t s = dnnl_primitive_create(&p->prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (s != dnnl_success) p->prim = NULL;
@@ -194,8 +288,9 @@ static frt_status check_image(const frt_step *s, const dn_prim *p, const frt_val
 }
 
 /* Executes p once per image of X (batch N) with the extra arguments extra[0..n_extra); when
- * z_arg != 0, the value zin (same layout and size as the output) is passed per image under that
- * argument. */
+ * z_arg > 0, the value zin (same layout and size as the output) is passed per image under that
+ * argument; when z_arg < 0, zin's image is copied into the output image before the call (a sum
+ * post-op accumulates onto the destination's contents) * argument. */
 typedef struct dn_extra {
     int arg;
     dnnl_memory_t mem;
@@ -208,18 +303,19 @@ static frt_status run_images(const frt_step *s, frt_exec *x, const dn_prim *p,
     frt_value *Y = &x->values[s->out[0]];
     frt_status st = check_image(s, p, X);
     if (st) return st;
-    dnnl_stream_t stream = thread_stream();
-    if (!stream) return frt_step_fail(s, FRT_ERR_NO_MEMORY, "onednn: no stream");
-    set_threads(frt_threadpool_size(x->tp));
+    thread_state *t = this_thread();
+    if (!t) return frt_step_fail(s, FRT_ERR_NO_MEMORY, "onednn: no stream");
+    set_threads(p->nthr);
     dnnl_exec_arg_t args[8];
     int na = 0;
     for (int i = 0; i < n_extra; i++) args[na++] = (dnnl_exec_arg_t){extra[i].arg, extra[i].mem};
     dnnl_memory_t ms = NULL, md = NULL, msp = NULL, mz = NULL;
-    dnnl_engine_t e = g_engine;
-    dnnl_status_t ds = dnnl_memory_create(&ms, &p->src_md, e, DNNL_MEMORY_NONE);
-    if (!ds) ds = dnnl_memory_create(&md, &p->dst_md, e, DNNL_MEMORY_NONE);
-    if (!ds && p->sp_bytes) ds = dnnl_memory_create(&msp, &p->sp_md, e, x->scratch);
-    if (!ds && z_arg) ds = dnnl_memory_create(&mz, z_md, e, DNNL_MEMORY_NONE);
+    dnnl_status_t ds;
+    ms = thread_mem(t, &p->src_md, &ds);
+    if (!ds) md = thread_mem(t, &p->dst_md, &ds);
+    if (!ds && p->sp_bytes) msp = thread_mem(t, &p->sp_md, &ds);
+    if (!ds && msp) ds = dnnl_memory_set_data_handle(msp, x->scratch);
+    if (!ds && z_arg > 0) mz = thread_mem(t, z_md, &ds);
     args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, ms};
     args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, md};
     if (msp) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, msp};
@@ -228,13 +324,12 @@ static frt_status run_images(const frt_step *s, frt_exec *x, const dn_prim *p,
         ds = dnnl_memory_set_data_handle(ms, (char *)X->data + (size_t)n * p->in_img);
         if (!ds) ds = dnnl_memory_set_data_handle(md, (char *)Y->data + (size_t)n * p->out_img);
         if (!ds && mz) ds = dnnl_memory_set_data_handle(mz, (char *)zin->data + (size_t)n * p->out_img);
-        if (!ds) ds = dnnl_primitive_execute(p->prim, stream, na, args);
+        if (z_arg < 0 && zin->data != Y->data)
+            memcpy((char *)Y->data + (size_t)n * p->out_img,
+                   (const char *)zin->data + (size_t)n * p->out_img, p->out_img);
+        if (!ds) ds = dnnl_primitive_execute(p->prim, t->stream, na, args);
     }
-    if (!ds) ds = dnnl_stream_wait(stream);
-    dnnl_memory_destroy(ms);
-    dnnl_memory_destroy(md);
-    dnnl_memory_destroy(msp);
-    dnnl_memory_destroy(mz);
+    if (!ds) ds = dnnl_stream_wait(t->stream);
     if (ds)
         return frt_step_fail(s, ds == dnnl_out_of_memory ? FRT_ERR_NO_MEMORY : FRT_ERR_INTERNAL,
                              "onednn: execution failed (status %d)", (int)ds);
@@ -247,7 +342,7 @@ typedef struct dn_conv {
     dn_prim p;                  /* first: prim_scratch reads it */
     dnnl_memory_t wmem, bmem;   /* reordered weights and bias (model arena), read-only */
     dnnl_memory_desc_t z_md;    /* FusedConv: the sum input (the output's layout) */
-    int has_z;
+    int has_z;                  /* 1: sum input as a binary post-op; -1: as a sum post-op */
 } dn_conv;
 
 static void conv_destroy(void *params) {
@@ -262,7 +357,8 @@ static frt_status conv_run(const frt_step *s, frt_exec *x) {
     dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
     const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
     return run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
-                      p->has_z ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1) : 0,
+                      p->has_z > 0 ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1)
+                                   : p->has_z,
                       &p->z_md, z);
 }
 
@@ -410,7 +506,41 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     if (!ds && a2) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a2, alpha2, beta2);
     if (!ds) ds = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_primitive_desc_t pd = NULL;
-    if (!ds) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
+    /* 3x3, stride 1, undilated, ungrouped: oneDNN's Winograd convolutions (F(2,3) / F(4,3) on
+       AVX-512) where it has one for these shapes and post-ops; measured 1.4-1.7x the direct
+       kernels' speed on resnet50's 3x3 layers (docs/dependencies.md). FRT_DNNL_WINO=0: direct only */
+    const char *wino_env = getenv("FRT_DNNL_WINO");
+    bool wino = !ds && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 && sp.s[0] == 1 &&
+                sp.s[1] == 1 && sp.d[0] == 1 && sp.d[1] == 1 && Lin == L &&
+                !(wino_env && !strcmp(wino_env, "0"));
+    bool sum_z = false;
+    if (wino) {
+        /* the residual input as a sum post-op (the Winograd kernels take no binary post-ops):
+           the kernel copies it into the output first */
+        dnnl_primitive_attr_t wattr = attr;
+        dnnl_post_ops_t wpo = NULL;
+        if (fused) {
+            wattr = user_scratch_attr();
+            dnnl_status_t ws = wattr ? dnnl_post_ops_create(&wpo) : dnnl_out_of_memory;
+            if (!ws) ws = dnnl_post_ops_append_sum(wpo, 1.0f);
+            if (!ws && a) ws = dnnl_post_ops_append_eltwise(wpo, 1.0f, (dnnl_alg_kind_t)a, alpha, beta);
+            if (!ws && a2) ws = dnnl_post_ops_append_eltwise(wpo, 1.0f, (dnnl_alg_kind_t)a2, alpha2, beta2);
+            if (!ws) ws = dnnl_primitive_attr_set_post_ops(wattr, wpo);
+            if (ws) wino = false;
+        }
+        dnnl_convolution_desc_t wd_;
+        if (!wino ||
+            dnnl_dilated_convolution_forward_desc_init(&wd_, dnnl_forward_inference,
+                                                       dnnl_convolution_winograd, &src, &wei,
+                                                       B ? &bia : NULL, &dst, strides, dil, pl,
+                                                       pr) != dnnl_success ||
+            dnnl_primitive_desc_create(&pd, &wd_, wattr, g_engine, NULL) != dnnl_success)
+            pd = NULL;
+        sum_z = fused && pd;
+        if (wpo) dnnl_post_ops_destroy(wpo);
+        if (wattr && wattr != attr) dnnl_primitive_attr_destroy(wattr);
+    }
+    if (!ds && !pd) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
     if (ds) return decline(c, "oneDNN has no convolution for these post-ops");
@@ -428,7 +558,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     p->p.in_img = image_bytes(X, Lin);
     p->p.out_img = image_bytes(Y, L);
     p->z_md = dst;
-    p->has_z = fused;
+    p->has_z = sum_z ? -1 : fused;
     /* weights: plain [G, Mg, Cg, kh, kw] -> the primitive's layout, once */
     k->params = p;
     k->destroy = conv_destroy;
@@ -839,7 +969,8 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
         return decline(c, "internal op");
     if (!engine()) return decline(c, "no oneDNN CPU engine");
     /* oneDNN plans a primitive's work split for the thread count current at its creation */
-    set_threads((int)(intptr_t)pr->ctx);
+    g_sel_threads = (int)(intptr_t)pr->ctx;
+    set_threads(g_sel_threads);
     const char *skip = getenv("FRT_DNNL_SKIP"); /* debugging aid: op types left to builtin */
     if (skip) {
         size_t tl = strlen(t);
