@@ -206,10 +206,10 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
     t.blk = x->scratch;
     int64_t nc = block_cols(p, t.npos);
     int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
-    int64_t nth = frt_threadpool_size(x->tp);
     double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;
+    int64_t nth = frt_par_threads(x->tp, flops * FRT_PAR_NS_PER_FLOP);
     if (nth > SLOTS) nth = SLOTS;
-    if (nth > 1 && flops >= FRT_CONV_PAR_MIN_FLOPS) {
+    if (nth > 1) {
         /* position blocks of equal width, as many as a multiple of the task count when the
          * blocks stay at least 3 panels wide; otherwise split the weight panels */
         int64_t imgs = t.g.N * p->group, panels = (t.npos + NR - 1) / NR;
