@@ -8,7 +8,7 @@
  *        im2col: stride, dilation and padding resolved by the variant's pack_block).
  * A 1x1 stride-1 unpadded conv is the same with the spatial dims flattened (H = 1, W = H*W).
  *
- * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call
+ * Threads: one parallel region per call (see gemm_task); when frt_par_threads gives 1 the call
  * runs on the calling thread. */
 #include <stdatomic.h>
 #include <string.h>
