@@ -3,9 +3,10 @@
  *   hot:  regions back to back, so the workers are still polling from the previous one;
  *   cold: each region after a pause longer than the polling window, so the workers sleep on the
  *         condition variable and the region pays their wake-up (futex) and the caller's wait.
- * Both with the default polling window and with FRT_SPIN_US=0 (sleep at once: every region pays
- * the wake-up). Prints the median and the 90th percentile over R rounds of each round's mean.
- * usage: wake_bench [N=2000] [R=7] [T=2] */
+ * Both with workers that sleep at once (the default, FRT_SPIN_US=0) and with workers that poll W
+ * microseconds first (FRT_SPIN_US=W). Prints the median and the 90th percentile over R
+ * interleaved rounds of each round's mean.
+ * usage: wake_bench [N=2000] [R=7] [T=2] [W=20] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,7 +44,7 @@ static double measure(frt_threadpool *tp, int n, int cold) {
         return (now_ns() - t0) / n;
     }
     for (int i = 0; i < n; i++) {
-        pause_us(2000); /* > the default 100 us window: the workers are asleep */
+        pause_us(2000); /* longer than the polling window: the workers are asleep */
         double t0 = now_ns();
         frt_parallel_for(tp, (size_t)threads, noop, NULL);
         total += now_ns() - t0;
@@ -58,12 +59,16 @@ static void report(const char *what, double *v, int rounds) {
 
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 2000, rounds = argc > 2 ? atoi(argv[2]) : 7;
-    int threads = argc > 3 ? atoi(argv[3]) : 2;
-    if (n < 1 || rounds < 1 || rounds > 100 || threads < 2 || threads > 64) {
-        fprintf(stderr, "usage: wake_bench [N=2000] [ROUNDS=7] [THREADS=2]\n");
+    int threads = argc > 3 ? atoi(argv[3]) : 2, window = argc > 4 ? atoi(argv[4]) : 20;
+    if (n < 1 || rounds < 1 || rounds > 100 || threads < 2 || threads > 64 || window < 1 ||
+        window > 1000) {
+        fprintf(stderr, "usage: wake_bench [N=2000] [ROUNDS=7] [THREADS=2] [WINDOW_US=20]\n");
         return 2;
     }
     int n_cold = n / 10 > 0 ? n / 10 : 1;
+    char w[16];
+    snprintf(w, sizeof w, "%d", window);
+    setenv("FRT_SPIN_US", w, 1);
     frt_threadpool *spin = frt_threadpool_create(threads, NULL);
     setenv("FRT_SPIN_US", "0", 1);
     frt_threadpool *nospin = frt_threadpool_create(threads, NULL);
@@ -78,11 +83,15 @@ int main(int argc, char **argv) {
         cold[r] = measure(spin, n_cold, 1);
         cold0[r] = measure(nospin, n_cold, 1);
     }
-    printf("pool of %d threads, %d hot / %d cold regions x %d rounds\n", threads, n, n_cold, rounds);
-    report("default window, hot (polling)", hot, rounds);
-    report("default window, cold (asleep)", cold, rounds);
-    report("FRT_SPIN_US=0, back to back", hot0, rounds);
-    report("FRT_SPIN_US=0, after a pause", cold0, rounds);
+    printf("pool of %d threads, %d back-to-back / %d after-a-pause regions x %d rounds\n",
+           threads, n, n_cold, rounds);
+    char what[64];
+    snprintf(what, sizeof what, "FRT_SPIN_US=%d, back to back", window);
+    report(what, hot, rounds);
+    snprintf(what, sizeof what, "FRT_SPIN_US=%d, after a pause", window);
+    report(what, cold, rounds);
+    report("no polling (default), back to back", hot0, rounds);
+    report("no polling (default), after a pause", cold0, rounds);
     frt_threadpool_free(spin);
     frt_threadpool_free(nospin);
     return 0;

@@ -13,11 +13,10 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* After a region, workers (and the caller, waiting for them) poll for spin_ns before sleeping on
- * a condition variable (a futex): consecutive regions inside one run then skip the wake-up, while
- * a pool idle between runs goes to sleep almost at once and burns no CPU. bench/wake_bench.c
- * measures both paths (docs/architecture.md, Threads). */
-#define SPIN_NS_DEFAULT 20000
+/* After a region, workers (and the caller, waiting for them) poll for spin_ns (default 0, see
+ * threadpool.h) before sleeping on a condition variable (a futex). bench/wake_bench.c measures
+ * both ways (docs/architecture.md, Threads). */
+#define SPIN_NS_DEFAULT 0
 #define SPIN_NS_MAX 10000000
 
 struct frt_threadpool {
@@ -52,7 +51,7 @@ static void run_tasks(frt_threadpool *tp, void (*fn)(void *, size_t), void *ctx,
     }
 }
 
-/* FRT_SPIN_US if set to a number in [0, 10^4], else the default; in nanoseconds. */
+/* FRT_SPIN_US if set to a number in [0, 10^4], else the default (0); in nanoseconds. */
 static uint64_t spin_window_ns(void) {
     const char *e = getenv("FRT_SPIN_US");
     if (e && *e) {

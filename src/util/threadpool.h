@@ -1,9 +1,10 @@
-/* Intra-op thread pool. The calling thread takes part in every parallel region. After a region,
- * workers poll briefly for the next one (default 20 us; env FRT_SPIN_US = 0..10000 sets the window
- * for pools created afterwards, 0 = sleep at once), then sleep on a condition variable: a pool
- * idle between runs costs no CPU. Regions that follow each other closely inside one run skip the
- * wake-up; a long window hurts on a busy host, where a polling worker uses up its time slice and
- * then waits behind other processes (bench/wake_bench.c, docs/architecture.md "Threads"). */
+/* Intra-op thread pool. The calling thread takes part in every parallel region. Between regions
+ * workers sleep on a condition variable (a futex), and the caller sleeps while it waits for them:
+ * no spinning by default. Env FRT_SPIN_US = 1..10000 (read when a pool is created) makes workers
+ * and caller poll that many microseconds first, so regions that follow each other closely skip
+ * the wake-up: faster on a dedicated machine, slower on a busy one, where a polling thread uses up
+ * its time slice and then waits behind other processes instead of being woken promptly
+ * (bench/wake_bench.c, docs/architecture.md "Threads"). */
 #ifndef FRT_UTIL_THREADPOOL_H
 #define FRT_UTIL_THREADPOOL_H
 

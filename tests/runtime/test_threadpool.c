@@ -121,6 +121,7 @@ static void test_regions(void) {
     run_regions("0", 2);
     run_regions("0", 3);
     run_regions("5", 2);
+    run_regions("200", 2);
     run_regions("junk", 2);    /* ignored: default window */
     run_regions("99999999", 2); /* out of range: default window */
     unsetenv("FRT_SPIN_US");
