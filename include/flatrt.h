@@ -410,7 +410,32 @@ FRT_API frt_status frt_runtime_write_trace(const frt_runtime *rt, const char *pa
  * (the most recently used, whose memory is warm), creating one while fewer than max_runtimes are
  * alive, else waiting for one; runs; and returns it. Runtimes left idle longer than
  * idle_timeout_ms are freed with their slabs by a helper thread of the pool, so memory falls back
- * after a spike of concurrent callers. Every runtime of the pool has the model's num_threads. */
+ * after a spike of concurrent callers. Every runtime of the pool has the model's num_threads.
+ *
+ * The server pattern: one model, one pool, any number of request threads. With 1-thread models
+ * (the default) max_runtimes = the number of cores runs that many requests at once, each on one
+ * core, and further callers wait (or get FRT_ERR_TIMEOUT) instead of oversubscribing the cores:
+ *
+ *     frt_model *model;                        // frt_model_load(path, NULL, &model) once
+ *     frt_pool_options po;
+ *     frt_pool_options_init(&po);
+ *     po.max_runtimes = 2;                     // cores
+ *     po.idle_timeout_ms = 5000;               // free runtimes idle for 5 s
+ *     frt_pool *pool;
+ *     if (frt_pool_create(model, &po, &pool) != FRT_OK) puts(frt_last_error());
+ *
+ *     // on every request thread, concurrently:
+ *     const char *names[] = {"image"};
+ *     float img[64], logits[10];
+ *     frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, 1, 8, 8}, .data = img,
+ *                      .nbytes = sizeof img};
+ *     frt_tensor out = {.data = logits, .nbytes = sizeof logits};
+ *     frt_status st = frt_pool_run(pool, names, &in, 1, &out, 1, FRT_OUTPUTS_CALLER, 100);
+ *     // FRT_OK: logits filled; FRT_ERR_TIMEOUT: every runtime busy for 100 ms
+ *
+ *     frt_pool_free(pool);                     // after the last frt_pool_run returned
+ *     frt_model_free(model);
+ */
 typedef struct frt_pool frt_pool;
 
 /* Largest max_runtimes a pool accepts. */

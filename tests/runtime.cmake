@@ -78,3 +78,22 @@ target_link_libraries(test_runtime_pool PRIVATE flatrt_static)
 add_test(NAME runtime.pool
   COMMAND test_runtime_pool ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
 set_tests_properties(runtime.pool PROPERTIES LABELS runtime TIMEOUT 300)
+# 8 threads x 10^5 runs through one pool, outputs bit-identical to a single-threaded reference
+# (~10 s on 2 cores); sanitizer builds make fewer runs (TSan in CI runs it: the name has "runtime").
+if(FRT_SANITIZE MATCHES "thread")
+  set(FRT_POOL_STRESS_RUNS 2000)
+elseif(FRT_SANITIZE)
+  set(FRT_POOL_STRESS_RUNS 10000)
+else()
+  set(FRT_POOL_STRESS_RUNS 100000)
+endif()
+add_executable(test_pool_stress runtime/test_pool_stress.c)
+target_link_libraries(test_pool_stress PRIVATE flatrt_static)
+add_test(NAME runtime.pool_stress
+  COMMAND test_pool_stress ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx ${FRT_POOL_STRESS_RUNS})
+set_tests_properties(runtime.pool_stress PROPERTIES LABELS runtime TIMEOUT 600)
+# The intra-op pool: cost model, ranges, regions with and without polling.
+add_executable(test_threadpool runtime/test_threadpool.c)
+target_link_libraries(test_threadpool PRIVATE flatrt_static)
+add_test(NAME runtime.threadpool COMMAND test_threadpool)
+set_tests_properties(runtime.threadpool PROPERTIES LABELS runtime TIMEOUT 300)

@@ -381,7 +381,9 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
                     t.bmat = col;
                     t.ldb = cur;
                 }
-                if (nth > 1 && p->Mg >= 16) {
+                if (nth > 1 && p->Mg >= 16 &&
+                    frt_par_threads(x->tp, 2.0 * (double)(p->Mg * cur * p->Kg) *
+                                               FRT_PAR_NS_PER_FLOP) > 1) {
                     t.chunk = (p->Mg + nth - 1) / nth;
                     t.chunk = (t.chunk + 7) & ~(int64_t)7;
                     frt_parallel_for(x->tp, (size_t)((p->Mg + t.chunk - 1) / t.chunk),

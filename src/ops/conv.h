@@ -35,11 +35,6 @@ enum {
     FRT_CONV_PAD_VALID
 };
 
-/* Convolutions with fewer FLOPs run on the calling thread even with a pool: waking the pool's
- * sleeping workers costs tens of microseconds on the project machine (measured ~35-50 us per
- * region), more than splitting such a conv saves. */
-#define FRT_CONV_PAR_MIN_FLOPS 5e5
-
 enum {
     FRT_CONV_POST_NONE = 0,
     FRT_CONV_POST_SILU,        /* x sigmoid(x) */

@@ -170,9 +170,8 @@ frt_status frt_conv_depthwise_run(const frt_step *s, frt_exec *x) {
     }
     t.units = t.blk_k ? (p->M + t.var->lanes - 1) / t.var->lanes : t.nblk + (p->M - 8 * t.nblk);
     int64_t total = g.N * t.units;
-    int nth = frt_threadpool_size(x->tp);
-    if ((double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw) < FRT_CONV_PAR_MIN_FLOPS)
-        nth = 1;
+    double flops = (double)(g.N * p->M * g.OH * g.OW) * (double)(2 * p->kh * p->kw);
+    int nth = frt_par_threads(x->tp, flops * FRT_PAR_NS_PER_FLOP);
     t.chunk = nth > 1 ? (total + 4 * nth - 1) / (4 * nth) : total;
     if (t.chunk < 1) t.chunk = 1;
     frt_parallel_for(nth > 1 ? x->tp : NULL, (size_t)((total + t.chunk - 1) / t.chunk), dw_task_fn,

@@ -14,7 +14,7 @@
  * 2^-8 for bf16). The widening is repeated per position block: Mg * kc conversions against
  * Mg * kc * nc multiply-adds.
  *
- * Threads: one parallel region per call (see gemm_task); below FRT_CONV_PAR_MIN_FLOPS the call
+ * Threads: one parallel region per call (see gemm_task); when frt_par_threads gives 1 the call
  * runs on the calling thread. */
 #include <math.h>
 #include <stdatomic.h>
@@ -267,10 +267,10 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
     /* half weights: SLOTS widened K blocks after the SLOTS col blocks of the largest width */
     t.wbuf = p->whalf ? (float *)x->scratch + SLOTS * p->kc * nc : NULL;
     int64_t nblocks = t.g.N * p->group * ((t.npos + nc - 1) / nc);
-    int64_t nth = frt_threadpool_size(x->tp);
     double flops = 2.0 * (double)(t.g.N * p->M) * (double)t.npos * (double)p->Kg;
+    int64_t nth = frt_par_threads(x->tp, flops * FRT_PAR_NS_PER_FLOP);
     if (nth > SLOTS) nth = SLOTS;
-    if (nth > 1 && flops >= FRT_CONV_PAR_MIN_FLOPS) {
+    if (nth > 1) {
         /* position blocks of equal width, as many as a multiple of the task count when the
          * blocks stay at least 3 panels wide; otherwise split the weight panels */
         int64_t imgs = t.g.N * p->group, panels = (t.npos + NR - 1) / NR;

@@ -282,7 +282,8 @@ static frt_status ct_kernel(const frt_step *s, frt_exec *x) {
                 frt_sgemm_mt(x->tp, 1, 0, MgK, g.S, g.Cg, 1.0f, W + gi * g.Cg * MgK, MgK, xg, g.S,
                              0.0f, cols, g.S);
             ct_run r = {&g, cols, yn + gi * g.Mg * g.OS};
-            frt_parallel_ranges(x->tp, g.Mg, g.K * g.S, 32768, ct_col2im, &r);
+            frt_parallel_ranges(x->tp, g.Mg, (double)(g.K * g.S) * 8 * FRT_PAR_NS_PER_BYTE,
+                                ct_col2im, &r);
         }
     }
     return FRT_OK;

@@ -524,7 +524,7 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
         for (int i = 0; i < sh.batch_rank; i++) nb *= sh.batch[i];
         mm_batch_job j = {x, p, &sh, A, B, Y};
         int64_t macs = nb * sh.M * sh.N * sh.K;
-        if (x->tp && nb > 1 && macs >= ((int64_t)1 << 20)) {
+        if (nb > 1 && frt_par_threads(x->tp, 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP) > 1) {
             frt_parallel_for(x->tp, (size_t)nb, mm_batch_task, &j);
         } else if (nb == 1) {
             /* single batch item: may use the pool inside */

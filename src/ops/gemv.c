@@ -145,9 +145,11 @@ static void gemv_task(void *ctx, size_t t) {
 
 void frt_wpack_gemv_mt(frt_threadpool *tp, frt_isa cap, const frt_wpack *w, float alpha,
                        const float *x, float beta, float *y) {
-    int threads = frt_threadpool_size(tp);
+    /* the packed weights are read once: their bytes set the cost */
+    double bytes = (double)frt_wpack_bytes(w->prec, w->K, w->N);
+    int threads = frt_par_threads(tp, bytes * FRT_PAR_NS_PER_BYTE);
     int64_t np = (w->N + P - 1) / P;
-    if (threads <= 1 || w->K <= 0 || np < 2 || w->K * w->N < ((int64_t)1 << 17)) {
+    if (threads <= 1 || w->K <= 0 || np < 2) {
         frt_wpack_gemv(cap, w, alpha, x, beta, y);
         return;
     }

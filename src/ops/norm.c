@@ -135,7 +135,7 @@ static frt_status bn_kernel(const frt_step *s, frt_exec *x) {
         r.ab = ab;
     }
     if (r.planes == 0 || r.S == 0) return FRT_OK;
-    frt_parallel_ranges(x->tp, r.planes, r.S, 65536, bn_task, &r);
+    frt_parallel_ranges(x->tp, r.planes, (double)r.S * 8 * FRT_PAR_NS_PER_BYTE, bn_task, &r);
     return FRT_OK;
 }
 

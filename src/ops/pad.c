@@ -44,8 +44,10 @@
 
 enum { PAD_CONSTANT = 0, PAD_REFLECT = 1, PAD_EDGE = 2, PAD_WRAP = 3 };
 
-/* Output bytes below which the kernels stay on the calling thread. */
-#define PAR_MIN_BYTES (256 * 1024)
+/* Threads from threadpool.h's cost model for `bytes` of output (written once, as many read). */
+static int pad_threads(frt_threadpool *tp, size_t bytes) {
+    return frt_par_threads(tp, 2.0 * (double)bytes * FRT_PAR_NS_PER_BYTE);
+}
 
 /* Per-axis pads over the data's rank. rank is -1 when unknown; known is false when the pad
  * counts are not available yet (non-constant pads or axes at load). */
@@ -453,9 +455,8 @@ static void pad_general(const frt_value *x, frt_value *y, const pad_spec *sp, in
     }
     R.rows = 1;
     for (int d = 0; d < P; d++) R.rows *= R.od[d];
-    int nt = frt_threadpool_size(ex->tp);
-    size_t bytes = (size_t)y->numel * es;
-    if (nt > 1 && bytes >= PAR_MIN_BYTES && R.rows > 1) {
+    int nt = pad_threads(ex->tp, (size_t)y->numel * es);
+    if (nt > 1 && R.rows > 1) {
         int64_t tasks = (int64_t)nt * 4;
         if (tasks > R.rows) tasks = R.rows;
         R.chunk = (R.rows + tasks - 1) / tasks;
@@ -529,8 +530,8 @@ static void pad_nchw(const frt_value *x, frt_value *y, const pad_spec *sp,
     R.zero = bits == 0;
     R.planes = y->dims[0] * y->dims[1];
     R.chunk = R.planes;
-    int nt = frt_threadpool_size(ex->tp);
-    if (nt > 1 && (size_t)y->numel * sizeof(float) >= PAR_MIN_BYTES && R.planes > 1) {
+    int nt = pad_threads(ex->tp, (size_t)y->numel * sizeof(float));
+    if (nt > 1 && R.planes > 1) {
         int64_t tasks = (int64_t)nt * 4;
         if (tasks > R.planes) tasks = R.planes;
         R.chunk = (R.planes + tasks - 1) / tasks;

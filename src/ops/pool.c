@@ -504,7 +504,8 @@ static frt_status pool_kernel(const frt_step *s, frt_exec *x) {
     r.out_plane = out3[0] * out3[1] * out3[2];
     r.planes = xv->dims[0] * xv->dims[1];
     if (r.planes == 0 || r.out_plane == 0) return FRT_OK;
-    frt_parallel_ranges(x->tp, r.planes, r.in_plane + r.out_plane, 32768, pool_task, &r);
+    double plane_ns = (double)(r.in_plane + r.out_plane) * 4 * FRT_PAR_NS_PER_BYTE;
+    frt_parallel_ranges(x->tp, r.planes, plane_ns, pool_task, &r);
     return FRT_OK;
 }
 
@@ -598,8 +599,8 @@ static frt_status gen_kernel(const frt_step *s, frt_exec *x) {
     r.out_plane = r.out3[0] * r.out3[1] * r.out3[2];
     int64_t planes = xv->dims[0] * xv->dims[1];
     if (planes == 0 || r.out_plane == 0) return FRT_OK;
-    frt_parallel_ranges(x->tp, planes, r.out_plane * p->k[0] * p->k[1] * p->k[2], 32768, gen_task,
-                        &r);
+    double plane_ns = (double)(r.out_plane * p->k[0] * p->k[1] * p->k[2]) * 4 * FRT_PAR_NS_PER_BYTE;
+    frt_parallel_ranges(x->tp, planes, plane_ns, gen_task, &r);
     return FRT_OK;
 }
 
@@ -695,7 +696,7 @@ static frt_status gap_kernel(const frt_step *s, frt_exec *x) {
         for (int64_t i = 0; i < r.planes; i++) r.Y[i] = NAN;
         return FRT_OK;
     }
-    frt_parallel_ranges(x->tp, r.planes, r.S, 65536, gap_task, &r);
+    frt_parallel_ranges(x->tp, r.planes, (double)r.S * 4 * FRT_PAR_NS_PER_BYTE, gap_task, &r);
     return FRT_OK;
 }
 

@@ -665,9 +665,8 @@ void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, cons
 /* Multi-threaded splitting                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Work below this many multiply-adds runs serially (a region costs a few microseconds). */
-#define MT_MIN_MACS ((int64_t)1 << 21)
-#define MT_MIN_GEMV ((int64_t)1 << 17)
+/* Threads come from threadpool.h's cost model: 2 flops per multiply-add (gemm), or the bytes of
+ * the matrix read once (gemv). */
 
 typedef struct mt_job {
     int kind; /* 0 plain gemm, 1 packed A, 2 packed B, 3 gemv */
@@ -739,9 +738,9 @@ static int plan_split(int threads, int64_t total, int64_t align, int64_t *block)
 
 static void run_mt(frt_threadpool *tp, mt_job *j, int64_t rows, int64_t cols, int64_t macs,
                    int64_t row_align, int64_t col_align) {
-    int threads = frt_threadpool_size(tp);
+    int threads = frt_par_threads(tp, 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP);
     int tasks = 1;
-    if (threads > 1 && macs >= MT_MIN_MACS) {
+    if (threads > 1) {
         if (cols >= rows || rows < 2 * row_align) {
             j->split_n = 1;
             j->total = cols;
@@ -801,8 +800,8 @@ void frt_sgemm_pb_epi_mt(frt_threadpool *tp, int64_t M, int64_t N, int64_t K, co
 void frt_sgemv_mt(frt_threadpool *tp, int transA, int64_t M, int64_t N, float alpha,
                   const float *A, int64_t lda, const float *x, float beta, float *y) {
     int64_t ny = transA ? N : M;
-    int threads = frt_threadpool_size(tp);
-    if (threads <= 1 || M * N < MT_MIN_GEMV || ny < 128) {
+    int threads = frt_par_threads(tp, (double)M * (double)N * 4 * FRT_PAR_NS_PER_BYTE);
+    if (threads <= 1 || ny < 128) {
         frt_sgemv(transA, M, N, alpha, A, lda, x, beta, y);
         return;
     }

@@ -377,7 +377,9 @@ static frt_status k_att(const frt_step *s, frt_exec *x) {
     }
     if (y->numel == 0) return FRT_OK;
     const int64_t heads = B * H;
-    int64_t tasks = frt_threadpool_size(x->tp);
+    /* scores and weighted sum: 2 Sq Sk (dk + dv) flops per head */
+    double flops = 2.0 * (double)(heads * Sq * Sk) * (double)(j.dk + j.dv);
+    int64_t tasks = frt_par_threads(x->tp, flops * FRT_PAR_NS_PER_FLOP);
     if (tasks > ATT_SLOTS) tasks = ATT_SLOTS;
     if (tasks > heads) tasks = heads;
     if (tasks < 1) tasks = 1;

@@ -13,13 +13,15 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* After a region, workers (and the caller, waiting for them) poll for this long before sleeping:
- * consecutive regions inside one run then skip the futex wake-up (~40 us on this VM), while a pool
- * idle between runs goes to sleep almost at once and burns no CPU. */
-#define SPIN_NS 100000
+/* After a region, workers (and the caller, waiting for them) poll for spin_ns (default 0, see
+ * threadpool.h) before sleeping on a condition variable (a futex). bench/wake_bench.c measures
+ * both ways (docs/architecture.md, Threads). */
+#define SPIN_NS_DEFAULT 0
+#define SPIN_NS_MAX 10000000
 
 struct frt_threadpool {
     int n_threads;
+    uint64_t spin_ns;     /* polling window before sleeping (FRT_SPIN_US, see threadpool.h) */
     pthread_t *workers;
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
@@ -49,14 +51,26 @@ static void run_tasks(frt_threadpool *tp, void (*fn)(void *, size_t), void *ctx,
     }
 }
 
-/* Polls until pred holds or SPIN_NS passed; returns whether it holds. */
+/* FRT_SPIN_US if set to a number in [0, 10^4], else the default (0); in nanoseconds. */
+static uint64_t spin_window_ns(void) {
+    const char *e = getenv("FRT_SPIN_US");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end == '\0' && v >= 0 && (uint64_t)v * 1000u <= SPIN_NS_MAX)
+            return (uint64_t)v * 1000u;
+    }
+    return SPIN_NS_DEFAULT;
+}
+
+/* Polls until a new region (or stop) is published or spin_ns passed; returns whether one was. */
 static int spin_until_new_epoch(frt_threadpool *tp, unsigned long seen) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = tp->spin_ns ? now_ns() : 0;
     for (int k = 0;; k++) {
         if (atomic_load_explicit(&tp->epoch, memory_order_acquire) != seen ||
             atomic_load_explicit(&tp->stop, memory_order_acquire))
             return 1;
-        if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) return 0;
+        if (!tp->spin_ns || ((k & 63) == 63 && now_ns() - t0 > tp->spin_ns)) return 0;
         cpu_relax();
     }
 }
@@ -100,6 +114,7 @@ frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) 
     pthread_cond_init(&tp->wake, NULL);
     pthread_cond_init(&tp->done, NULL);
     tp->n_threads = 1;
+    tp->spin_ns = spin_window_ns();
     tp->thread_init = thread_init;
     for (int i = 0; i < n_threads - 1; i++) {
         pthread_mutex_lock(&tp->mu);
@@ -154,9 +169,9 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
     run_tasks(tp, fn, ctx, n);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = tp->spin_ns ? now_ns() : 0;
     for (int k = 0; atomic_load_explicit(&tp->active, memory_order_acquire) > 0; k++) {
-        if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) {
+        if (!tp->spin_ns || ((k & 63) == 63 && now_ns() - t0 > tp->spin_ns)) {
             pthread_mutex_lock(&tp->mu);
             while (atomic_load_explicit(&tp->active, memory_order_acquire) > 0)
                 pthread_cond_wait(&tp->done, &tp->mu);
@@ -179,11 +194,18 @@ static void ranges_task(void *ctx, size_t i) {
     j->fn(j->ctx, lo, hi < j->n ? hi : j->n);
 }
 
-void frt_parallel_ranges(frt_threadpool *tp, int64_t n, int64_t item_cost, int64_t min_cost,
+int frt_par_threads(const frt_threadpool *tp, double work_ns) {
+    int threads = frt_threadpool_size(tp);
+    if (threads <= 1 || !(work_ns >= 2 * FRT_PAR_MIN_NS)) return 1; /* also NaN */
+    double fit = work_ns / FRT_PAR_MIN_NS;
+    return fit < (double)threads ? (int)fit : threads;
+}
+
+void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
                          void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
     if (n <= 0) return;
-    int threads = frt_threadpool_size(tp);
-    if (threads <= 1 || n == 1 || n * item_cost < min_cost) {
+    int threads = n > 1 ? frt_par_threads(tp, (double)n * item_ns) : 1;
+    if (threads <= 1) {
         fn(ctx, 0, n);
         return;
     }

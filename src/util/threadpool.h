@@ -1,7 +1,10 @@
-/* Intra-op thread pool. The calling thread takes part in every parallel region. After a region,
- * workers poll for up to 100 us for the next one (regions inside one run follow each other
- * closely, and a futex wake-up costs tens of microseconds), then sleep on a condition variable:
- * a pool idle between runs costs no CPU after that. */
+/* Intra-op thread pool. The calling thread takes part in every parallel region. Between regions
+ * workers sleep on a condition variable (a futex), and the caller sleeps while it waits for them:
+ * no spinning by default. Env FRT_SPIN_US = 1..10000 (read when a pool is created) makes workers
+ * and caller poll that many microseconds first, so regions that follow each other closely skip
+ * the wake-up: faster on a dedicated machine, slower on a busy one, where a polling thread uses up
+ * its time slice and then waits behind other processes instead of being woken promptly
+ * (bench/wake_bench.c, docs/architecture.md "Threads"). */
 #ifndef FRT_UTIL_THREADPOOL_H
 #define FRT_UTIL_THREADPOOL_H
 
@@ -22,10 +25,23 @@ int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
  * Tasks are handed out dynamically; fn must not call frt_parallel_for on the same pool. */
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* Splits [0, n) into contiguous ranges and calls fn(ctx, lo, hi) for each: once, on the calling
- * thread, when the pool is serial or n * item_cost < min_cost (not worth a fork/join); otherwise
- * in about four ranges per thread. */
-void frt_parallel_ranges(frt_threadpool *tp, int64_t n, int64_t item_cost, int64_t min_cost,
+/* Splits [0, n) into contiguous ranges and calls fn(ctx, lo, hi) for each, where one item costs
+ * item_ns (cost model below): once, on the calling thread, when frt_par_threads gives 1;
+ * otherwise in about four ranges per thread used. */
+void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
                          void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx);
+
+/* ---- cost model ----
+ * A kernel estimates its work as nanoseconds on one thread, from the flops of compute-bound
+ * loops (FRT_PAR_NS_PER_FLOP) or the bytes read and written by memory-bound ones
+ * (FRT_PAR_NS_PER_BYTE), and frt_par_threads says how many threads to split it over: as many as
+ * give each at least FRT_PAR_MIN_NS, so tiny ops stay on the calling thread (no fork/join) and
+ * mid-sized ops already use 2 threads. This is the one place the thresholds are set. */
+#define FRT_PAR_MIN_NS 10000.0           /* least work per thread worth a fork/join */
+#define FRT_PAR_NS_PER_FLOP (1.0 / 64.0) /* ~64 GFLOP/s per thread in the float32 FMA kernels */
+#define FRT_PAR_NS_PER_BYTE (1.0 / 16.0) /* ~16 GB/s per thread streaming through memory */
+
+/* Threads to use for work_ns of work: 1..frt_threadpool_size(tp). */
+int frt_par_threads(const frt_threadpool *tp, double work_ns);
 
 #endif

@@ -1,6 +1,7 @@
 /* frt_pool: runtimes shared by caller threads. Checks results against a plain runtime, the cap on
  * runtimes alive, waiting and FRT_ERR_TIMEOUT while every runtime is busy, idle collection by the
- * pool's thread and by frt_pool_collect, and argument errors.
+ * pool's thread (after a spike the count falls to 1 while one caller keeps running, then to 0)
+ * and by frt_pool_collect, and argument errors.
  * Usage: test_runtime_pool DIGITS.onnx */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -196,6 +197,20 @@ static void test_idle_collection(void) {
     frt_pool_stats s;
     frt_pool_get_stats(p, &s);
     CHECK(s.created >= 1 && s.peak <= 4);
+    /* after the spike one caller keeps running: the runtimes it does not need are freed (it
+     * reuses the most recent one), so the count falls to 1 within 10 s */
+    size_t after_spike = s.alive;
+    for (int i = 0; i < 2000; i++) {
+        frt_tensor out = {0};
+        CHECK_OK(frt_pool_run(p, g_names, &g_in5, 1, &out, 1, FRT_OUTPUTS_ALLOC, -1));
+        CHECK(out.nbytes == sizeof g_ref && memcmp(out.data, g_ref, sizeof g_ref) == 0);
+        frt_tensor_release(&out);
+        frt_pool_get_stats(p, &s);
+        if (s.alive <= 1) break;
+        sleep_ms(5);
+    }
+    CHECK_MSG(s.alive <= 1, "%zu runtimes alive (%zu after the spike) while one caller runs",
+              s.alive, after_spike);
     /* within 10 s (generous for sanitizers) every runtime is freed without any call */
     for (int i = 0; i < 1000; i++) {
         frt_pool_get_stats(p, &s);

@@ -245,7 +245,7 @@ static void test_paths(void) {
         /* many position blocks (threads take whole blocks), two K blocks */
         {"1x1 many blocks", 1, 300, 40, 45, 13, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU, 0,
          0, 0, gemm},
-        /* big enough to run in parallel (>= FRT_CONV_PAR_MIN_FLOPS) with two threads: few
+        /* big enough to run in parallel (frt_par_threads: 11.8 MFLOP) with two threads: few
          * position blocks, so the threads split the weight panels */
         {"3x3 8x8 K2304 parallel", 1, 256, 8, 8, 40, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, NULL, 1,
          FRT_ACT_RELU, 0, 0, 0, gemm},

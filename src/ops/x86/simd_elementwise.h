@@ -78,7 +78,7 @@ typedef struct frt_f16_variant {
 } frt_f16_variant;
 const frt_f16_variant *frt_f16_variant_get(frt_isa cap);
 
-/* Elements per parallel task; tensors below 2 chunks always run inline on the calling thread. */
+/* Elements per parallel task (threadpool.h's cost model decides whether a tensor is split). */
 #define FRT_EW_CHUNK ((size_t)16384)
 
 typedef void (*frt_ew_range_fn)(void *ctx, size_t lo, size_t hi);
@@ -95,13 +95,14 @@ static inline void frt_ew_par_task(void *p_, size_t i) {
 }
 
 /* Calls fn(ctx, lo, hi) over disjoint ranges covering [0, n) in units of `unit` items, where a
- * unit costs about `unit_elems` elements of work. Runs inline (one call) when tp is NULL or the
- * work is under two chunks. */
+ * unit costs about `unit_elems` elements of work (one float32 read and one written each). Runs
+ * inline (one call) when tp is NULL or frt_par_threads says the work is too small to split. */
 static inline void frt_ew_parallel(frt_threadpool *tp, size_t n, size_t unit_elems,
                                    frt_ew_range_fn fn, void *ctx) {
     if (n == 0) return;
     if (unit_elems == 0) unit_elems = 1;
-    if (!tp || n * unit_elems < 2 * FRT_EW_CHUNK || n < 2) {
+    double ns = (double)n * (double)unit_elems * 8 * FRT_PAR_NS_PER_BYTE;
+    if (n < 2 || frt_par_threads(tp, ns) < 2) {
         fn(ctx, 0, n);
         return;
     }
