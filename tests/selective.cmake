@@ -7,3 +7,31 @@ target_compile_definitions(test_ops_subset PRIVATE FRT_OPS_ONLY FRT_OP_SELECT_Re
 target_link_libraries(test_ops_subset PRIVATE flatrt_static)
 add_test(NAME unit.test_ops_subset COMMAND test_ops_subset)
 set_tests_properties(unit.test_ops_subset PROPERTIES LABELS unit)
+
+# cmake -DFRT_SELECT (docs/selective.md) end to end: `flatrt trace` of the digits example and of
+# mobilenet_v2, a nested selective build of each, outputs identical to this build's, and a model
+# outside the selection refused at load (tests/selective/selective_check.sh). Release builds only:
+# the nested projects are plain builds, and sanitizer/fuzz trees would only repeat them.
+if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
+  set(FRT_DIGITS_ONNX ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
+  set(FRT_MNV2 ${FRT_MODELS_DIR}/mobilenet_v2)
+  add_test(NAME selective.digits
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh digits $<TARGET_FILE:flatrt>
+            ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_digits ${FRT_DIGITS_ONNX}
+            "image=${CMAKE_SOURCE_DIR}/examples/digits/samples/digit_1_label6.npy"
+            ${FRT_MNV2}/model.onnx classify)
+  add_test(NAME selective.mobilenet_v2
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh mobilenet_v2
+            $<TARGET_FILE:flatrt> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_mnv2
+            ${FRT_MNV2}/model.onnx "input=${FRT_MNV2}/in/input.npy" ${FRT_DIGITS_ONNX})
+  set_tests_properties(selective.digits selective.mobilenet_v2 PROPERTIES LABELS selective
+    TIMEOUT 900 FIXTURES_REQUIRED frt_models ENVIRONMENT "CC=${CMAKE_C_COMPILER}")
+endif()
+
+# `flatrt trace` alone: union = merge, valid YAML, refused malformed files (all build types).
+add_test(NAME selective.trace
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/trace_check.sh $<TARGET_FILE:flatrt>
+          ${CMAKE_CURRENT_BINARY_DIR}/selective_trace ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx
+          ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx)
+set_tests_properties(selective.trace PROPERTIES LABELS selective TIMEOUT 300
+  FIXTURES_REQUIRED frt_models)

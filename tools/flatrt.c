@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "trace_cmd.h"
 
 static const cli_opt run_opts[] = {
     CLI_OPT_INPUT,
@@ -119,6 +120,7 @@ const cli_command cli_commands[] = {
      "labelled with its name, elided in the middle where it does not fit) for the given (or\n"
      "default: symbolic dims = 1) input shapes, and print the number of rectangles drawn.\n",
      plan_opts, cmd_plan},
+    TRACE_CMD_ROW, /* trace_cmd.c */
     {"check", "CASE_DIR...", "run ONNX backend test cases and compare outputs",
      "Run ONNX backend test cases (CASE_DIR/model.onnx, test_data_set_*/input_K.pb and\n"
      "output_K.pb, as in ONNX's node suite) and compare the outputs: floats within\n"

@@ -6,6 +6,7 @@
 
 #include "compile_internal.h"
 #include "passes/passes.h"
+#include "runtime/seltrace.h"
 
 #define MAX_NODE_IO 1024
 
@@ -28,7 +29,9 @@ const frt_op_def *frt_compile_find(const frt_compile_ctx *cx, const frt_node *n)
         const frt_op_def *d = cx->src->find(cx->src->user, n->domain, n->op_type);
         if (d) return d;
     }
-    return frt_op_lookup(n->domain, n->op_type, n->opset);
+    const frt_op_def *d = frt_op_lookup(n->domain, n->op_type, n->opset);
+    if (d && FRT_SELTRACE_ON) frt_seltrace_op(n->domain, n->op_type, n->opset);
+    return d;
 }
 
 /* A node of some block without a definition. */
@@ -61,6 +64,28 @@ static bool same_op(const frt_node *a, const frt_node *b) {
     return strcmp(a->op_type, b->op_type) == 0 && strcmp(a->domain, b->domain) == 0;
 }
 
+/* A selective build: one message naming the op types of bad[] that its selection left out, or
+ * FRT_OK when there are none (then the ops are missing from flatrt itself). */
+static frt_status left_out(const bad_node *bad, size_t n_bad) {
+    const char *file = frt_op_selection_file();
+    if (!file) return FRT_OK;
+    char list[1024];
+    size_t o = 0, k = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < n_bad && o < sizeof list; i++) {
+        const frt_node *n = bad[i].n;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = same_op(bad[j].n, n);
+        if (seen || !frt_op_left_out(n->domain, n->op_type)) continue;
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s' (%s)", k ? ", " : "", n->op_type,
+                              n->domain[0] ? n->domain : "ai.onnx");
+        k++;
+    }
+    if (!k) return FRT_OK;
+    return frt_error(FRT_ERR_UNSUPPORTED, "%s %s not in this build's selection (%s)",
+                     k == 1 ? "op" : "ops", list, file);
+}
+
 /* Collects every unsupported op type of g and its subgraphs with the names of its nodes (a node
  * of a subgraph as "<subgraph path>/<node>") into one message, and why (no such op, or the opset
  * the node's domain imports is outside the implemented ranges). */
@@ -72,6 +97,11 @@ static frt_status check_supported(const frt_compile_ctx *cx, const frt_graph *g)
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     }
     if (!n_bad) return FRT_OK;
+    frt_status sel = left_out(bad, n_bad);
+    if (sel) {
+        free(bad);
+        return sel;
+    }
     char msg[3500];
     size_t o = 0;
     o += (size_t)snprintf(msg + o, sizeof msg - o, "unsupported operators:");
@@ -324,7 +354,10 @@ static frt_status loop_passes(frt_compile_ctx *cx, frt_graph *g) {
         if (r < 0) return st;
         cx->stats->num_fused += (size_t)r;
     }
-    if (cx->opt->fold_constants && frt_pass_hoist(g, hoistable, cx, &st) < 0) return st;
+    /* hoisting moves nodes out of Loop and Scan bodies only */
+    if (cx->opt->fold_constants && (FRT_OP_BUILT(Loop) || FRT_OP_BUILT(Scan)) &&
+        frt_pass_hoist(g, hoistable, cx, &st) < 0)
+        return st;
     return FRT_OK;
 }
 
@@ -479,6 +512,7 @@ static frt_status select_node(const frt_compile_ctx *cx, const frt_op_def *def, 
         if (st == FRT_OK) {
             st = accept_kernel(pr, def, c->node, c->arena, k);
             if (st && k->destroy) k->destroy((void *)k->params);
+            if (!st && FRT_SELTRACE_ON) frt_seltrace_kernel(def, c, k, pr->name);
             return st;
         }
         /* a provider that fails or declines after making params with a destructor */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "onnx/onnx.h"
+#include "runtime/seltrace.h"
 #include "util/error.h"
 
 typedef struct ext_ctx {
@@ -114,6 +115,7 @@ static frt_status get_map(ext_ctx *c, const char *loc, const char *who, struct f
 
 static frt_status map_tensor(ext_ctx *c, frt_onnx_tensor *t, ext_where w) {
     if (!t->external || t->data) return FRT_OK;
+    if (FRT_SELTRACE_ON) frt_seltrace_feature("external_data");
     char who[512];
     describe(t, w, who, sizeof who);
     if (!c->base_dir)

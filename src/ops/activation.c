@@ -96,8 +96,12 @@ static const frt_act_variant act_variants[] = {
     {ISA,                 "_" #T,           frt_relu_f32_##T, frt_sigmoid_f32_##T,               \
      frt_tanh_f32_##T,    frt_clip_f32_##T, frt_softmax_rows_f32_##T, frt_vmax_f32_##T,          \
      frt_expsub_acc_f32_##T, frt_vmul_f32_##T}
+#if FRT_TIER_AVX512
     X86_ACT(avx512, FRT_ISA_AVX512),
+#endif
+#if FRT_TIER_AVX2
     X86_ACT(avx2, FRT_ISA_AVX2),
+#endif
 #undef X86_ACT
 #endif
     {FRT_ISA_PORTABLE, "", relu_f32_c, sigmoid_f32_c, tanh_f32_c, clip_f32_c, softmax_rows_f32_c,
@@ -285,6 +289,13 @@ static un_params *new_params(frt_op_ctx *c) {
     return p;
 }
 
+/* The dtypes of the generic clip kernel (every int and float type but float32, int32, int64): a
+ * selective build whose trace saw none of them leaves it out (FRT_DT_BUILT, op.h). */
+#define CLIP_GENERIC_BUILT                                                                        \
+    (FRT_DT_BUILT(float16) || FRT_DT_BUILT(float64) || FRT_DT_BUILT(bfloat16) ||                   \
+     FRT_DT_BUILT(int8) || FRT_DT_BUILT(int16) || FRT_DT_BUILT(uint8) || FRT_DT_BUILT(uint16) ||  \
+     FRT_DT_BUILT(uint32) || FRT_DT_BUILT(uint64))
+
 static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
     un_params *p = new_params(c);
     if (!p) return FRT_ERR_NO_MEMORY;
@@ -300,12 +311,14 @@ static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
         return FRT_OK;
     }
     case FRT_INT64:
+        if (!FRT_DT_BUILT(int64)) return frt_op_dtype_missing(c, FRT_INT64);
         p->ilo = 0;
         p->ihi = INT64_MAX;
         k->name = "relu_i64";
         k->fn = k_clip_i64;
         return FRT_OK;
     case FRT_INT32:
+        if (!FRT_DT_BUILT(int32)) return frt_op_dtype_missing(c, FRT_INT32);
         p->ilo = 0;
         p->ihi = INT32_MAX;
         k->name = "relu_i32";
@@ -315,6 +328,7 @@ static frt_status relu_select(frt_op_ctx *c, frt_kernel *k) {
     if (!frt_dtype_is_int(c->in[0]->dtype) && !frt_dtype_is_float(c->in[0]->dtype))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
                            frt_dtype_name(c->in[0]->dtype));
+    if (!CLIP_GENERIC_BUILT) return frt_op_dtype_missing(c, c->in[0]->dtype);
     p->ilo = 0;
     p->ihi = INT64_MAX;
     p->dlo = 0;
@@ -430,16 +444,19 @@ static frt_status clip_select(frt_op_ctx *c, frt_kernel *k) {
         return FRT_OK;
     }
     case FRT_INT64:
+        if (!FRT_DT_BUILT(int64)) return frt_op_dtype_missing(c, dt);
         k->fn = k_clip_i64;
         k->name = "clip_i64";
         return FRT_OK;
     case FRT_INT32:
+        if (!FRT_DT_BUILT(int32)) return frt_op_dtype_missing(c, dt);
         k->fn = k_clip_i32;
         k->name = "clip_i32";
         return FRT_OK;
     }
     if (!frt_dtype_is_int(dt) && !frt_dtype_is_float(dt))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name(dt));
+    if (!CLIP_GENERIC_BUILT) return frt_op_dtype_missing(c, dt);
     k->fn = k_clip_generic;
     k->name = "clip_generic";
     return FRT_OK;

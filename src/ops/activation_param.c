@@ -135,8 +135,12 @@ static void logsoftmax_rows_f32_c(const float *x, float *y, size_t rows, size_t 
 
 static const frt_actp_variant actp_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_actp_f32_avx512, frt_logsoftmax_rows_f32_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_actp_f32_avx2, frt_logsoftmax_rows_f32_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", actp_f32_c, logsoftmax_rows_f32_c},
 };

@@ -183,8 +183,12 @@ static void f32_to_f16_c(const float *x, uint16_t *y, size_t n) {
 }
 static const frt_f16_variant f16_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_f16_to_f32_avx512, frt_f32_to_f16_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_f16_to_f32_avx2, frt_f32_to_f16_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", f16_to_f32_c, f32_to_f16_c},
 };

@@ -44,10 +44,14 @@ void frt_conv_dw_plane_ref(const frt_conv_params *p, const frt_conv_geom *g,
 /* Best first; the portable tier has no fast path. */
 static const frt_dw_variant dw_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "conv_depthwise_avx512", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
      frt_dw3x3_block8_avx2, 16, frt_dwb_band_avx512, frt_dwb_run_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "conv_depthwise_avx2", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
      frt_dw3x3_block8_avx2, 8, frt_dwb_band_avx2, frt_dwb_run_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "conv_depthwise", NULL, NULL, NULL, 0, NULL, NULL},
 };

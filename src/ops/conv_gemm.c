@@ -38,10 +38,14 @@
 /* Best first; the portable tier has no entry here (conv.c's im2col + frt_sgemm path). */
 static const frt_conv_gemm_variant gemm_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "conv_1x1_gemm_avx512", "conv_im2col_gemm_avx512", 16, 16,
      frt_conv_pack_block_avx2, frt_conv_compute_avx512, frt_conv_gemv_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "conv_1x1_gemm_avx2", "conv_im2col_gemm_avx2", 6, 16, frt_conv_pack_block_avx2,
      frt_conv_compute_avx2, NULL},
+#endif
 #endif
     {FRT_ISA_PORTABLE, NULL, NULL, 1, 1, NULL, NULL, NULL},
 };

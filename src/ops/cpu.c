@@ -1,6 +1,8 @@
 /* CPU feature detection (see cpu.h). */
 #include "cpu.h"
 
+#include "runtime/seltrace.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,12 +88,20 @@ const char *frt_isa_name(frt_isa isa) {
     }
 }
 
-const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap) {
+const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_isa cap,
+                                const char *site) {
     const unsigned char *p = table;
-    for (size_t i = 0; i < n; i++) {
-        frt_isa isa;
+    size_t i = 0;
+    frt_isa isa = FRT_ISA_PORTABLE;
+    for (; i < n; i++) {
         memcpy(&isa, p + i * stride, sizeof isa);
-        if (isa <= cap) return p + i * stride;
+        if (isa <= cap) break;
     }
-    return n ? p + (n - 1) * stride : NULL;
+    if (i == n && n) i = n - 1;
+    if (site && n && FRT_SELTRACE_ON) frt_seltrace_variant(site, isa);
+    return n ? p + i * stride : NULL;
+}
+
+const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap) {
+    return frt_pick_variant_at(table, n, stride, cap, NULL);
 }

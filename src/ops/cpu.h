@@ -38,8 +38,28 @@ const char *frt_isa_name(frt_isa isa);
  * and select takes FRT_PICK_VARIANT(conv_variants, cap): the first entry whose isa <= cap (cap is
  * normally frt_cpu_tier(); tests pass lower tiers). The table must end with a portable entry. */
 const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap);
+/* The same; site (__FILE__ of the caller, or NULL) names the family to the selection trace
+ * (src/runtime/seltrace.h), which a selective build does not have. */
+const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_isa cap,
+                                const char *site);
+#if defined(FRT_SELECTIVE) && FRT_SELECTIVE
+#define FRT_PICK_SITE NULL
+#else
+#define FRT_PICK_SITE __FILE__
+#endif
 #define FRT_PICK_VARIANT(table, cap)                                                            \
-    ((const __typeof__((table)[0]) *)frt_pick_variant((table), sizeof(table) / sizeof((table)[0]), \
-                                                      sizeof((table)[0]), (cap)))
+    ((const __typeof__((table)[0]) *)frt_pick_variant_at(                                       \
+        (table), sizeof(table) / sizeof((table)[0]), sizeof((table)[0]), (cap), FRT_PICK_SITE))
+
+/* Tiers a variant table may list: both on x86 builds. A selective build (cmake -DFRT_SELECT)
+ * defines them per family file to keep only the tiers its trace picked there, so the other
+ * tiers' kernels are not referenced and drop out of the link. Tables write
+ *     #if FRT_TIER_AVX512  {FRT_ISA_AVX512, ...},  #endif   (and the same for AVX2). */
+#ifndef FRT_TIER_AVX512
+#define FRT_TIER_AVX512 FRT_HAVE_X86
+#endif
+#ifndef FRT_TIER_AVX2
+#define FRT_TIER_AVX2 FRT_HAVE_X86
+#endif
 
 #endif

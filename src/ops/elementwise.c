@@ -317,24 +317,34 @@ static const char *const op_names[OP_N] = {"add", "sub", "mul", "div", "min",
 #define FLT_ROW(S) {L3(add_##S), L3(sub_##S), L3(mul_##S), L3(div_##S), L3(min_##S), L3(max_##S), L0, L3(fmod_##S), L0, L0}
 
 /* Indexed by dtype enum (FRT_FLOAT32 = 1 .. FRT_UINT64 = 13); string and bool rows are empty. */
+/* A selective build keeps the rows of the dtypes its trace saw (FRT_IF_DT, op.h). */
 static const frt_bin_loops loops_by_dt[14][OP_N] = {
-    [FRT_FLOAT32] = FLT_ROW(f32), [FRT_UINT8] = INT_ROW_U(u8),   [FRT_INT8] = INT_ROW_S(i8),
-    [FRT_UINT16] = INT_ROW_U(u16), [FRT_INT16] = INT_ROW_S(i16), [FRT_INT32] = INT_ROW_S(i32),
-    [FRT_INT64] = INT_ROW_S(i64),  [FRT_FLOAT16] = FLT_ROW(f16), [FRT_FLOAT64] = FLT_ROW(f64),
-    [FRT_UINT32] = INT_ROW_U(u32), [FRT_UINT64] = INT_ROW_U(u64),
+    FRT_IF_DT(float32, [FRT_FLOAT32] = FLT_ROW(f32),) FRT_IF_DT(uint8, [FRT_UINT8] = INT_ROW_U(u8),)
+    FRT_IF_DT(int8, [FRT_INT8] = INT_ROW_S(i8),) FRT_IF_DT(uint16, [FRT_UINT16] = INT_ROW_U(u16),)
+    FRT_IF_DT(int16, [FRT_INT16] = INT_ROW_S(i16),) FRT_IF_DT(int32, [FRT_INT32] = INT_ROW_S(i32),)
+    FRT_IF_DT(int64, [FRT_INT64] = INT_ROW_S(i64),) FRT_IF_DT(float16, [FRT_FLOAT16] = FLT_ROW(f16),)
+    FRT_IF_DT(float64, [FRT_FLOAT64] = FLT_ROW(f64),) FRT_IF_DT(uint32, [FRT_UINT32] = INT_ROW_U(u32),)
+    FRT_IF_DT(uint64, [FRT_UINT64] = INT_ROW_U(u64),)
 };
 
 #define POW_ROW_T(BS)                                                                            \
-    {[FRT_INT8] = L3(pow_##BS##_i8),     [FRT_INT16] = L3(pow_##BS##_i16),                       \
-     [FRT_INT32] = L3(pow_##BS##_i32),   [FRT_INT64] = L3(pow_##BS##_i64),                       \
-     [FRT_UINT8] = L3(pow_##BS##_u8),    [FRT_UINT16] = L3(pow_##BS##_u16),                      \
-     [FRT_UINT32] = L3(pow_##BS##_u32),  [FRT_UINT64] = L3(pow_##BS##_u64),                      \
-     [FRT_FLOAT16] = L3(pow_##BS##_f16), [FRT_FLOAT32] = L3(pow_##BS##_f32),                     \
-     [FRT_FLOAT64] = L3(pow_##BS##_f64)}
+    {FRT_IF_DT(int8, [FRT_INT8] = L3(pow_##BS##_i8),)                                            \
+     FRT_IF_DT(int16, [FRT_INT16] = L3(pow_##BS##_i16),)                                         \
+     FRT_IF_DT(int32, [FRT_INT32] = L3(pow_##BS##_i32),)                                         \
+     FRT_IF_DT(int64, [FRT_INT64] = L3(pow_##BS##_i64),)                                         \
+     FRT_IF_DT(uint8, [FRT_UINT8] = L3(pow_##BS##_u8),)                                          \
+     FRT_IF_DT(uint16, [FRT_UINT16] = L3(pow_##BS##_u16),)                                       \
+     FRT_IF_DT(uint32, [FRT_UINT32] = L3(pow_##BS##_u32),)                                       \
+     FRT_IF_DT(uint64, [FRT_UINT64] = L3(pow_##BS##_u64),)                                       \
+     FRT_IF_DT(float16, [FRT_FLOAT16] = L3(pow_##BS##_f16),)                                     \
+     FRT_IF_DT(float32, [FRT_FLOAT32] = L3(pow_##BS##_f32),)                                     \
+     FRT_IF_DT(float64, [FRT_FLOAT64] = L3(pow_##BS##_f64),)}
 /* [base dtype][exponent dtype] */
 static const frt_bin_loops pow_loops[14][14] = {
-    [FRT_FLOAT16] = POW_ROW_T(f16), [FRT_FLOAT32] = POW_ROW_T(f32), [FRT_FLOAT64] = POW_ROW_T(f64),
-    [FRT_INT32] = POW_ROW_T(i32),   [FRT_INT64] = POW_ROW_T(i64),
+    FRT_IF_DT(float16, [FRT_FLOAT16] = POW_ROW_T(f16),)
+    FRT_IF_DT(float32, [FRT_FLOAT32] = POW_ROW_T(f32),)
+    FRT_IF_DT(float64, [FRT_FLOAT64] = POW_ROW_T(f64),)
+    FRT_IF_DT(int32, [FRT_INT32] = POW_ROW_T(i32),) FRT_IF_DT(int64, [FRT_INT64] = POW_ROW_T(i64),)
 };
 
 static const frt_bin_loops loops_f32_portable[FRT_EW_N] = {
@@ -343,8 +353,12 @@ static const frt_bin_loops loops_f32_portable[FRT_EW_N] = {
 /* Float32 loop variants, best tier first. */
 static const frt_ew_variant ew_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_ew_f32_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_ew_f32_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", loops_f32_portable},
 };
@@ -843,9 +857,7 @@ static const char *kname(frt_op_ctx *c, const char *op, const char *dt, const ch
 static frt_status fill_params(frt_op_ctx *c, ew_params *p, int op, int32_t dt,
                               const char **isa_sfx) {
     *isa_sfx = "";
-    if (dt <= 0 || dt >= 14 || !loops_by_dt[dt][op].vv)
-        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
-                           frt_dtype_name(dt));
+    if (dt <= 0 || dt >= 14 || !loops_by_dt[dt][op].vv) return frt_op_dtype_missing(c, dt);
     if (dt == FRT_FLOAT32 && op < FRT_EW_N) {
         const frt_ew_variant *v = frt_ew_variant_get(c->isa);
         p->L = v->f32[op];

@@ -17,8 +17,12 @@
 
 static const frt_gemv_variant gemv_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "portable", NULL, NULL},
 };

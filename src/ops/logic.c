@@ -139,8 +139,12 @@ WHERE_LOOP(where64, w64)
 static const frt_cmp_fn cmp_f32_portable[FRT_CMP_N] = CMP_TAB(f32);
 static const frt_logic_variant logic_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_cmp_f32_avx512, frt_where32_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_cmp_f32_avx2, frt_where32_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", cmp_f32_portable, where32},
 };

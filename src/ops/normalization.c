@@ -51,8 +51,12 @@ static void norm_row_f32_c(const float *x, float *y, size_t len, const float *sc
 
 static const frt_norm_variant norm_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_norm_row_f32_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_norm_row_f32_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", norm_row_f32_c},
 };

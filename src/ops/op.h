@@ -246,6 +246,38 @@ const frt_op_def *frt_op_find(const char *domain, const char *op_type);
 /* FRT_OK with *def set, or FRT_ERR_UNSUPPORTED with a message naming the node, op, domain and
  * opset (and the opsets that are implemented). */
 frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def);
+/* FRT_OP_BUILT(op_type): 1 unless a selective build left op_type out (then 0, at compile time).
+ * Passes test it before looking up the ops they create, so a pass none of whose ops are built is
+ * compiled out. The selection's header (FRT_OPS_SELECTION) defines FRT_OP_SELECT_<op> 1 per op. */
+#ifdef FRT_OPS_SELECTION
+#include FRT_OPS_SELECTION
+#define FRT_BUILT_ONE_1 0,
+#define FRT_BUILT_SECOND(a, b, ...) b
+#define FRT_BUILT_IS1(v) FRT_BUILT_IS1_(v)
+#define FRT_BUILT_IS1_(v) FRT_BUILT_IS1__(FRT_BUILT_ONE_##v)
+#define FRT_BUILT_IS1__(x) FRT_BUILT_SECOND(x 1, 0, ~)
+#define FRT_OP_BUILT(op) FRT_BUILT_IS1(FRT_OP_SELECT_##op)
+#define FRT_DT_BUILT(dt) FRT_BUILT_IS1(FRT_DT_SELECT_##dt)
+#else
+#define FRT_OP_BUILT(op) 1
+#define FRT_DT_BUILT(dt) 1
+#endif
+/* FRT_DT_BUILT(dt) (dt as frt_dtype_name spells it: float32, int64, ...): 0 when a selective
+ * build's trace saw no op with a tensor of that dtype. FRT_IF_DT(dt, ...) is its arguments when
+ * FRT_DT_BUILT(dt), else nothing: kernels that handle several dtypes wrap the table entries of
+ * each dtype in it, and report a missing entry with frt_op_dtype_missing. */
+#define FRT_BUILT_EMIT_1(...) __VA_ARGS__
+#define FRT_BUILT_EMIT_0(...)
+#define FRT_BUILT_CAT(a, b) FRT_BUILT_CAT_(a, b)
+#define FRT_BUILT_CAT_(a, b) a##b
+#define FRT_IF_DT(dt, ...) FRT_BUILT_CAT(FRT_BUILT_EMIT_, FRT_DT_BUILT(dt))(__VA_ARGS__)
+/* Selective builds (cmake -DFRT_SELECT=FILE): the selection file's name, and whether op_type of
+ * domain is implemented by flatrt but was left out by it. NULL and false in a full build. */
+const char *frt_op_selection_file(void);
+bool frt_op_left_out(const char *domain, const char *op_type);
+/* FRT_ERR_UNSUPPORTED for a kernel without loops for dtype dt: "dtype X of op 'Y' not in this
+ * build's selection (FILE)" in a selective build, else "dtype X not supported". */
+frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt);
 
 /* ---- providers ---- */
 

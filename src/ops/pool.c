@@ -70,9 +70,13 @@ typedef struct pool_variant {
 /* Best first. The AVX-512 entry keeps the AVX2 horizontal pass (strided gathers of 8). */
 static const pool_variant pool_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, frt_pool_vmax_avx512, frt_pool_vadd_avx512, frt_pool_sum_avx512,
      frt_pool_hrow_avx2},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, frt_pool_vmax_avx2, frt_pool_vadd_avx2, frt_pool_sum_avx2, frt_pool_hrow_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, NULL, NULL, NULL, NULL},
 };

@@ -384,9 +384,11 @@ typedef struct qgemm_variant {
 
 static const qgemm_variant qgemm_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2,
      {"matmul_integer_avx2", "qlinear_matmul_avx2", "conv_integer_avx2", "qlinear_conv_avx2"},
      frt_qgemm_i16_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, {"matmul_integer", "qlinear_matmul", "conv_integer", "qlinear_conv"},
      qgemm_portable},

@@ -100,18 +100,22 @@ P_COL(col_min, S_MIN)
 
 static const frt_reduce_variant reduce_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512,
      "_avx512",
      {frt_reduce_row_sum_avx512, frt_reduce_row_sumsq_avx512, frt_reduce_row_sumabs_avx512,
       frt_reduce_row_max_avx512, frt_reduce_row_min_avx512},
      {frt_reduce_col_sum_avx512, frt_reduce_col_sumsq_avx512, frt_reduce_col_sumabs_avx512,
       frt_reduce_col_max_avx512, frt_reduce_col_min_avx512}},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2,
      "_avx2",
      {frt_reduce_row_sum_avx2, frt_reduce_row_sumsq_avx2, frt_reduce_row_sumabs_avx2,
       frt_reduce_row_max_avx2, frt_reduce_row_min_avx2},
      {frt_reduce_col_sum_avx2, frt_reduce_col_sumsq_avx2, frt_reduce_col_sumabs_avx2,
       frt_reduce_col_max_avx2, frt_reduce_col_min_avx2}},
+#endif
 #endif
     {FRT_ISA_PORTABLE,
      "",

@@ -12,6 +12,7 @@
 
 #include "op.h"
 #include "onednn/onednn.h"
+#include "runtime/seltrace.h"
 
 #ifdef FRT_OPS_SELECTION
 #include FRT_OPS_SELECTION
@@ -34,6 +35,17 @@
 #define FRT_SEL_EMIT_1(...) __VA_ARGS__
 #define FRT_SEL_EMIT_0(...)
 #define FRT_IF_ON(op, ...) FRT_SEL_CAT(FRT_SEL_EMIT_, FRT_OP_ON(op))(__VA_ARGS__)
+/* An op whose nodes the trace saw all fused or folded away (FRT_OP_INFER_ONLY_<op> 1 in the
+ * selection header) keeps its infer, which load runs before fusing, but not its kernels: its
+ * select is select_left_out. */
+#ifdef FRT_OPS_ONLY
+#define FRT_OP_INFER_ONLY(op) FRT_SEL_IS1(FRT_OP_INFER_ONLY_##op)
+#else
+#define FRT_OP_INFER_ONLY(op) 0
+#endif
+#define FRT_SEL_PICK_1(a, b) a
+#define FRT_SEL_PICK_0(a, b) b
+#define FRT_SELECT_FN(op, fn) FRT_SEL_CAT(FRT_SEL_PICK_, FRT_OP_INFER_ONLY(op))(select_left_out, fn)
 
 #define FRT_DOM_ONNX FRT_DOMAIN_ONNX
 #define FRT_DOM_INTERNAL FRT_DOMAIN_INTERNAL
@@ -47,10 +59,22 @@
 #include "ops.def"
 #undef FRT_OP
 
+#ifdef FRT_OPS_ONLY
+#ifndef FRT_SELECTION_FILE
+#define FRT_SELECTION_FILE "the op list FRT_OPS"
+#endif
+__attribute__((unused)) static frt_status select_left_out(frt_op_ctx *c, frt_kernel *k) {
+    (void)k;
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "kernels of op '%s' not in this build's selection "
+                       "(%s): its trace saw every node of it fused or folded away",
+                       c->node->op_type, FRT_SELECTION_FILE);
+}
+#endif
+
 /* The table. A trailing sentinel keeps the array non-empty when a selection lists nothing. */
 #define FRT_OP(dom, op, since, max, fam, sym, flags)                                               \
     FRT_IF_ON(op, {FRT_DOM_##dom, #op, since, max, (flags), #fam, frt_op_##fam##_##sym##_infer,   \
-                   frt_op_##fam##_##sym##_select},)
+                   FRT_SELECT_FN(op, frt_op_##fam##_##sym##_select)},)
 static const frt_op_def g_defs[] = {
 #include "ops.def"
     {NULL, NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -58,6 +82,21 @@ static const frt_op_def g_defs[] = {
 #undef FRT_OP
 
 #define N_DEFS (sizeof g_defs / sizeof g_defs[0] - 1)
+
+#ifdef FRT_OPS_ONLY
+/* The ops the selection left out, by name only (load names them in its message). */
+#define FRT_SEL_OFF_1(...)
+#define FRT_SEL_OFF_0(...) __VA_ARGS__
+#define FRT_IF_OFF(op, ...) FRT_SEL_CAT(FRT_SEL_OFF_, FRT_OP_ON(op))(__VA_ARGS__)
+#define FRT_OP(dom, op, since, max, fam, sym, flags) FRT_IF_OFF(op, {FRT_DOM_##dom, #op},)
+static const struct {
+    const char *domain, *op_type;
+} g_left_out[] = {
+#include "ops.def"
+    {NULL, NULL},
+};
+#undef FRT_OP
+#endif
 
 static const frt_op_table g_table = {g_defs, N_DEFS};
 
@@ -130,7 +169,11 @@ frt_status frt_op_table_check(const frt_op_table *t) {
 }
 
 const frt_op_def *frt_op_lookup(const char *domain, const char *op_type, int64_t opset) {
-    return frt_op_table_find(frt_op_registry(), domain, op_type, opset, NULL, 0);
+    const frt_op_def *d = frt_op_table_find(frt_op_registry(), domain, op_type, opset, NULL, 0);
+    /* also the ops passes look up before creating them: a fused op that a later fusion absorbs
+     * (Gelu into FusedMatMul) is never selected, but the chain needs it built */
+    if (d && FRT_SELTRACE_ON) frt_seltrace_op(domain, op_type, opset);
+    return d;
 }
 
 const frt_op_def *frt_op_find(const char *domain, const char *op_type) {
@@ -149,6 +192,33 @@ frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def) {
     const char *dom = canon_domain(n->domain);
     return frt_error(FRT_ERR_UNSUPPORTED, "node '%s': %s (domain '%s', opset %lld): %s", n->name,
                      n->op_type, dom[0] ? dom : "ai.onnx", (long long)n->opset, why);
+}
+
+const char *frt_op_selection_file(void) {
+#ifdef FRT_OPS_ONLY
+    return FRT_SELECTION_FILE;
+#else
+    return NULL;
+#endif
+}
+
+bool frt_op_left_out(const char *domain, const char *op_type) {
+#ifdef FRT_OPS_ONLY
+    domain = canon_domain(domain);
+    for (size_t i = 0; op_type && g_left_out[i].op_type; i++)
+        if (!strcmp(g_left_out[i].op_type, op_type) && !strcmp(g_left_out[i].domain, domain))
+            return true;
+#endif
+    return false;
+}
+
+frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt) {
+#ifdef FRT_OPS_SELECTION
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s of op '%s' not in this build's selection "
+                       "(%s)", frt_dtype_name((frt_dtype)dt), c->node->op_type, FRT_SELECTION_FILE);
+#else
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name((frt_dtype)dt));
+#endif
 }
 
 /* ---- providers ---- */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/seltrace.h"
 #include "util/threadpool.h"
 
 #if FRT_USE_BLAS
@@ -43,10 +44,14 @@
  * AVX-512 tier runs its own kernels. */
 static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "avx512", 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
      frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "avx2", 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
      frt_sgemv_t_avx2, NULL},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL, NULL},
 };
@@ -491,6 +496,7 @@ static void sgemm_blas(int transA, int transB, int64_t M, int64_t N, int64_t K, 
                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                        float *C, int64_t ldc) {
     frt_blas_init();
+    if (FRT_SELTRACE_ON) frt_seltrace_add("provider", "openblas", NULL);
     enum CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
     if (M == 1) {
@@ -554,6 +560,7 @@ void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, in
 #if FRT_USE_BLAS
     if (use_blas(v) && fits_int(M) && fits_int(N) && fits_int(lda)) {
         frt_blas_init();
+        if (FRT_SELTRACE_ON) frt_seltrace_add("provider", "openblas", NULL);
         if (beta == 0.0f) memset(y, 0, (size_t)ny * sizeof(float));
         cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, (int)M, (int)N, alpha, A,
                     (int)lda, x, 1, beta, y, 1);

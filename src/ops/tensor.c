@@ -315,7 +315,9 @@ typedef struct transpose_variant {
 } transpose_variant;
 static const transpose_variant transpose_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, frt_transpose2d_u32_avx2, "transpose_avx2", "transpose_2d_avx2"},
+#endif
 #endif
     {FRT_ISA_PORTABLE, transpose2d_u32_c, "transpose", "transpose_2d"},
 };

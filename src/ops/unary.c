@@ -129,8 +129,12 @@ static const frt_unary_fn un_f32_portable[FRT_UN_N] = {
 
 static const frt_un_variant un_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", frt_un_f32_avx512},
+#endif
+#if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", frt_un_f32_avx2},
+#endif
 #endif
     {FRT_ISA_PORTABLE, "", un_f32_portable},
 };

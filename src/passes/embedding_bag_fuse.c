@@ -224,7 +224,8 @@ int frt_pass_embedding_bag(frt_graph *g, frt_status *st) {
             count += r;
         }
         eb_match m;
-        if (!frt_op_lookup(FRT_DOMAIN_INTERNAL, "EmbeddingBag", n->opset) || !match(g, n, &m))
+        if (!FRT_OP_BUILT(EmbeddingBag) ||
+            !frt_op_lookup(FRT_DOMAIN_INTERNAL, "EmbeddingBag", n->opset) || !match(g, n, &m))
             continue;
         *st = rewrite(g, n, &m);
         if (*st) return -1;

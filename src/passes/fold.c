@@ -8,6 +8,7 @@
 
 #include "ops/op.h"
 #include "passes/passes.h"
+#include "runtime/seltrace.h"
 
 #define MAXIO 64
 
@@ -45,6 +46,7 @@ int frt_pass_fold_node(frt_graph *g, int32_t ni, const frt_op_def *def, frt_aren
     frt_kernel k = {0};
     *st = def->select(&c, &k);
     if (*st) return -1;
+    if (FRT_SELTRACE_ON) frt_seltrace_kernel(def, &c, &k, "builtin");
     *st = fold_run(g, ni, &k, vals, in, in_ids, out_ids, arena);
     if (k.destroy) k.destroy((void *)k.params); /* the kernel is not kept */
     if (*st) return -1;

@@ -168,7 +168,8 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
     if (conv->n_out != 1 || conv->act.kind != FRT_ACT_NONE || conv->n_in < 2) return 0;
     frt_node *add = sole_consumer(g, conv->out[0]);
     if (!add || strcmp(add->op_type, "Add") != 0 || add->n_in != 2 || add->n_out != 1) return 0;
-    if (!frt_op_lookup(FRT_DOMAIN_INTERNAL, "FusedConv", conv->opset)) return 0; /* not built */
+    if (!FRT_OP_BUILT(FusedConv) || !frt_op_lookup(FRT_DOMAIN_INTERNAL, "FusedConv", conv->opset))
+        return 0; /* not built */
     int zi = add->in[0] == conv->out[0] ? 1 : 0;
     int32_t z = add->in[zi];
     if (z < 0 || z == conv->out[0] || add->in[1 - zi] != conv->out[0]) return 0;
@@ -199,7 +200,8 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
 /* Sigmoid whose only reader is Mul(X, S) or Mul(S, X) with X the Sigmoid's own input. */
 static int fuse_silu(frt_graph *g, frt_node *sig) {
     if (sig->n_in != 1 || sig->n_out != 1 || sig->in[0] < 0) return 0;
-    if (!frt_op_lookup(FRT_DOMAIN_INTERNAL, "Silu", sig->opset)) return 0; /* not built */
+    if (!FRT_OP_BUILT(Silu) || !frt_op_lookup(FRT_DOMAIN_INTERNAL, "Silu", sig->opset))
+        return 0; /* not built */
     int32_t x = sig->in[0], s = sig->out[0];
     frt_node *mul = sole_consumer(g, s);
     if (!mul || strcmp(mul->op_type, "Mul") != 0 || mul->n_in != 2 || mul->n_out != 1) return 0;

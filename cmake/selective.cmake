@@ -1,0 +1,76 @@
+# Selective build: cmake -DFRT_SELECT=selection.yaml (a file from `flatrt trace`, docs/selective.md).
+# Included by the top CMakeLists.txt before the library targets when FRT_SELECT is set; the default
+# build never reads this file.
+#
+# scripts/gen_selection.py turns the selection into the list of sources to compile (core + the
+# selected ops' families + what they reference), per-family ISA tier defines for the variant
+# tables (FRT_TIER_AVX512 / FRT_TIER_AVX2, src/ops/cpu.h), the registry's op list
+# (frt_selection.h: FRT_OPS_ONLY + FRT_OP_SELECT_<op>) and whether OpenBLAS / oneDNN are used.
+# Everything is compiled with -ffunction-sections -fdata-sections and linked with --gc-sections,
+# so code no kept function references is dropped; FRT_SELECT_LTO=ON adds link-time optimization.
+find_program(FRT_SEL_PYTHON NAMES python3 PATHS /usr/bin)
+if(NOT FRT_SEL_PYTHON)
+  message(FATAL_ERROR "FRT_SELECT needs python3 (scripts/gen_selection.py)")
+endif()
+if(NOT EXISTS "${FRT_SELECT}")
+  message(FATAL_ERROR "FRT_SELECT: no such file '${FRT_SELECT}'")
+endif()
+set(FRT_SEL_DIR ${CMAKE_BINARY_DIR}/selection)
+execute_process(
+  COMMAND ${FRT_SEL_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/gen_selection.py ${FRT_SELECT}
+          ${CMAKE_SOURCE_DIR} ${FRT_SEL_DIR}
+  RESULT_VARIABLE _frt_sel_rc OUTPUT_VARIABLE _frt_sel_out ERROR_VARIABLE _frt_sel_err
+  OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_frt_sel_rc)
+  message(FATAL_ERROR "${_frt_sel_err}")
+endif()
+message(STATUS "${_frt_sel_out}")
+include(${FRT_SEL_DIR}/selection.cmake)
+# re-run the generator when the selection, the op list or any source changes
+file(GLOB_RECURSE _frt_sel_deps CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/*.c)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FRT_SELECT}
+  ${CMAKE_SOURCE_DIR}/scripts/gen_selection.py ${CMAKE_SOURCE_DIR}/src/ops/ops.def ${_frt_sel_deps})
+
+set(FRT_SOURCES ${FRT_SEL_SOURCES})
+set(FRT_USE_BLAS ${FRT_SEL_BLAS})
+set(FRT_USE_DNNL ${FRT_SEL_DNNL})
+set(FRT_BUILD_TESTS OFF)  # the unit and model tests need every op
+set(FRT_BUILD_PYTHON OFF)
+foreach(entry ${FRT_SEL_TIERS})
+  string(REPLACE "|" ";" entry "${entry}")
+  list(GET entry 0 file)
+  list(GET entry 1 avx512)
+  list(GET entry 2 avx2)
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/${file} APPEND PROPERTY COMPILE_DEFINITIONS
+    FRT_TIER_AVX512=${avx512} FRT_TIER_AVX2=${avx2})
+endforeach()
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/ops/registry.c APPEND PROPERTY COMPILE_DEFINITIONS
+  FRT_OPS_ONLY)
+include_directories(${FRT_SEL_DIR})
+add_compile_definitions(FRT_SELECTIVE=1 FRT_OPS_SELECTION=<frt_selection.h>)
+# No unwind tables: flatrt is C and never unwinds (about 10% of a selective library's bytes).
+# Loops of dtypes and tiers left out of the tables stay defined but unused (static functions).
+add_compile_options(-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables
+                    -fno-unwind-tables -Wno-unused-function)
+# Load-time code (model decoding, IR, passes, compile, planner, runtime) for size; the kernels in
+# src/ops keep the build type's optimization, so run-time speed is the full build's.
+# FRT_SELECT_SIZE_KERNELS=ON compiles the kernels with -Os too: smaller, same results, slower.
+option(FRT_SELECT_SIZE "Compile the non-kernel sources of a selective build with -Os" ON)
+option(FRT_SELECT_SIZE_KERNELS "Compile the kernels (src/ops) of a selective build with -Os" OFF)
+foreach(f ${FRT_SOURCES})
+  if((FRT_SELECT_SIZE AND NOT f MATCHES "/src/ops/") OR FRT_SELECT_SIZE_KERNELS)
+    set_property(SOURCE ${f} APPEND PROPERTY COMPILE_OPTIONS -Os)
+  endif()
+endforeach()
+# noseparate-code: no page-aligned padding between the code and read-only data segments
+# pack-relative-relocs: DT_RELR, 8 bytes per pointer table entry instead of a 24-byte RELA
+add_link_options(-Wl,--gc-sections -Wl,--no-undefined -Wl,-z,noseparate-code)
+include(CheckLinkerFlag)
+check_linker_flag(C "-Wl,-z,pack-relative-relocs" FRT_HAVE_RELR)
+if(FRT_HAVE_RELR)
+  add_link_options(-Wl,-z,pack-relative-relocs)
+endif()
+option(FRT_SELECT_LTO "Link-time optimization in a selective build" ON)
+if(FRT_SELECT_LTO)
+  set(CMAKE_INTERPROCEDURAL_OPTIMIZATION ON)
+endif()

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Configure-time generator of a selective build (cmake -DFRT_SELECT=FILE, docs/selective.md).
+
+    gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR
+
+Reads a selection file written by `flatrt trace` (the YAML layout documented in docs/selective.md;
+this parser accepts that layout only) and writes
+  OUT_DIR/frt_selection.h   FRT_OP_SELECT_<op> 1 for the selected ops and FRT_SELECTION_FILE,
+                            included by src/ops/registry.c (FRT_OPS_ONLY)
+  OUT_DIR/selection.cmake   FRT_SEL_SOURCES (the library sources the build compiles), per-file
+                            tier defines (FRT_SEL_TIERS), FRT_SEL_BLAS, FRT_SEL_DNNL, FRT_SEL_OPS
+Sources: the core (util, onnx, ir, passes, compile, runtime), the registry and the family files of
+the selected ops, closed over the frt_* symbols they reference (a definition found at file scope
+in another file pulls that file in; a token ending in '_' is a prefix, for names pasted by
+macros). Variant-table entries of tiers the trace did not pick in a family (#if FRT_TIER_AVX512 /
+FRT_TIER_AVX2, src/ops/cpu.h) are skipped while scanning, so their kernel files stay out.
+Exits 1 with a message on a malformed file or an op this source tree does not implement."""
+import os
+import re
+import sys
+
+VERSION = 1
+TIERS = ("avx2", "avx512")
+
+
+def die(msg):
+    sys.stderr.write("FRT_SELECT: %s\n" % msg)
+    sys.exit(1)
+
+
+def flow_list(s, where):
+    s = s.strip()
+    if not (s.startswith("[") and s.endswith("]")):
+        die("%s: expected a list [a, b, ...], got '%s'" % (where, s))
+    body = s[1:-1].strip()
+    if not body:
+        return []
+    out, cur, q = [], "", False
+    for ch in body:
+        if ch == '"':
+            q = not q
+        if ch == "," and not q:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [x.strip().strip('"') for x in out]
+
+
+def flow_map(s, where):
+    s = s.strip()
+    if not (s.startswith("{") and s.endswith("}")):
+        die("%s: expected {key: value, ...}" % where)
+    body, out, cur, depth, q = s[1:-1], {}, "", 0, False
+    parts = []
+    for ch in body:
+        if ch == '"':
+            q = not q
+        elif not q and ch == "[":
+            depth += 1
+        elif not q and ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0 and not q:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    for p in parts:
+        if ":" not in p:
+            die("%s: expected 'key: value' in '%s'" % (where, p.strip()))
+        k, v = p.split(":", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def read_selection(path):
+    sel = {"isa": [], "providers": [], "features": [], "variants": {}, "ops": [], "dtypes": set()}
+    section, version = None, None
+    with open(path, encoding="utf-8") as f:
+        for no, raw in enumerate(f, 1):
+            where = "%s:%d" % (path, no)
+            line = raw.rstrip("\n")
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            if not line.startswith(" "):
+                if ":" not in s:
+                    die("%s: expected 'key: value'" % where)
+                key, val = (x.strip() for x in s.split(":", 1))
+                section = key
+                if key == "flatrt_selection":
+                    version = val
+                    if val != str(VERSION):
+                        die("%s: unsupported flatrt_selection version '%s' (this tree reads %d)"
+                            % (where, val, VERSION))
+                elif key in ("isa", "providers", "features"):
+                    sel[key] = flow_list(val, where)
+                elif key not in ("models", "variants", "operators"):
+                    die("%s: unknown key '%s'" % (where, key))
+                continue
+            if version is None:
+                die("%s: the file must start with 'flatrt_selection: %d'" % (where, VERSION))
+            if section == "models":
+                continue
+            if section == "variants":
+                if ":" not in s:
+                    die("%s: expected 'family: [tiers]'" % where)
+                fam, val = s.split(":", 1)
+                sel["variants"].setdefault(fam.strip(), set()).update(flow_list(val, where))
+            elif section == "operators":
+                if not s.startswith("-"):
+                    die("%s: expected '- {domain: ..., op: ...}'" % where)
+                m = flow_map(s[1:], where)
+                if not m.get("domain") or not m.get("op"):
+                    die("%s: operator without domain or op" % where)
+                sel["ops"].append((m["domain"], m["op"]))
+                if flow_list(m.get("kernels", "[]"), where):
+                    sel.setdefault("selected", set()).add(m["op"])
+                sel["dtypes"].update(flow_list(m.get("dtypes", "[]"), where))
+            else:
+                die("%s: unexpected indented line" % where)
+    if version is None:
+        die("%s is not a flatrt selection (no 'flatrt_selection: %d')" % (path, VERSION))
+    return sel
+
+
+DOMAINS = {"ONNX": "ai.onnx", "INTERNAL": "flatrt", "TRAINING": "ai.onnx.preview.training"}
+
+
+def read_ops_def(src):
+    ops = {}  # (domain, op) -> set of families
+    with open(os.path.join(src, "src/ops/ops.def"), encoding="utf-8") as f:
+        for m in re.finditer(r"^FRT_OP\((\w+),\s*(\w+),\s*\w+,\s*\w+,\s*(\w+),", f.read(), re.M):
+            ops.setdefault((DOMAINS[m.group(1)], m.group(2)), set()).add(m.group(3))
+    return ops
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def eval_tiers(text, tiers):
+    """Drops the lines inside '#if FRT_TIER_<T>' blocks of tiers not in `tiers`."""
+    out, stack = [], []  # stack entries: True when the block's lines are dropped
+    for line in text.split("\n"):
+        s = line.strip()
+        m = re.match(r"#\s*if\s+FRT_TIER_(AVX512|AVX2)\s*$", s)
+        if m:
+            stack.append(m.group(1).lower() not in tiers)
+            continue
+        if re.match(r"#\s*if", s):
+            stack.append(False)
+        elif re.match(r"#\s*endif", s) and stack:
+            stack.pop()
+        if not any(stack):
+            out.append(line)
+    return "\n".join(out)
+
+
+DEF_FN = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(frt_\w+)\s*\([^;{}]*\)\s*\{",
+                    re.M)
+DEF_DATA = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(frt_\w+)\s*(?:\[[^\]]*\]\s*)*=",
+                      re.M)
+TOKEN = re.compile(r"\bfrt_\w+")
+
+
+def main():
+    if len(sys.argv) != 4:
+        die("usage: gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR")
+    path, src, out_dir = sys.argv[1:]
+    sel = read_selection(path)
+    ops = read_ops_def(src)
+    families = set()
+    names = set()
+    for dom, op in sel["ops"]:
+        if (dom, op) not in ops:
+            die("%s names op '%s' (%s), which this flatrt does not implement" % (path, op, dom))
+        families |= ops[(dom, op)]
+        names.add(op)
+    for fam, tiers in sel["variants"].items():
+        bad = set(tiers) - set(TIERS) - {"portable"}
+        if bad:
+            die("%s: family %s: unknown ISA tier(s) %s" % (path, fam, ", ".join(sorted(bad))))
+
+    core_dirs = ["src/util", "src/onnx", "src/ir", "src/passes", "src/compile", "src/runtime"]
+    cand = []
+    for d in core_dirs + ["src/ops", "src/ops/x86"]:
+        for fn in sorted(os.listdir(os.path.join(src, d))):
+            if fn.endswith(".c"):
+                cand.append(d + "/" + fn)
+    roots = {c for c in cand if os.path.dirname(c) in core_dirs}
+    roots.add("src/ops/registry.c")
+    for fam in families:
+        f = "src/ops/%s.c" % fam
+        if f not in cand:
+            die("family file %s of a selected op is missing" % f)
+        roots.add(f)
+    dnnl = "onednn" in sel["providers"]
+
+    def tiers_of(c):
+        stem = os.path.basename(c)[:-2]
+        return set(sel["variants"].get(stem, ())) & set(TIERS)
+
+    scanned, tier_defs = {}, {}
+    for c in cand:
+        with open(os.path.join(src, c), encoding="utf-8") as f:
+            text = strip_comments(f.read())
+        if "FRT_TIER_" in text and c.startswith("src/ops/") and "/x86/" not in c:
+            t = tiers_of(c)
+            tier_defs[c] = t
+            text = eval_tiers(text, t)
+        scanned[c] = text
+    definer = {}
+    for c, text in scanned.items():
+        for rx in (DEF_FN, DEF_DATA):
+            for m in rx.finditer(text):
+                definer.setdefault(m.group(1), set()).add(c)
+    syms = sorted(definer)
+
+    extra_roots = ["src/ops/onednn/onednn.c"] if dnnl else []
+    for c in extra_roots:
+        with open(os.path.join(src, c), encoding="utf-8") as f:
+            scanned[c] = strip_comments(f.read())
+    todo, chosen = sorted(roots) + extra_roots, set(roots)
+    while todo:
+        c = todo.pop()
+        for tok in set(TOKEN.findall(scanned[c])):
+            hits = definer.get(tok, ())
+            if not hits and tok.endswith("_"):  # a prefix pasted into names by a macro
+                hits = {d for s in syms if s.startswith(tok) for d in definer[s]}
+            for d in hits:
+                if d not in chosen:
+                    chosen.add(d)
+                    todo.append(d)
+
+    os.makedirs(out_dir, exist_ok=True)
+    shown = os.path.basename(path)
+    with open(os.path.join(out_dir, "frt_selection.h"), "w", encoding="utf-8") as f:
+        f.write("/* Generated by scripts/gen_selection.py from %s: do not edit. */\n" % shown)
+        f.write("#ifndef FRT_SELECTION_H\n#define FRT_SELECTION_H\n")
+        f.write('#define FRT_SELECTION_FILE "%s"\n' % shown.replace("\\", "\\\\").replace('"', '\\"'))
+        for op in sorted(names):
+            f.write("#define FRT_OP_SELECT_%s 1\n" % op)
+            if op not in sel.get("selected", set()):  # every node fused or folded away
+                f.write("#define FRT_OP_INFER_ONLY_%s 1\n" % op)
+        for dt in sorted(sel["dtypes"]):
+            if not re.match(r"^[a-z0-9]+$", dt):
+                die("%s: bad dtype name '%s'" % (path, dt))
+            f.write("#define FRT_DT_SELECT_%s 1\n" % dt)
+        f.write("#endif\n")
+    with open(os.path.join(out_dir, "selection.cmake"), "w", encoding="utf-8") as f:
+        f.write("# Generated by scripts/gen_selection.py from %s: do not edit.\n" % path)
+        f.write("set(FRT_SEL_SOURCES\n%s)\n" % "".join(
+            "  ${CMAKE_SOURCE_DIR}/%s\n" % c for c in sorted(chosen) if c not in extra_roots))
+        f.write("set(FRT_SEL_TIERS\n%s)\n" % "".join(
+            "  \"%s|%d|%d\"\n" % (c, "avx512" in t, "avx2" in t)
+            for c, t in sorted(tier_defs.items()) if c in chosen))
+        f.write("set(FRT_SEL_OPS %s)\n" % " ".join(sorted(names)))
+        f.write("set(FRT_SEL_DTYPES %s)\n" % " ".join(sorted(sel["dtypes"])))
+        f.write("set(FRT_SEL_BLAS %s)\n" % ("ON" if "openblas" in sel["providers"] else "OFF"))
+        f.write("set(FRT_SEL_DNNL %s)\n" % ("ON" if dnnl else "OFF"))
+    print("FRT_SELECT: %d ops, %d of %d library sources" % (len(names), len(chosen - set(extra_roots)),
+                                                            len(cand)))
+
+
+if __name__ == "__main__":
+    main()

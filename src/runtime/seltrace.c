@@ -1,0 +1,125 @@
+/* Selection trace recorder (see seltrace.h). */
+#include "runtime/seltrace.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/cpu.h"
+
+int frt_seltrace_enabled;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static char **g_items;
+static size_t g_n, g_cap;
+
+void frt_seltrace_enable(int on) { __atomic_store_n(&frt_seltrace_enabled, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+void frt_seltrace_reset(void) {
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_n; i++) free(g_items[i]);
+    free(g_items);
+    g_items = NULL;
+    g_n = g_cap = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Adds s unless present; drops it when out of memory (a trace then misses a fact). */
+static void add_str(const char *s) {
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = g_n; i-- > 0;)
+        if (!strcmp(g_items[i], s)) goto out;
+    if (g_n == g_cap) {
+        size_t c = g_cap ? 2 * g_cap : 64;
+        char **p = realloc(g_items, c * sizeof *p);
+        if (!p) goto out;
+        g_items = p;
+        g_cap = c;
+    }
+    char *d = strdup(s);
+    if (d) g_items[g_n++] = d;
+out:
+    pthread_mutex_unlock(&g_mu);
+}
+
+void frt_seltrace_add(const char *kind, ...) {
+    char buf[512];
+    size_t o = 0;
+    va_list ap;
+    va_start(ap, kind);
+    for (const char *f = kind; f; f = va_arg(ap, const char *)) {
+        size_t len = strlen(f);
+        if (o + len + 2 > sizeof buf) break;
+        if (o) buf[o++] = '\t';
+        for (size_t i = 0; i < len; i++) buf[o++] = f[i] == '\t' || f[i] == '\n' ? ' ' : f[i];
+    }
+    va_end(ap);
+    buf[o] = 0;
+    add_str(buf);
+}
+
+static const char *dom_name(const char *d) { return !d || !d[0] ? "ai.onnx" : d; }
+
+void frt_seltrace_op(const char *domain, const char *op_type, int64_t opset) {
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)opset);
+    frt_seltrace_add("op", dom_name(domain), op_type, v, NULL);
+}
+
+void frt_seltrace_kernel(const frt_op_def *def, const frt_op_ctx *c, const frt_kernel *k,
+                         const char *provider) {
+    const char *dom = dom_name(def->domain);
+    frt_seltrace_op(def->domain, def->op_type, c->opset);
+    const char *kn = k->name ? k->name : "-";
+    size_t pl = strlen(provider);
+    if (!strncmp(kn, provider, pl) && kn[pl] == ':') kn += pl + 1; /* "onednn:conv" */
+    frt_seltrace_add("kernel", dom, def->op_type, provider, kn, NULL);
+    frt_seltrace_add("provider", provider, NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? c->n_out : c->n_in;
+        frt_value **v = pass ? c->out : c->in;
+        for (int i = 0; i < n; i++)
+            if (v[i] && v[i]->dtype > 0)
+                frt_seltrace_add("dtype", dom, def->op_type, frt_dtype_name((frt_dtype)v[i]->dtype),
+                                 NULL);
+    }
+    if (def->flags & FRT_OP_SEQ_VALUES) frt_seltrace_feature("sequences");
+    for (int i = 0; i < c->n_out; i++)
+        if (c->out[i] && c->out[i]->vtype) frt_seltrace_feature("sequences");
+    if (c->node && c->node->n_sub > 0) frt_seltrace_feature("subgraphs");
+}
+
+void frt_seltrace_variant(const char *site, int isa) {
+    /* the same site and tier as last time: nothing new (kernels pick at every call) */
+    static __thread const char *last_site;
+    static __thread int last_isa = -1;
+    if (site == last_site && isa == last_isa) return;
+    last_site = site;
+    last_isa = isa;
+    const char *b = strrchr(site, '/');
+    b = b ? b + 1 : site;
+    char fam[128];
+    size_t n = strcspn(b, ".");
+    if (n >= sizeof fam) n = sizeof fam - 1;
+    memcpy(fam, b, n);
+    fam[n] = 0;
+    frt_seltrace_add("variant", fam, frt_isa_name((frt_isa)isa), NULL);
+}
+
+void frt_seltrace_feature(const char *name) { frt_seltrace_add("feature", name, NULL); }
+
+size_t frt_seltrace_count(void) {
+    pthread_mutex_lock(&g_mu);
+    size_t n = g_n;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+const char *frt_seltrace_at(size_t i) {
+    pthread_mutex_lock(&g_mu);
+    const char *s = i < g_n ? g_items[i] : NULL;
+    pthread_mutex_unlock(&g_mu);
+    return s;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Selective builds in CI (docs/selective.md): traces a model with the full CLI, builds a selective
+# flatrt from the trace (a nested cmake project, -DFRT_SELECT), runs the model with both CLIs on the
+# same inputs and requires byte-identical outputs; then checks that a model needing an op the
+# selection left out fails at load with the message naming the op and the selection file.
+#
+#   selective_check.sh NAME FULL_FLATRT SOURCE_DIR WORK_DIR MODEL INPUT_ARGS OTHER_MODEL [CLASSIFY]
+#
+# INPUT_ARGS: the --input arguments of `flatrt run` (space separated); OTHER_MODEL: a model with
+# an op outside the selection; CLASSIFY (optional): also build the digits example over the
+# selective library and check its labels. oneDNN is switched off (FRT_DNNL=0) for the trace and the
+# full run, so both builds run the builtin kernels on this host's ISA tier.
+set -eu
+name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-}
+export FRT_DNNL=0
+rm -rf "$work"
+mkdir -p "$work"
+sel="$work/$name.yaml"
+"$full" trace "$model" -o "$sel"
+cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DFRT_SELECT="$sel" \
+      -DCMAKE_C_COMPILER="${CC:-cc}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+targets="flatrt flatrt_shared minimal_run"
+[ -n "$classify" ] && targets="$targets classify"
+cmake --build "$work/build" -j2 --target $targets >"$work/build.log" 2>&1 || { tail -n 60 "$work/build.log"; exit 1; }
+selrt="$work/build/flatrt"
+
+# the same outputs, bit for bit
+mkdir -p "$work/out-full" "$work/out-sel"
+set --
+for a in $inputs; do set -- "$@" --input "$a"; done
+"$full" run "$model" "$@" --output-dir "$work/out-full" >/dev/null
+"$selrt" run "$model" "$@" --output-dir "$work/out-sel" >/dev/null
+n=0
+for f in "$work/out-full"/*.npy; do
+  cmp "$f" "$work/out-sel/$(basename "$f")"
+  n=$((n + 1))
+done
+[ "$n" -gt 0 ] || { echo "no outputs written"; exit 1; }
+echo "$name: $n output(s) identical to the full build"
+
+# the minimal runner on the selective library agrees with the full CLI's kernels too
+"$work/build/minimal_run" "$model" >"$work/minimal.txt"
+cat "$work/minimal.txt"
+
+if [ -n "$classify" ]; then
+  out=$(cd "$src/examples/digits" && "$work/build/classify" digits.onnx samples/digit_1_label6.npy samples/digit_2_label7.npy)
+  echo "$out"
+  [ "$out" = "$(printf 'samples/digit_1_label6.npy 6\nsamples/digit_2_label7.npy 7')" ]
+fi
+
+# a model outside the selection fails at load with one message naming the op and the file
+if "$selrt" run "$other" >"$work/other.txt" 2>&1; then
+  echo "$other ran on a build selected for $name"; exit 1
+fi
+cat "$work/other.txt"
+grep -Eq "op(s)? '[A-Za-z]+' \(ai\.onnx\).* not in this build's selection \($name\.yaml\)" "$work/other.txt"
+echo "$name: selective build ok"
