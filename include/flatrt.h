@@ -541,6 +541,21 @@ typedef struct frt_desc_attr {
 FRT_API frt_status frt_desc_node_attr(const frt_desc *desc, size_t node, size_t k,
                                       frt_desc_attr *out);
 
+/* ---- selection tracing (`flatrt trace`, docs/selective.md) ----
+ * While recording is on, loading and running models add facts to one process-wide set: each a
+ * tab-separated record ("op", "dtype", "kernel", "variant", "provider" or "feature" and its
+ * fields, as docs/selective.md lists). Recording is for tools, not for serving: it takes a lock
+ * per new fact. A selective build records nothing. */
+FRT_API void frt_selection_record(int on);
+/* Forgets every recorded fact. Not while a model is loaded or run with recording on. */
+FRT_API void frt_selection_reset(void);
+/* Number of recorded facts, and fact i (valid until frt_selection_reset; NULL past the end). */
+FRT_API size_t frt_selection_count(void);
+FRT_API const char *frt_selection_at(size_t i);
+/* The ISA tier kernels are picked for in this process ("avx512", "avx2", "portable"), after
+ * FRT_ISA. */
+FRT_API const char *frt_isa_tier(void);
+
 #ifdef __cplusplus
 }
 #endif

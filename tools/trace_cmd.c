@@ -1,4 +1,4 @@
-/* `flatrt trace`: loads and runs models with the selection trace on (src/runtime/seltrace.h) and
+/* `flatrt trace`: loads and runs models with the selection trace on (frt_selection_record, flatrt.h) and
  * writes what they used as a selection file for `cmake -DFRT_SELECT=FILE` (format:
  * docs/selective.md). Several models, and --merge of earlier selection files, give the union.
  *
@@ -13,8 +13,6 @@
 #include <string.h>
 
 #include "flatrt.h"
-#include "ops/cpu.h"
-#include "runtime/seltrace.h"
 #include "tensor_io.h"
 #include "trace_cmd.h"
 
@@ -591,17 +589,17 @@ int flatrt_trace_main(int argc, char **argv) {
     }
     for (int i = 0; i < n_merges && !rc; i++) rc = read_yaml(merges[i], &r);
     for (int i = 0; i < n_models && !rc; i++) {
-        frt_seltrace_reset();
-        frt_seltrace_enable(1);
+        frt_selection_reset();
+        frt_selection_record(1);
         rc = trace_model(models[i], &o, &r);
-        frt_seltrace_enable(0);
-        for (size_t k = 0; k < frt_seltrace_count() && !rc; k++) rc = rs_add(&r, frt_seltrace_at(k));
+        frt_selection_record(0);
+        for (size_t k = 0; k < frt_selection_count() && !rc; k++) rc = rs_add(&r, frt_selection_at(k));
         if (rc) break;
         static const char *const planners[] = {"standard", "none", "greedy"};
         rc = rs_addf(&r, "feature\tplanner_%s", planners[o.planner]);
         if (!rc && o.threads > 1) rc = rs_add(&r, "feature\tthread_pool");
         if (!rc && o.profile) rc = rs_add(&r, "feature\tprofiler");
-        if (!rc) rc = rs_addf(&r, "isa\t%s", frt_isa_name(frt_cpu_tier()));
+        if (!rc) rc = rs_addf(&r, "isa\t%s", frt_isa_tier());
     }
     for (int k = 0; k < o.n_inputs && !rc && n_models; k++)
         if (!o.input_used[k]) rc = fail("--input %s: no model has an input of that name", o.inputs[k].name);
@@ -614,7 +612,7 @@ int flatrt_trace_main(int argc, char **argv) {
         fprintf(stderr, "flatrt trace: wrote %s (%zu operator records)\n", outp, ops);
     }
 done:
-    frt_seltrace_reset();
+    frt_selection_reset();
     for (int k = 0; o.inputs && k < o.n_inputs; k++) free((void *)o.inputs[k].name);
     for (int k = 0; o.shapes && k < o.n_shapes; k++) free((void *)o.shapes[k].name);
     free(o.inputs);

@@ -6,7 +6,7 @@
 
 #include "compile_internal.h"
 #include "passes/passes.h"
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 
 #define MAX_NODE_IO 1024
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "onnx/onnx.h"
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 #include "util/error.h"
 
 typedef struct ext_ctx {

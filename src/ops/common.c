@@ -160,3 +160,13 @@ void frt_gather_elems(char *dst, const char *src, int64_t n, int64_t stride, siz
     }
 #undef GATHER_LOOP
 }
+
+/* A dtype case a selective build compiled out (or no kernel has): the load-time error. */
+frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt) {
+#ifdef FRT_OPS_SELECTION
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s of op '%s' not in this build's selection "
+                       "(%s)", frt_dtype_name((frt_dtype)dt), c->node->op_type, FRT_SELECTION_FILE);
+#else
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name((frt_dtype)dt));
+#endif
+}

@@ -1,7 +1,7 @@
 /* CPU feature detection (see cpu.h). */
 #include "cpu.h"
 
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,7 @@ const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_
         if (isa <= cap) break;
     }
     if (i == n && n) i = n - 1;
-    if (site && n && FRT_SELTRACE_ON) frt_seltrace_variant(site, isa);
+    if (site && n && FRT_SELTRACE_ON) frt_seltrace_variant(site, isa, frt_isa_name((frt_isa)isa));
     return n ? p + i * stride : NULL;
 }
 

@@ -39,7 +39,7 @@ const char *frt_isa_name(frt_isa isa);
  * normally frt_cpu_tier(); tests pass lower tiers). The table must end with a portable entry. */
 const void *frt_pick_variant(const void *table, size_t n, size_t stride, frt_isa cap);
 /* The same; site (__FILE__ of the caller, or NULL) names the family to the selection trace
- * (src/runtime/seltrace.h), which a selective build does not have. */
+ * (src/util/seltrace.h), which a selective build does not have. */
 const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_isa cap,
                                 const char *site);
 #if defined(FRT_SELECTIVE) && FRT_SELECTIVE

@@ -279,6 +279,11 @@ bool frt_op_left_out(const char *domain, const char *op_type);
  * build's selection (FILE)" in a selective build, else "dtype X not supported". */
 frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt);
 
+/* Selection tracing (util/seltrace.h): records the kernel k that provider chose for a node (op,
+ * kernel name, dtypes of its values, features). Call only when FRT_SELTRACE_ON. */
+void frt_seltrace_kernel(const frt_op_def *def, const frt_op_ctx *c, const frt_kernel *k,
+                         const char *provider);
+
 /* ---- providers ---- */
 
 /* Status a provider's select returns for a node it leaves to the next provider (with the reason

@@ -12,7 +12,7 @@
 
 #include "op.h"
 #include "onednn/onednn.h"
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 
 #ifdef FRT_OPS_SELECTION
 #include FRT_OPS_SELECTION
@@ -212,14 +212,30 @@ bool frt_op_left_out(const char *domain, const char *op_type) {
     return false;
 }
 
-frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt) {
-#ifdef FRT_OPS_SELECTION
-    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s of op '%s' not in this build's selection "
-                       "(%s)", frt_dtype_name((frt_dtype)dt), c->node->op_type, FRT_SELECTION_FILE);
-#else
-    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported", frt_dtype_name((frt_dtype)dt));
-#endif
+/* Records the kernel chosen for a node: op, kernel name, provider, dtypes and features. */
+void frt_seltrace_kernel(const frt_op_def *def, const frt_op_ctx *c, const frt_kernel *k,
+                         const char *provider) {
+    const char *dom = frt_seltrace_domain(def->domain);
+    frt_seltrace_op(def->domain, def->op_type, c->opset);
+    const char *kn = k->name ? k->name : "-";
+    size_t pl = strlen(provider);
+    if (!strncmp(kn, provider, pl) && kn[pl] == ':') kn += pl + 1; /* "onednn:conv" */
+    frt_seltrace_add("kernel", dom, def->op_type, provider, kn, NULL);
+    frt_seltrace_add("provider", provider, NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? c->n_out : c->n_in;
+        frt_value **v = pass ? c->out : c->in;
+        for (int i = 0; i < n; i++)
+            if (v[i] && v[i]->dtype > 0)
+                frt_seltrace_add("dtype", dom, def->op_type, frt_dtype_name((frt_dtype)v[i]->dtype),
+                                 NULL);
+    }
+    if (def->flags & FRT_OP_SEQ_VALUES) frt_seltrace_feature("sequences");
+    for (int i = 0; i < c->n_out; i++)
+        if (c->out[i] && c->out[i]->vtype) frt_seltrace_feature("sequences");
+    if (c->node && c->node->n_sub > 0) frt_seltrace_feature("subgraphs");
 }
+
 
 /* ---- providers ---- */
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 #include "util/threadpool.h"
 
 #if FRT_USE_BLAS

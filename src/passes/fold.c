@@ -8,7 +8,7 @@
 
 #include "ops/op.h"
 #include "passes/passes.h"
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 
 #define MAXIO 64
 

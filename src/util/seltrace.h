@@ -13,13 +13,11 @@
  *
  * A selective build (FRT_SELECTIVE) records nothing: FRT_SELTRACE_ON is the constant 0 there, so
  * the hooks compile away. */
-#ifndef FRT_RUNTIME_SELTRACE_H
-#define FRT_RUNTIME_SELTRACE_H
+#ifndef FRT_UTIL_SELTRACE_H
+#define FRT_UTIL_SELTRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "ops/op.h"
 
 #if defined(FRT_SELECTIVE) && FRT_SELECTIVE
 #define FRT_SELTRACE_ON 0
@@ -36,10 +34,11 @@ void frt_seltrace_add(const char *kind, ...);
 
 /* Hooks (call only when FRT_SELTRACE_ON). */
 void frt_seltrace_op(const char *domain, const char *op_type, int64_t opset);
-void frt_seltrace_kernel(const frt_op_def *def, const frt_op_ctx *c, const frt_kernel *k,
-                         const char *provider);
 /* site: __FILE__ of the variant table's user (its stem names the family). */
-void frt_seltrace_variant(const char *site, int isa);
+void frt_seltrace_variant(const char *site, int isa, const char *isa_name);
+/* "ai.onnx" for the default (empty or NULL) domain, else d. (frt_seltrace_kernel, which records a
+ * selected kernel, is in the ops layer: src/ops/op.h.) */
+const char *frt_seltrace_domain(const char *d);
 void frt_seltrace_feature(const char *name);
 
 /* The recorded set, in insertion order (strings valid until frt_seltrace_reset). */

@@ -1,5 +1,5 @@
 /* Selection trace recorder (see seltrace.h). */
-#include "runtime/seltrace.h"
+#include "util/seltrace.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/cpu.h"
 
 int frt_seltrace_enabled;
 
@@ -60,38 +59,15 @@ void frt_seltrace_add(const char *kind, ...) {
     add_str(buf);
 }
 
-static const char *dom_name(const char *d) { return !d || !d[0] ? "ai.onnx" : d; }
+const char *frt_seltrace_domain(const char *d) { return !d || !d[0] ? "ai.onnx" : d; }
 
 void frt_seltrace_op(const char *domain, const char *op_type, int64_t opset) {
     char v[32];
     snprintf(v, sizeof v, "%lld", (long long)opset);
-    frt_seltrace_add("op", dom_name(domain), op_type, v, NULL);
+    frt_seltrace_add("op", frt_seltrace_domain(domain), op_type, v, NULL);
 }
 
-void frt_seltrace_kernel(const frt_op_def *def, const frt_op_ctx *c, const frt_kernel *k,
-                         const char *provider) {
-    const char *dom = dom_name(def->domain);
-    frt_seltrace_op(def->domain, def->op_type, c->opset);
-    const char *kn = k->name ? k->name : "-";
-    size_t pl = strlen(provider);
-    if (!strncmp(kn, provider, pl) && kn[pl] == ':') kn += pl + 1; /* "onednn:conv" */
-    frt_seltrace_add("kernel", dom, def->op_type, provider, kn, NULL);
-    frt_seltrace_add("provider", provider, NULL);
-    for (int pass = 0; pass < 2; pass++) {
-        int n = pass ? c->n_out : c->n_in;
-        frt_value **v = pass ? c->out : c->in;
-        for (int i = 0; i < n; i++)
-            if (v[i] && v[i]->dtype > 0)
-                frt_seltrace_add("dtype", dom, def->op_type, frt_dtype_name((frt_dtype)v[i]->dtype),
-                                 NULL);
-    }
-    if (def->flags & FRT_OP_SEQ_VALUES) frt_seltrace_feature("sequences");
-    for (int i = 0; i < c->n_out; i++)
-        if (c->out[i] && c->out[i]->vtype) frt_seltrace_feature("sequences");
-    if (c->node && c->node->n_sub > 0) frt_seltrace_feature("subgraphs");
-}
-
-void frt_seltrace_variant(const char *site, int isa) {
+void frt_seltrace_variant(const char *site, int isa, const char *isa_name) {
     /* the same site and tier as last time: nothing new (kernels pick at every call) */
     static __thread const char *last_site;
     static __thread int last_isa = -1;
@@ -105,7 +81,7 @@ void frt_seltrace_variant(const char *site, int isa) {
     if (n >= sizeof fam) n = sizeof fam - 1;
     memcpy(fam, b, n);
     fam[n] = 0;
-    frt_seltrace_add("variant", fam, frt_isa_name((frt_isa)isa), NULL);
+    frt_seltrace_add("variant", fam, isa_name, NULL);
 }
 
 void frt_seltrace_feature(const char *name) { frt_seltrace_add("feature", name, NULL); }
