@@ -54,7 +54,7 @@ static void usage(FILE *f) {
             "      they are an error (exit status 1).\n"
             "  bench MODEL [--input NAME=FILE]... [--shape NAME=d0,d1,...]... [--iters N]\n"
             "        [--warmup N] [--threads N] [--profile] [--planner standard|greedy|none] [--seed N]\n"
-            "        [--lat-file PATH] [--runtimes R] [--trace FILE.json]\n"
+            "        [--lat-file PATH] [--runtimes R] [--trace FILE.json] [--inter-op N]\n"
             "      Time frt_run (outputs borrowed). Inputs not given are random (floats uniform in\n"
             "      [-1,1), integers 0..9, fixed seed); symbolic dims are 1 unless --shape says\n"
             "      otherwise. Default --iters 1000 --warmup 100, or 50 and 5 when one run takes\n"
@@ -64,6 +64,8 @@ static void usage(FILE *f) {
             "      --runtimes it is 1 / mean latency of the single runtime).\n"
             "      --trace writes up to 10 further runs as Chrome trace events (one per step,\n"
             "      subgraph steps nested), for Perfetto or chrome://tracing.\n"
+            "      --inter-op N runs independent steps on up to N threads at once\n"
+            "      (frt_options.inter_op_threads; default 1).\n"
             "      The last line is key=value pairs (load_ms iters mean_us p10_us p50_us p90_us\n"
             "      p99_us min_us peak_rss_kib arena_bytes ...).\n"
             "  info MODEL [--memory]\n"
@@ -257,6 +259,7 @@ typedef struct cli {
     frt_planner planner;
     frt_weights_precision weights;
     int fold, fuse;
+    long inter_op; /* --inter-op: frt_options.inter_op_threads */
 } cli;
 
 static const char *weights_name(frt_weights_precision w) {
@@ -313,6 +316,7 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
     c->iters = 1000;
     c->warmup = 100;
     c->threads = 1;
+    c->inter_op = 1;
     c->planner = FRT_PLANNER_STANDARD;
     c->fold = c->fuse = 1;
     for (int i = 2; i < argc; i++) {
@@ -392,6 +396,9 @@ static int parse_cli(int argc, char **argv, int cmd, cli *c) {
         } else if (!strcmp(a, "--profile") && is_bench) {
             NO_VALUE();
             c->profile = 1;
+        } else if (!strcmp(a, "--inter-op") && is_bench) {
+            TAKES_VALUE();
+            if (parse_long(val, a, 1, FRT_MAX_THREADS, &c->inter_op)) return EXIT_USAGE;
         } else if (!strcmp(a, "--threads")) {
             TAKES_VALUE();
             if (parse_long(val, a, 1, FRT_MAX_THREADS, &c->threads)) return EXIT_USAGE;
@@ -429,6 +436,7 @@ static frt_status load_model(const cli *c, frt_model **m, double *load_ms) {
     frt_options opt;
     frt_options_init(&opt);
     opt.num_threads = (int32_t)c->threads;
+    opt.inter_op_threads = (int32_t)c->inter_op;
     opt.planner = c->planner;
     opt.fold_constants = c->fold;
     opt.fuse = c->fuse;
@@ -1224,11 +1232,11 @@ static int cmd_bench(const cli *c) {
     printf("flatrt_version=%s load_ms=%.3f threads=%ld planner=%s weights=%s warmup=%ld iters=%ld "
            "mean_us=%.3f p10_us=%.3f p50_us=%.3f p90_us=%.3f p99_us=%.3f min_us=%.3f max_us=%.3f "
            "std_us=%.3f peak_rss_kib=%ld rss_before_load_kib=%ld arena_bytes=%zu naive_bytes=%zu "
-           "lower_bound_bytes=%zu runtimes=%ld throughput_per_s=%.1f outputs=%s\n",
+           "lower_bound_bytes=%zu runtimes=%ld throughput_per_s=%.1f inter_op=%ld outputs=%s\n",
            FRT_VERSION_STRING, load_ms, c->threads,
            planner_name(c->planner), weights_name(c->weights), warmup, iters, mean, p10, p50,
            p90, p99, mn, mx, sd, (long)ru.ru_maxrss, rss_before_load, ps.arena_bytes,
-           ps.naive_bytes, ps.lower_bound_bytes, runtimes, tput, od[0] ? od : "none");
+           ps.naive_bytes, ps.lower_bound_bytes, runtimes, tput, c->inter_op, od[0] ? od : "none");
     fflush(stdout);
 done:
     free(lat);
