@@ -12,6 +12,11 @@
  *    - greedy: greedy by size (Pisarchyk & Lee, arXiv:2001.03288, section 5.2): largest first,
  *      into the smallest gap among already placed tensors whose lifetimes overlap;
  *    - none: every tensor its own range, no in-place, no concat in place.
+ * With inter-op threads (prog->dag), "lifetimes overlap" becomes "not ordered by the dataflow
+ * DAG": an area may take another's bytes only when every use (producer, readers, of every member)
+ * of the other happens before every write of it, so any schedule that respects the DAG is safe;
+ * in place requires every other read of the input to happen before the step; the standard
+ * planner keeps the smaller of storage groups and greedy by size (groups fragment over a DAG).
  * All work arrays are allocated once per runtime (frt_plan_init), so re-planning for new shapes
  * never touches the heap. Sizes are physical sizes in each value's layout (frt_value_nbytes,
  * padding included), rounded up to 64 bytes per root. Values in a non-plain layout are concat
@@ -474,9 +479,24 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
             p->mhead[r] = (int32_t)v;
         }
     }
-    if (which == FRT_PLANNER_GREEDY) plan_greedy(prog, p, n);
-    else if (prog->dag) plan_groups_dag(prog, p, n, which == FRT_PLANNER_STANDARD);
-    else plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
+    if (which == FRT_PLANNER_GREEDY) {
+        plan_greedy(prog, p, n);
+    } else if (prog->dag && which == FRT_PLANNER_STANDARD) {
+        /* over a DAG, storage groups fragment (branches that may run at once each grow their
+           own group): keep the smaller of groups and greedy by size */
+        plan_groups_dag(prog, p, n, true);
+        size_t groups_bytes = p->slab_bytes;
+        p->num_reused = 0;
+        plan_greedy(prog, p, n);
+        if (p->slab_bytes > groups_bytes) {
+            p->num_reused = 0;
+            plan_groups_dag(prog, p, n, true);
+        }
+    } else if (prog->dag) {
+        plan_groups_dag(prog, p, n, false);
+    } else {
+        plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
+    }
     for (size_t i = 0; i < n; i++) {
         const frt_plan_item *t = &p->items[i];
         if (t->id >= 0) p->offset[t->id] = t->off;
