@@ -197,12 +197,15 @@ typedef struct frt_options {
      * Inception block, the embedding lookups of a DLRM) run concurrently on up to N threads (the
      * caller + N - 1 workers of the runtime). The memory plan is made for that: two tensors share
      * memory only when every use of one happens before the other is written, by the dataflow
-     * graph. Threads: a step that runs while no other step is running or ready uses the intra-op
-     * pool (num_threads); steps that run concurrently use one thread each, so at most
-     * max(num_threads, N) threads compute at once: give N <= cores and num_threads <= cores.
-     * Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph with steps
-     * whose outputs are sized at run time (NonZero, Unique, data-dependent shapes) runs
-     * sequentially. */
+     * graph. Threads: the runtime's intra-op pool then has max(num_threads, N) threads, and
+     * kernels are chosen for that many. A step ordered (by the dataflow graph) with every other
+     * step, which can never run beside one, uses the whole pool; every other step runs on one
+     * thread. So at most max(num_threads, N) threads compute at once (give N <= cores), and each
+     * step's thread count, hence its result, is the same in every run. Results may differ from
+     * a sequential run in the last bits where a kernel rounds differently on one thread than on
+     * several. Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph
+     * with steps whose outputs are sized at run time (NonZero, Unique, data-dependent shapes)
+     * runs sequentially. */
     int32_t inter_op_threads;
 } frt_options;
 
@@ -304,8 +307,9 @@ FRT_API frt_status frt_run(frt_runtime *rt, const char *const *input_names,
  * threads (an executor, a thread pool, an event loop): launch(ctx, task, arg) must call
  * task(arg) exactly once, later on any thread, or right away on the calling thread. flatrt hands
  * it the work of a run: one task for a run whose steps run in order; with inter_op_threads > 1,
- * one task per group of independent steps that can run at once (at most inter_op_threads at a
- * time per run). Tasks never block waiting for each other. */
+ * inter_op_threads tasks that take the run's steps as they become ready (a task may wait, polling
+ * briefly then sleeping, while steps of the others run; it never waits for a task that has not
+ * started, so any launcher works, also one that runs tasks at once or on a single thread). */
 typedef struct frt_task_launcher {
     void (*launch)(void *ctx, void (*task)(void *arg), void *arg);
     void *ctx;
@@ -313,7 +317,8 @@ typedef struct frt_task_launcher {
 
 /* Called once when an asynchronous run ends, on the thread that ran its last task, with the
  * run's status; on failure, frt_last_error() on that thread has the message while the callback
- * runs. The runtime may be run again from the callback. */
+ * runs. The runtime may be run again from the callback, but not freed there (the callback may
+ * run on one of the runtime's own threads). */
 typedef void (*frt_run_callback)(void *user, frt_status status);
 
 /* Starts frt_run(rt, ...) without waiting for it; done(user, status) is called when it ends.

@@ -8,11 +8,13 @@
  * step is a kernel call (microseconds at least), so the lock is not where time goes, and every
  * hand-over of a tensor from its producer to a reader passes through it (TSan sees the order).
  *
- * Threads: a step taken while no other step is running or ready gets the runtime's intra-op pool
- * (num_threads); every other step runs on its participant alone. While that step runs, nothing
- * else can become ready, so idle participants sleep instead of polling: at most
+ * Threads: a step the DAG orders with every other step (frt_dag.alone: it can never run beside
+ * one) gets the runtime's intra-op pool, which has max(num_threads, inter_op_threads) threads;
+ * every other step runs on its participant alone. While a pooled step runs nothing else can
+ * become ready, so idle participants sleep instead of polling: at most
  * max(num_threads, inter_op_threads) threads compute at a time. Idle participants poll for up to
- * SPIN_NS before sleeping otherwise (a futex wake-up costs tens of microseconds on a VM).
+ * SPIN_NS before sleeping otherwise (a futex wake-up costs tens of microseconds on a VM). The
+ * choice depends on the DAG only, so every run gives a step the same threads (same rounding).
  *
  * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
  * carry is kept. After a step fails, the remaining steps are counted down without running and
