@@ -149,6 +149,7 @@ static void workers_launch(void *ctx, void (*fn)(void *), void *arg) {
 
 struct frt_iop {
     frt_runtime *rt;
+    frt_iop_hooks hooks;
     workers *w;            /* created with the runtime (inter_op_threads > 1) or on first async use */
     int limit;             /* participants per run: inter_op_threads */
     pthread_mutex_t mu;
@@ -169,11 +170,12 @@ struct frt_iop {
     void *fin_arg;
 };
 
-frt_status frt_iop_create(frt_runtime *rt, frt_iop **out) {
+frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
     *out = NULL;
     frt_iop *io = calloc(1, sizeof *io);
     if (!io) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
     io->rt = rt;
+    io->hooks = *hooks;
     io->limit = rt->m->opt.inter_op_threads;
     pthread_mutex_init(&io->mu, NULL);
     pthread_cond_init(&io->cv, NULL);
@@ -259,7 +261,7 @@ static frt_status run_step(frt_iop *io, int32_t pos, bool with_pool) {
     if (b->plan.skip[pos]) return FRT_OK;
     const frt_program *p = b->b->prog;
     const frt_step *s = &p->steps[p->compute[pos]];
-    frt_exec x = frt_runtime_exec(b, (char *)b->slab + b->plan.scratch_off[pos],
+    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos],
                                   with_pool ? rt->tp : NULL);
     bool prof = rt->profiling, trace = rt->trace.cap != 0;
     uint64_t t0 = prof || trace ? now_ns() : 0;
@@ -359,15 +361,16 @@ static void seq_task(void *arg) {
     frt_runtime *rt = io->rt;
     void (*fin)(frt_runtime *, frt_status, void *) = io->fin;
     void *fin_arg = io->fin_arg;
-    frt_status st = frt_runtime_run_block0(rt);
+    frt_status st = io->hooks.run_block0(rt);
     fin(rt, st, fin_arg);
 }
 
-frt_status frt_iop_start(frt_runtime *rt, const frt_task_launcher *launcher,
+frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
+                         const frt_task_launcher *launcher,
                          void (*fin)(frt_runtime *, frt_status, void *), void *fin_arg) {
     frt_status st;
     if (!rt->iop) {
-        st = frt_iop_create(rt, &rt->iop);
+        st = frt_iop_create(rt, hooks, &rt->iop);
         if (st) return st;
     }
     frt_iop *io = rt->iop;

@@ -17,6 +17,9 @@
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
 static const frt_exec_services services;
+static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp);
+static frt_status run_block0(frt_runtime *rt);
+static const frt_iop_hooks iop_hooks = {exec_for, run_block0}; /* for interop.c */
 
 /* Bump allocation from the block's shape buffer; NULL (and shape_need updated) when full. */
 static void *shape_alloc(frt_brt *b, size_t nb) {
@@ -152,7 +155,7 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     if (m->blocks[0].prog->dag && m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
     if (pool > 1) rt->tp = frt_threadpool_create(pool, frt_sgemm_thread_warmup);
     if (m->opt.inter_op_threads > 1 && m->blocks[0].prog->dag) {
-        st = frt_iop_create(rt, &rt->iop);
+        st = frt_iop_create(rt, &iop_hooks, &rt->iop);
         if (st) {
             frt_runtime_free(rt);
             return st;
@@ -212,9 +215,7 @@ static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp) {
     return x;
 }
 
-frt_exec frt_runtime_exec(frt_brt *b, void *scratch, frt_threadpool *tp) {
-    return exec_for(b, scratch, tp);
-}
+
 
 /* Runs a SHAPE step into the shape buffer. *full is set (and nothing run) when it is too small. */
 static frt_status run_shape_step(frt_brt *b, const frt_step *s, bool *full) {
@@ -893,7 +894,7 @@ static frt_status run_done(frt_runtime *rt, frt_status st) {
     return FRT_OK;
 }
 
-frt_status frt_runtime_run_block0(frt_runtime *rt) { return brt_run(&rt->blk[0], rt->profiling, rt->tp); }
+static frt_status run_block0(frt_runtime *rt) { return brt_run(&rt->blk[0], rt->profiling, rt->tp); }
 
 /* Runs block 0: by its DAG with inter-op threads, else in order. */
 static frt_status run_bound(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
@@ -960,7 +961,7 @@ frt_status frt_run_async(frt_runtime *rt, const char *const *names, const frt_te
     if (!a) return frt_error(FRT_ERR_NO_MEMORY, "out of memory starting a run");
     *a = (async_run){outputs, n_out, mode, done, user};
     st = run_inputs(rt, names, inputs, NULL, n_in);
-    if (!st) st = frt_iop_start(rt, launcher, async_fin, a);
+    if (!st) st = frt_iop_start(rt, &iop_hooks, launcher, async_fin, a);
     if (st) free(a);
     return st;
 }
