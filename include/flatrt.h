@@ -196,9 +196,25 @@ typedef struct frt_options {
     /* FRT_WEIGHTS_FP32 (default), FRT_WEIGHTS_FP16 or FRT_WEIGHTS_BF16 (see above); any other value
      * is rejected with FRT_ERR_INVALID_ARGUMENT */
     frt_weights_precision weights_precision;
+    /* inter-op threads per runtime, 1..FRT_MAX_THREADS (default 1: steps run one after another).
+     * N > 1: steps of the model's graph that do not depend on each other (the branches of an
+     * Inception block, the embedding lookups of a DLRM) run concurrently on up to N threads (the
+     * caller + N - 1 workers of the runtime). The memory plan is made for that: two tensors share
+     * memory only when every use of one happens before the other is written, by the dataflow
+     * graph. Threads: the runtime's intra-op pool then has max(num_threads, N) threads, and
+     * kernels are chosen for that many. A step ordered (by the dataflow graph) with every other
+     * step, which can never run beside one, uses the whole pool; every other step runs on one
+     * thread. So at most max(num_threads, N) threads compute at once (give N <= cores), and each
+     * step's thread count, hence its result, is the same in every run. Results may differ from
+     * a sequential run in the last bits where a kernel rounds differently on one thread than on
+     * several. Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph
+     * with steps whose outputs are sized at run time (NonZero, Unique, data-dependent shapes)
+     * runs sequentially. */
+    int32_t inter_op_threads;
 } frt_options;
 
-/* Fills defaults: 1 thread, standard planner, folding and fusion on, float32 weights. */
+/* Fills defaults: 1 thread, standard planner, folding and fusion on, float32 weights, 1 inter-op
+ * thread. */
 FRT_API void frt_options_init(frt_options *opt);
 
 typedef struct frt_model frt_model;
@@ -290,6 +306,52 @@ typedef enum frt_output_mode {
 FRT_API frt_status frt_run(frt_runtime *rt, const char *const *input_names,
                            const frt_tensor *inputs, size_t n_inputs, frt_tensor *outputs,
                            size_t n_outputs, frt_output_mode mode);
+
+/* Asynchronous runs (as Static Runtime's runAsync). A task launcher runs tasks on the caller's
+ * threads (an executor, a thread pool, an event loop): launch(ctx, task, arg) must call
+ * task(arg) exactly once, later on any thread, or right away on the calling thread. flatrt hands
+ * it the work of a run: one task for a run whose steps run in order; with inter_op_threads > 1,
+ * inter_op_threads tasks that take the run's steps as they become ready (a task may wait, polling
+ * briefly then sleeping, while steps of the others run; it never waits for a task that has not
+ * started, so any launcher works, also one that runs tasks at once or on a single thread). */
+typedef struct frt_task_launcher {
+    void (*launch)(void *ctx, void (*task)(void *arg), void *arg);
+    void *ctx;
+} frt_task_launcher;
+
+/* Called once when an asynchronous run ends, on the thread that ran its last task, with the
+ * run's status; on failure, frt_last_error() on that thread has the message while the callback
+ * runs. The runtime may be run again from the callback, but not freed there (the callback may
+ * run on one of the runtime's own threads). */
+typedef void (*frt_run_callback)(void *user, frt_status status);
+
+/* Starts frt_run(rt, ...) without waiting for it; done(user, status) is called when it ends.
+ * Arguments, input shapes and the plan are checked before it returns: on an error it returns
+ * that status and done is never called. When it returns FRT_OK, done is called exactly once
+ * (possibly before frt_run_async returns, e.g. with a launcher that runs tasks at once). Until
+ * done is called, the caller keeps inputs (names, tensors, data) and outputs alive and
+ * unchanged, and does not use rt (no other run, reshape or free). Outputs follow `mode` as with
+ * frt_run; they are filled when done is called with FRT_OK. launcher NULL: tasks run on the
+ * runtime's own worker threads (inter_op_threads of them, at least one, created on first use).
+ *
+ *     static void launch(void *ctx, void (*task)(void *), void *arg) {
+ *         my_executor_submit(ctx, task, arg);   // any thread pool of the application
+ *     }
+ *     static void done(void *user, frt_status st) {
+ *         struct request *r = user;              // r->out was filled by the run
+ *         if (st != FRT_OK) fprintf(stderr, "%s\n", frt_last_error());
+ *         reply(r, st);                           // then frt_tensor_release(&r->out)
+ *     }
+ *     ...
+ *     frt_task_launcher l = {launch, executor};
+ *     if (frt_run_async(rt, names, &r->in, 1, &r->out, 1, FRT_OUTPUTS_ALLOC, &l, done, r))
+ *         fprintf(stderr, "%s\n", frt_last_error()); // not started: done will not be called
+ */
+FRT_API frt_status frt_run_async(frt_runtime *rt, const char *const *input_names,
+                                 const frt_tensor *inputs, size_t n_inputs, frt_tensor *outputs,
+                                 size_t n_outputs, frt_output_mode mode,
+                                 const frt_task_launcher *launcher, frt_run_callback done,
+                                 void *user);
 
 /* A graph input or output of any kind, for frt_run_values.
  *   FRT_KIND_TENSOR     n == 1, tensors[0] is the tensor

@@ -97,3 +97,12 @@ add_executable(test_threadpool runtime/test_threadpool.c)
 target_link_libraries(test_threadpool PRIVATE flatrt_static)
 add_test(NAME runtime.threadpool COMMAND test_threadpool)
 set_tests_properties(runtime.threadpool PROPERTIES LABELS runtime TIMEOUT 300)
+
+# Inter-op parallelism and frt_run_async: outputs bit-identical to sequential runs, plans checked
+# for the parallel schedule (also run under TSan: the name has "runtime").
+add_executable(test_interop runtime/test_interop.c ${CMAKE_SOURCE_DIR}/tools/tensor_io.c)
+target_include_directories(test_interop PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+target_link_libraries(test_interop PRIVATE flatrt_static)
+add_test(NAME runtime.interop COMMAND test_interop ${FRT_MODELS_DIR}/dlrm_small)
+set_tests_properties(runtime.interop PROPERTIES FIXTURES_REQUIRED frt_models LABELS runtime
+  ENVIRONMENT FRT_CHECK_PLAN=1 TIMEOUT 600)

@@ -42,6 +42,7 @@ static const cli_opt bench_opts[] = {
     {"warmup", OPT_WARMUP, "N", "untimed runs first (default 100, or 5 when one run takes > 10 ms)"},
     {"profile", OPT_PROFILE, NULL, "time per op type, per node, and plan statistics"},
     {"runtimes", OPT_RUNTIMES, "R", "then R runtimes on R threads at once: aggregate throughput"},
+    {"inter-op", OPT_INTER_OP, "N", "run independent steps on up to N threads at once (default 1)"},
     {"lat-file", OPT_LAT_FILE, "PATH", "write each timed run's latency (us), one per line"},
     {"trace", OPT_TRACE, "FILE.json", "Chrome trace of up to 10 further runs (Perfetto)"},
     {"json", OPT_JSON, NULL,

@@ -12,6 +12,11 @@
  *    - greedy: greedy by size (Pisarchyk & Lee, arXiv:2001.03288, section 5.2): largest first,
  *      into the smallest gap among already placed tensors whose lifetimes overlap;
  *    - none: every tensor its own range, no in-place, no concat in place.
+ * With inter-op threads (prog->dag), "lifetimes overlap" becomes "not ordered by the dataflow
+ * DAG": an area may take another's bytes only when every use (producer, readers, of every member)
+ * of the other happens before every write of it, so any schedule that respects the DAG is safe;
+ * in place requires every other read of the input to happen before the step; the standard
+ * planner keeps the smaller of storage groups and greedy by size (groups fragment over a DAG).
  * All work arrays are allocated once per runtime (frt_plan_init), so re-planning for new shapes
  * never touches the heap. Sizes are physical sizes in each value's layout (frt_value_nbytes,
  * padding included), rounded up to 64 bytes per root. Values in a non-plain layout are concat
@@ -37,6 +42,7 @@ struct frt_plan_item {
 struct frt_plan_group {
     size_t size;
     bool busy;
+    int32_t last; /* with a DAG: the item placed last in the group */
 };
 
 void frt_plan_free(frt_plan *p) {
@@ -54,6 +60,8 @@ void frt_plan_free(frt_plan *p) {
     free(p->groups);
     free(p->end_head);
     free(p->end_next);
+    free(p->mhead);
+    free(p->mnext);
     memset(p, 0, sizeof *p);
 }
 
@@ -76,7 +84,10 @@ frt_status frt_plan_init(frt_plan *p, size_t n_values, size_t n_compute) {
     p->groups = calloc(ni, sizeof *p->groups);
     p->end_head = calloc(nc, sizeof *p->end_head);
     p->end_next = calloc(ni, sizeof *p->end_next);
-    if (!p->offset || !p->scratch_off || !p->scratch_bytes || !p->skip || !p->parent || !p->rel ||
+    p->mhead = calloc(nv, sizeof *p->mhead);
+    p->mnext = calloc(nv, sizeof *p->mnext);
+    if (!p->mhead || !p->mnext ||
+        !p->offset || !p->scratch_off || !p->scratch_bytes || !p->skip || !p->parent || !p->rel ||
         !p->kind || !p->first || !p->last || !p->items || !p->order || !p->groups ||
         !p->end_head || !p->end_next) {
         frt_plan_free(p);
@@ -100,6 +111,52 @@ static bool inside_slice(const frt_plan *p, int32_t v) {
     for (; v >= 0; v = p->parent[v])
         if (p->kind[v] == K_SLICE) return true;
     return false;
+}
+
+/* ---- ordering by the dataflow DAG (inter-op plans) ---- */
+
+/* Every use of item a (its producers and readers; a scratch area: its step) happens before
+ * position q. */
+static bool uses_before(const frt_program *prog, const frt_plan *p, const frt_plan_item *a,
+                        int32_t q) {
+    const frt_dag *d = prog->dag;
+    if (a->id < 0) return frt_dag_before(d, -a->id - 1, q);
+    for (int32_t m = p->mhead[a->id]; m >= 0; m = p->mnext[m]) {
+        if (!frt_dag_before(d, prog->def_pos[m], q)) return false;
+        for (int32_t k = d->rd_off[m]; k < d->rd_off[m + 1]; k++)
+            if (!frt_dag_before(d, d->rd[k], q)) return false;
+    }
+    return true;
+}
+
+/* Every use of a happens before every write of b: b may take a's memory. */
+static bool item_before(const frt_program *prog, const frt_plan *p, const frt_plan_item *a,
+                        const frt_plan_item *b) {
+    if (b->id < 0) return uses_before(prog, p, a, -b->id - 1);
+    for (int32_t m = p->mhead[b->id]; m >= 0; m = p->mnext[m])
+        if (!uses_before(prog, p, a, prog->def_pos[m])) return false;
+    return true;
+}
+
+/* a and b may be live at once: their lifetimes overlap in the sequential order, or with a DAG,
+ * neither is ordered before the other. */
+static bool items_conflict(const frt_program *prog, const frt_plan *p, const frt_plan_item *a,
+                           const frt_plan_item *b) {
+    if (!prog->dag) return !(a->first > b->last || b->first > a->last);
+    return !item_before(prog, p, a, b) && !item_before(prog, p, b, a);
+}
+
+/* Value u (a managed root) is read at pos and, with a DAG, every other read of it happens before
+ * pos; without one, pos is its last read. */
+static bool dies_at(const frt_program *prog, int32_t u, int32_t pos) {
+    const frt_dag *d = prog->dag;
+    if (!d) return prog->last_pos[u] == pos;
+    bool read = false;
+    for (int32_t k = d->rd_off[u]; k < d->rd_off[u + 1]; k++) {
+        if (d->rd[k] == pos) read = true;
+        else if (!frt_dag_before(d, d->rd[k], pos)) return false;
+    }
+    return read;
 }
 
 /* A Concat along the channels (axis 1) of channel-blocked values whose every input has the
@@ -186,7 +243,7 @@ static void in_place(const frt_program *prog, const frt_value *values, frt_plan 
         int32_t u = s->in[0], v = s->out[0];
         if (u < 0 || v < 0 || prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] >= 0) continue;
         if (prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u) continue;
-        if (prog->last_pos[u] != (int32_t)pos || inside_slice(p, u)) continue;
+        if (!dies_at(prog, u, (int32_t)pos) || inside_slice(p, u)) continue;
         if (frt_value_nbytes(&values[u]) != frt_value_nbytes(&values[v]) ||
             values[u].layout != values[v].layout)
             continue;
@@ -222,6 +279,46 @@ static int by_first(const void *a, const void *b) {
     const frt_plan_item *x = a, *y = b;
     if (x->first != y->first) return x->first < y->first ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Storage groups over the DAG: items in order of their first write; a group is free for item t
+ * when every use of the item placed last in it happens before every write of t (by induction,
+ * then so do the uses of all its earlier items). */
+static void plan_groups_dag(const frt_program *prog, frt_plan *p, size_t n, bool reuse) {
+    frt_plan_item *it = p->items;
+    sort_items(it, n, by_first);
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        frt_plan_item *t = &it[i];
+        int32_t best = -1;
+        for (size_t g = 0; reuse && g < n_groups; g++) {
+            if (!item_before(prog, p, &it[p->groups[g].last], t)) continue;
+            if (best < 0) {
+                best = (int32_t)g;
+                continue;
+            }
+            size_t bs = p->groups[best].size, gs = p->groups[g].size;
+            bool fit_b = bs >= t->size, fit_g = gs >= t->size;
+            if ((fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs)) best = (int32_t)g;
+        }
+        if (best < 0) {
+            best = (int32_t)n_groups++;
+            p->groups[best].size = t->size;
+        } else {
+            if (t->id >= 0) p->num_reused++;
+            if (p->groups[best].size < t->size) p->groups[best].size = t->size;
+        }
+        p->groups[best].last = (int32_t)i;
+        t->group = best;
+    }
+    size_t total = 0;
+    for (size_t g = 0; g < n_groups; g++) {
+        size_t sz = p->groups[g].size;
+        p->groups[g].size = total;
+        total += sz;
+    }
+    for (size_t i = 0; i < n; i++) it[i].off = p->groups[it[i].group].size;
+    p->slab_bytes = total;
 }
 
 static void plan_groups(frt_plan *p, size_t n, size_t n_compute, bool reuse) {
@@ -277,7 +374,7 @@ static int by_size_desc(const void *a, const void *b) {
 }
 
 /* Greedy by size. order[] holds indices of placed items sorted by offset. */
-static void plan_greedy(frt_plan *p, size_t n) {
+static void plan_greedy(const frt_program *prog, frt_plan *p, size_t n) {
     frt_plan_item *it = p->items;
     sort_items(it, n, by_size_desc);
     size_t n_placed = 0, total = 0;
@@ -286,7 +383,7 @@ static void plan_greedy(frt_plan *p, size_t n) {
         size_t prev_end = 0, best_off = SIZE_MAX, best_gap = SIZE_MAX;
         for (size_t k = 0; k < n_placed; k++) {
             const frt_plan_item *q = &it[p->order[k]];
-            if (q->first > t->last || t->first > q->last) continue;
+            if (!items_conflict(prog, p, q, t)) continue;
             if (q->off > prev_end) {
                 size_t gap = q->off - prev_end;
                 if (gap >= t->size && gap < best_gap) {
@@ -373,8 +470,33 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
         if (!p->skip[pos]) live += align_up(p->scratch_bytes[pos]);
         if (live > lower) lower = live;
     }
-    if (which == FRT_PLANNER_GREEDY) plan_greedy(p, n);
-    else plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
+    if (prog->dag) { /* members of each storage root, for ordering items by the DAG */
+        for (size_t v = 0; v < nv; v++) p->mhead[v] = -1;
+        for (size_t v = nv; v-- > 0;) {
+            if (prog->vclass[v] != FRT_VC_MANAGED) continue;
+            int32_t r = storage_root(p, (int32_t)v, NULL);
+            p->mnext[v] = p->mhead[r];
+            p->mhead[r] = (int32_t)v;
+        }
+    }
+    if (which == FRT_PLANNER_GREEDY) {
+        plan_greedy(prog, p, n);
+    } else if (prog->dag && which == FRT_PLANNER_STANDARD) {
+        /* over a DAG, storage groups fragment (branches that may run at once each grow their
+           own group): keep the smaller of groups and greedy by size */
+        plan_groups_dag(prog, p, n, true);
+        size_t groups_bytes = p->slab_bytes;
+        p->num_reused = 0;
+        plan_greedy(prog, p, n);
+        if (p->slab_bytes > groups_bytes) {
+            p->num_reused = 0;
+            plan_groups_dag(prog, p, n, true);
+        }
+    } else if (prog->dag) {
+        plan_groups_dag(prog, p, n, false);
+    } else {
+        plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
+    }
     for (size_t i = 0; i < n; i++) {
         const frt_plan_item *t = &p->items[i];
         if (t->id >= 0) p->offset[t->id] = t->off;
@@ -399,18 +521,40 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
     return FRT_OK;
 }
 
+/* With a DAG: every read of a value made by a compute step is ordered after that step. */
+static frt_status check_dag(const frt_program *prog, const frt_graph *g) {
+    const frt_dag *d = prog->dag;
+    for (size_t q = 0; q < prog->n_compute; q++) {
+        const frt_node *nd = prog->steps[prog->compute[q]].ir;
+        int32_t nr = frt_node_n_reads(nd);
+        for (int j = 0; j < nr; j++) {
+            if (nd->in[j] < 0) continue;
+            int32_t r = prog->root[nd->in[j]];
+            int32_t dp = prog->def_pos[r];
+            if ((prog->vclass[r] == FRT_VC_MANAGED || prog->vclass[r] == FRT_VC_OWNED) &&
+                !frt_dag_before(d, dp, (int32_t)q))
+                return frt_error(FRT_ERR_INTERNAL, "step graph: '%s' reads '%s' without "
+                                 "depending on its producer", nd->name, g->values[r].name);
+        }
+    }
+    return FRT_OK;
+}
+
 frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt_value *values,
                           const frt_plan *p) {
-    (void)prog;
     const frt_plan_item *it = p->items;
     size_t n = p->n_items;
+    if (prog->dag) {
+        frt_status st = check_dag(prog, g);
+        if (st) return st;
+    }
     for (size_t i = 0; i < n; i++) {
         if (it[i].off + it[i].size > p->slab_bytes)
             return frt_error(FRT_ERR_INTERNAL, "memory plan: tensor %d lies outside the slab", it[i].id);
         for (size_t j = i + 1; j < n; j++) {
-            if (it[j].first > it[i].last || it[i].first > it[j].last) continue;
             if (!it[i].size || !it[j].size) continue;
-            if (it[i].off < it[j].off + it[j].size && it[j].off < it[i].off + it[i].size) {
+            if (it[i].off < it[j].off + it[j].size && it[j].off < it[i].off + it[i].size &&
+                items_conflict(prog, p, &it[i], &it[j])) {
                 const char *a = it[i].id >= 0 ? g->values[it[i].id].name : "<scratch>";
                 const char *b = it[j].id >= 0 ? g->values[it[j].id].name : "<scratch>";
                 return frt_error(FRT_ERR_INTERNAL, "memory plan: live tensors '%s' and '%s' overlap",
@@ -427,7 +571,7 @@ frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt
         if (off + frt_value_nbytes(&values[v]) > frt_value_nbytes(&values[r]) + ALIGN)
             return frt_error(FRT_ERR_INTERNAL, "memory plan: '%s' exceeds its storage '%s'",
                              g->values[v].name, g->values[r].name);
-        if (p->kind[v] == K_ALIAS && prog->last_pos[p->parent[v]] > prog->def_pos[v])
+        if (p->kind[v] == K_ALIAS && !dies_at(prog, p->parent[v], prog->def_pos[v]))
             return frt_error(FRT_ERR_INTERNAL, "memory plan: '%s' overwrites '%s' while it is live",
                              g->values[v].name, g->values[p->parent[v]].name);
     }

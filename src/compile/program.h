@@ -53,7 +53,35 @@ typedef struct frt_program {
     uint8_t *deferred;
     bool has_dynamic;        /* some step is deferred */
     size_t n_reorders;       /* reorder steps inserted by the layout pass */
+    /* dataflow DAG of the compute steps (inter_op_threads > 1 and no deferred step), else NULL:
+     * then the plan and the run follow the sequential order */
+    struct frt_dag *dag;
 } frt_program;
+
+/* Dataflow DAG over the compute positions of a program (src/compile/dag.c). Position q depends
+ * on p when q reads (directly or through views, or as an outer value of a subgraph) a value that
+ * p writes. "p happens before q" (frt_dag_before) is the transitive closure: under any schedule
+ * that starts a step only after its predecessors ended, p's step has ended before q's starts. */
+typedef struct frt_dag {
+    int32_t n;               /* compute positions */
+    int32_t *n_pred;         /* per position: distinct predecessor positions */
+    int32_t *succ_off, *succ;/* successors of q: succ[succ_off[q] .. succ_off[q + 1]) */
+    int32_t n_src;
+    int32_t *src;            /* positions without predecessors, in order */
+    int32_t *rd_off, *rd;    /* per value: positions reading it (through views), ascending */
+    uint8_t *alone;          /* per position: ordered with every other position (it can never run
+                                beside another step, under any schedule) */
+    size_t words;            /* per position in anc */
+    uint64_t *anc;           /* bit p of row q: p happens before q (p != q) */
+} frt_dag;
+
+static inline bool frt_dag_before(const frt_dag *d, int32_t p, int32_t q) {
+    return p >= 0 && q >= 0 && (d->anc[(size_t)q * d->words + ((size_t)p >> 6)] >> (p & 63) & 1);
+}
+
+/* Builds prog->dag (in arena) for the program of graph g; prog->dag stays NULL for a program with
+ * deferred steps. */
+frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena);
 
 enum { FRT_DEFER_NONE = 0, FRT_DEFER_KERNEL = 1, FRT_DEFER_INFER = 2 };
 
@@ -126,6 +154,7 @@ typedef struct frt_plan {
     int32_t *order;
     frt_plan_group *groups;
     int32_t *end_head, *end_next;
+    int32_t *mhead, *mnext;  /* with a DAG: members of each storage root (linked list) */
 } frt_plan;
 
 frt_status frt_plan_init(frt_plan *plan, size_t n_values, size_t n_compute);
@@ -134,7 +163,10 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
                             frt_plan *plan);
 /* Checks that no two storage roots (or scratch areas) live at the same step overlap, that every
  * member lies inside its root, and that in-place outputs overwrite only dead inputs. Returns
- * FRT_ERR_INTERNAL with a message naming the values otherwise. */
+ * FRT_ERR_INTERNAL with a message naming the values otherwise. With a DAG (prog->dag), "live at
+ * the same step" is "not ordered by the DAG": two areas may overlap only when every use of one
+ * (its producers and readers, of every member) happens before every write of the other, so any
+ * schedule that respects the DAG is safe; the DAG itself is checked against the steps' reads. */
 frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt_value *values,
                           const frt_plan *plan);
 void frt_plan_free(frt_plan *plan);

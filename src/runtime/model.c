@@ -16,6 +16,7 @@ void frt_options_init(frt_options *opt) {
     opt->planner = FRT_PLANNER_STANDARD;
     opt->fold_constants = 1;
     opt->fuse = 1;
+    opt->inter_op_threads = 1;
 }
 
 static frt_status fill_info(const frt_model *m, int32_t vid, frt_tensor_info *info) {
@@ -103,7 +104,11 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
 
     frt_compile_stats cs;
     size_t n_prov;
-    const frt_provider *const *prov = frt_providers_for_threads(m->opt.num_threads, &n_prov);
+    /* kernels plan for the largest intra-op pool a step may get: with inter-op threads, a step
+       running alone uses max(num_threads, inter_op_threads) (runtime.c, interop.c) */
+    int pool = m->opt.num_threads;
+    if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
+    const frt_provider *const *prov = frt_providers_for_threads(pool, &n_prov);
     st = frt_compile_blocks(g, &m->opt, prov, n_prov, src, &m->arena, &m->blocks, &m->n_blocks,
                             &cs);
     if (st) return st;
@@ -111,6 +116,11 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     m->stats.num_fused = cs.num_fused;
     m->stats.transformed_bytes = cs.transformed_bytes;
     m->stats.num_steps = m->blocks[0].prog->n_steps;
+    /* inter-op parallelism runs the steps of the model's graph (block 0) by their DAG */
+    if (m->opt.inter_op_threads > 1) {
+        st = frt_dag_build(m->blocks[0].prog, g, &m->arena);
+        if (st) return st;
+    }
     for (size_t i = 0; i < g->n_outputs; i++) fill_info(m, g->outputs[i], &m->outputs[i]);
 
     /* Drop weight copies nobody reads any more (originals of folded or repacked weights), and let
@@ -133,6 +143,8 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     }
     const char *cp = getenv("FRT_CHECK_PLAN");
     m->check_plan = cp && cp[0] == '1';
+    const char *is = getenv("FRT_INTEROP_SERIAL");
+    m->interop_serial = is && is[0] == '1';
     return FRT_OK;
 }
 
@@ -146,6 +158,13 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT,
                          "num_threads is %d; it must be 1 to %d (frt_options_init sets 1)", n,
+                         FRT_MAX_THREADS);
+    }
+    if (m->opt.inter_op_threads < 1 || m->opt.inter_op_threads > FRT_MAX_THREADS) {
+        int n = m->opt.inter_op_threads;
+        free(m);
+        return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                         "inter_op_threads is %d; it must be 1 to %d (frt_options_init sets 1)", n,
                          FRT_MAX_THREADS);
     }
     if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE &&

@@ -39,6 +39,7 @@ struct frt_model {
     frt_op_count *op_types;
     frt_tensor_info *inputs, *outputs;
     bool check_plan;      /* FRT_CHECK_PLAN=1: verify every plan (tests) */
+    bool interop_serial;  /* FRT_INTEROP_SERIAL=1: inter-op runs on the caller only (tests) */
 };
 
 /* Run-time-sized memory of one block in a runtime (FRT_VC_DYNAMIC values and the scratch of
@@ -99,8 +100,9 @@ typedef struct frt_trace {
     frt_trace_rec *ev;
     size_t cap, n;
     uint64_t dropped;     /* steps not recorded because the buffer was full */
-    int32_t depth;        /* nesting of the block being run (0: the model's graph) */
 } frt_trace;
+
+typedef struct frt_iop frt_iop; /* inter-op schedule and workers (interop.c) */
 
 struct frt_runtime {
     const frt_model *m;
@@ -115,6 +117,7 @@ struct frt_runtime {
     uint64_t *prof_ns;    /* per compute step of block 0 */
     uint64_t prof_runs;
     frt_trace trace;
+    frt_iop *iop;         /* inter_op_threads > 1 (or an async run): schedule and workers */
 };
 
 /* Loads like frt_model_load_buffer, with op definitions from src tried before the registry

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ir/seq.h"
+#include "interop.h"
 #include "model.h"
 #include "ops/sgemm.h"
 
@@ -16,6 +17,9 @@
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
 static const frt_exec_services services;
+static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp);
+static frt_status run_block0(frt_runtime *rt);
+static const frt_iop_hooks iop_hooks = {exec_for, run_block0}; /* for interop.c */
 
 /* Bump allocation from the block's shape buffer; NULL (and shape_need updated) when full. */
 static void *shape_alloc(frt_brt *b, size_t nb) {
@@ -162,14 +166,25 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     }
     rt->v = rt->blk[0].v;
     rt->in_dims = rt->blk[0].in_dims;
-    if (m->opt.num_threads > 1 && !uses_onednn(m))
-        rt->tp = frt_threadpool_create(m->opt.num_threads, frt_sgemm_thread_warmup);
+    /* with inter-op threads, a step running alone may use all of them (interop.c); a model with
+       oneDNN steps runs them on OpenMP threads and has no pool beside them */
+    int pool = m->opt.num_threads;
+    if (m->blocks[0].prog->dag && m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
+    if (pool > 1 && !uses_onednn(m)) rt->tp = frt_threadpool_create(pool, frt_sgemm_thread_warmup);
+    if (m->opt.inter_op_threads > 1 && m->blocks[0].prog->dag) {
+        st = frt_iop_create(rt, &iop_hooks, &rt->iop);
+        if (st) {
+            frt_runtime_free(rt);
+            return st;
+        }
+    }
     *out = rt;
     return FRT_OK;
 }
 
 void frt_runtime_free(frt_runtime *rt) {
     if (!rt) return;
+    frt_iop_free(rt->iop); /* its workers first: they may hold the intra-op pool */
     for (size_t i = 0; i < rt->n_blk; i++) brt_free(&rt->blk[i]);
     free(rt->blk);
     frt_threadpool_free(rt->tp);
@@ -216,6 +231,8 @@ static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp) {
     frt_exec x = {b->v, scratch, tp, &services, b};
     return x;
 }
+
+
 
 /* Runs a SHAPE step into the shape buffer. *full is set (and nothing run) when it is too small. */
 static frt_status run_shape_step(frt_brt *b, const frt_step *s, bool *full) {
@@ -448,11 +465,12 @@ static inline uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs the compute steps of a shaped block (profiled: block 0 only; traced: every block). */
-static frt_status brt_run(frt_brt *b, bool profile) {
+/* Runs the compute steps of a shaped block (profiled: block 0 only; traced: every block) with
+ * intra-op pool tp (the runtime's, or for a subgraph the one its owner step was given). */
+static frt_status brt_run(frt_brt *b, bool profile, frt_threadpool *tp) {
     const frt_program *p = b->b->prog;
     frt_runtime *rt = b->rt;
-    frt_exec x = exec_for(b, NULL, rt->tp);
+    frt_exec x = exec_for(b, NULL, tp);
     char *slab = b->slab;
     const size_t *soff = b->plan.scratch_off;
     const frt_step *const *run = b->run;
@@ -576,9 +594,7 @@ static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inp
         const frt_step *vs = &cp->steps[cp->input_views[i]];
         c->v[vs->out[0]].data = c->v[vs->in[0]].data;
     }
-    c->rt->trace.depth++;
-    st = brt_run(c, false);
-    c->rt->trace.depth--;
+    st = brt_run(c, false, x->tp);
     if (st) return st;
     for (size_t i = 0; i < n_out; i++) outputs[i] = c->v[g->outputs[i]];
     return FRT_OK;
@@ -857,7 +873,7 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
     return FRT_OK;
 }
 
-/* Binds the inputs (tensors or values: one is NULL), re-plans when shapes changed and runs. */
+/* Binds the inputs (tensors or values: one is NULL) and re-plans when shapes changed. */
 static frt_status run_inputs(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
                              const frt_io_value *vals, size_t n_in) {
     const frt_model *m = rt->m;
@@ -883,12 +899,27 @@ static frt_status run_inputs(frt_runtime *rt, const char *const *names, const fr
         rt->v[s->out[0]].data = rt->v[s->in[0]].data;
     }
     if (m->check_plan) rt->input_hash = hash_inputs(rt);
-    st = brt_run(&rt->blk[0], rt->profiling);
+    return FRT_OK;
+}
+
+/* After block 0 ran with status st. */
+static frt_status run_done(frt_runtime *rt, frt_status st) {
     if (st) return st;
     if (rt->profiling) rt->prof_runs++;
-    if (m->check_plan && hash_inputs(rt) != rt->input_hash)
+    if (rt->m->check_plan && hash_inputs(rt) != rt->input_hash)
         return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
     return FRT_OK;
+}
+
+static frt_status run_block0(frt_runtime *rt) { return brt_run(&rt->blk[0], rt->profiling, rt->tp); }
+
+/* Runs block 0: by its DAG with inter-op threads, else in order. */
+static frt_status run_bound(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
+                            const frt_io_value *vals, size_t n_in) {
+    frt_status st = run_inputs(rt, names, inputs, vals, n_in);
+    if (st) return st;
+    st = rt->iop && rt->m->blocks[0].prog->dag ? frt_iop_run(rt) : brt_run(&rt->blk[0], rt->profiling, rt->tp);
+    return run_done(rt, st);
 }
 
 static frt_status check_run_args(const frt_runtime *rt, const char *fn, const void *outputs,
@@ -908,9 +939,48 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
     if (mode != FRT_OUTPUTS_ALLOC && mode != FRT_OUTPUTS_CALLER && mode != FRT_OUTPUTS_BORROW)
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run: unknown output mode %d", (int)mode);
     if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
-    st = run_inputs(rt, names, inputs, NULL, n_in);
+    st = run_bound(rt, names, inputs, NULL, n_in);
     if (st) return st;
     return emit_outputs(rt, outputs, n_out, mode);
+}
+
+/* ---- asynchronous runs ------------------------------------------------------------------------ */
+
+/* What an asynchronous run needs once its steps are done (one per runtime: one run at a time). */
+typedef struct async_run {
+    frt_tensor *outputs;
+    size_t n_out;
+    frt_output_mode mode;
+    frt_run_callback done;
+    void *user;
+} async_run;
+
+static void async_fin(frt_runtime *rt, frt_status st, void *arg) {
+    async_run a = *(async_run *)arg;
+    free(arg);
+    st = run_done(rt, st);
+    if (!st) st = emit_outputs(rt, a.outputs, a.n_out, a.mode);
+    a.done(a.user, st); /* the message of a failure is this thread's frt_last_error() */
+}
+
+frt_status frt_run_async(frt_runtime *rt, const char *const *names, const frt_tensor *inputs,
+                         size_t n_in, frt_tensor *outputs, size_t n_out, frt_output_mode mode,
+                         const frt_task_launcher *launcher, frt_run_callback done, void *user) {
+    frt_status st = check_run_args(rt, "frt_run_async", outputs, n_out);
+    if (st) return st;
+    if (mode != FRT_OUTPUTS_ALLOC && mode != FRT_OUTPUTS_CALLER && mode != FRT_OUTPUTS_BORROW)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run_async: unknown output mode %d", (int)mode);
+    if (!done) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run_async: callback is NULL");
+    if (launcher && !launcher->launch)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run_async: launcher has no launch function");
+    if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
+    async_run *a = malloc(sizeof *a);
+    if (!a) return frt_error(FRT_ERR_NO_MEMORY, "out of memory starting a run");
+    *a = (async_run){outputs, n_out, mode, done, user};
+    st = run_inputs(rt, names, inputs, NULL, n_in);
+    if (!st) st = frt_iop_start(rt, &iop_hooks, launcher, async_fin, a);
+    if (st) free(a);
+    return st;
 }
 
 /* A copy of tensor v in its own allocation (as FRT_OUTPUTS_ALLOC without manage_outputs). */
@@ -952,7 +1022,7 @@ frt_status frt_run_values(frt_runtime *rt, const char *const *names, const frt_i
     frt_status st = check_run_args(rt, "frt_run_values", outputs, n_out);
     if (st) return st;
     if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or values are NULL");
-    st = run_inputs(rt, names, NULL, inputs, n_in);
+    st = run_bound(rt, names, NULL, inputs, n_in);
     if (st) return st;
     for (size_t i = 0; i < n_out; i++) {
         st = emit_value(&rt->v[rt->m->g.outputs[i]], &outputs[i]);

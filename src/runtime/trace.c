@@ -26,7 +26,9 @@ void frt_trace_step(frt_runtime *rt, const frt_brt *b, const frt_step *s, uint64
     frt_trace_rec *r = &t->ev[t->n++];
     r->s = s;
     r->block = b->id;
-    r->depth = t->depth;
+    int32_t depth = 0; /* nesting of the block: runs of a subgraph may overlap (inter-op) */
+    for (int32_t k = b->b->parent; k >= 0; k = rt->m->blocks[k].parent) depth++;
+    r->depth = depth;
     r->tid = thread_id();
     r->t0 = t0;
     r->dur = t1 - t0;

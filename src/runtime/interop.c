@@ -1,0 +1,407 @@
+/* Inter-op parallelism and asynchronous runs of a runtime.
+ *
+ * A parallel run executes the compute steps of block 0 by their dataflow DAG (frt_dag): each
+ * position has a counter of predecessors not yet done, reset at the start of every run; positions
+ * whose counter is zero wait in a ready stack. Up to inter_op_threads participants (the caller
+ * of frt_run and workers of the runtime, or tasks given to a caller's launcher for frt_run_async)
+ * take ready steps, run them and count down their successors. One mutex guards the schedule: a
+ * step is a kernel call (microseconds at least), so the lock is not where time goes, and every
+ * hand-over of a tensor from its producer to a reader passes through it (TSan sees the order).
+ *
+ * Threads: a step the DAG orders with every other step (frt_dag.alone: it can never run beside
+ * one) gets the runtime's intra-op pool, which has max(num_threads, inter_op_threads) threads;
+ * every other step runs on its participant alone. While a pooled step runs nothing else can
+ * become ready, so idle participants sleep instead of polling: at most
+ * max(num_threads, inter_op_threads) threads compute at a time. Idle participants poll for up to
+ * SPIN_NS before sleeping otherwise (a futex wake-up costs tens of microseconds on a VM). The
+ * choice depends on the DAG only, so every run gives a step the same threads (same rounding).
+ *
+ * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
+ * carry is kept. After a step fails, the remaining steps are counted down without running and
+ * the first failure (status and message) is the run's. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "interop.h"
+#include "ops/sgemm.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+#define SPIN_NS 50000
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the runtime's own worker threads: a FIFO of tasks ------------------------------------------- */
+
+typedef struct task {
+    void (*fn)(void *);
+    void *arg;
+} task;
+
+typedef struct workers {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    task *q;
+    size_t cap, head, n;
+    atomic_size_t queued; /* == n, readable without the lock while polling */
+    int sleepers;
+    int stop;
+    int n_threads;
+    pthread_t *th;
+} workers;
+
+static void *worker_main(void *arg) {
+    workers *w = arg;
+    frt_sgemm_thread_warmup();
+    for (;;) {
+        uint64_t t0 = now_ns();
+        for (int k = 0; !atomic_load_explicit(&w->queued, memory_order_acquire); k++) {
+            if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
+            cpu_relax();
+        }
+        pthread_mutex_lock(&w->mu);
+        while (!w->n && !w->stop) {
+            w->sleepers++;
+            pthread_cond_wait(&w->cv, &w->mu);
+            w->sleepers--;
+        }
+        if (!w->n) { /* stop */
+            pthread_mutex_unlock(&w->mu);
+            return NULL;
+        }
+        task t = w->q[w->head];
+        w->head = (w->head + 1) % w->cap;
+        w->n--;
+        atomic_store_explicit(&w->queued, w->n, memory_order_release);
+        pthread_mutex_unlock(&w->mu);
+        t.fn(t.arg);
+    }
+}
+
+static void workers_free(workers *w) {
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    for (int i = 0; i < w->n_threads; i++) pthread_join(w->th[i], NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w->q);
+    free(w->th);
+    free(w);
+}
+
+static workers *workers_new(int n) {
+    workers *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->cap = (size_t)n + 4;
+    w->q = calloc(w->cap, sizeof *w->q);
+    w->th = calloc((size_t)n, sizeof *w->th);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (!w->q || !w->th) {
+        workers_free(w);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&w->th[i], NULL, worker_main, w) != 0) break;
+        w->n_threads++;
+    }
+    if (w->n_threads < n) {
+        workers_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Launcher over the workers. The queue holds every participant of one run (at most n_threads +
+ * 4 tasks are ever queued: one run at a time per runtime); a full queue runs the task here. */
+static void workers_launch(void *ctx, void (*fn)(void *), void *arg) {
+    workers *w = ctx;
+    pthread_mutex_lock(&w->mu);
+    if (w->n == w->cap) {
+        pthread_mutex_unlock(&w->mu);
+        fn(arg);
+        return;
+    }
+    w->q[(w->head + w->n) % w->cap] = (task){fn, arg};
+    w->n++;
+    atomic_store_explicit(&w->queued, w->n, memory_order_release);
+    if (w->sleepers) pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- one run ----------------------------------------------------------------------------------- */
+
+struct frt_iop {
+    frt_runtime *rt;
+    frt_iop_hooks hooks;
+    workers *w;            /* created with the runtime (inter_op_threads > 1) or on first async use */
+    int limit;             /* participants per run: inter_op_threads */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* idle participants and a waiting frt_run caller */
+    int32_t *pending;      /* per position: predecessors not done */
+    int32_t *ready;        /* stack of ready positions */
+    int32_t n_ready, n_left, running;
+    atomic_int ready_hint; /* n_ready, for polling without the lock */
+    atomic_int pooled;     /* a step holds the intra-op pool */
+    atomic_int left_hint;  /* n_left */
+    int participants;      /* still inside the run */
+    int sleepers;
+    bool caller_waits;     /* frt_run's caller waits for participants == 0 */
+    frt_status st;
+    char msg[1024];
+    /* async: called by the last participant to leave */
+    void (*fin)(frt_runtime *, frt_status, void *);
+    void *fin_arg;
+};
+
+frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
+    *out = NULL;
+    frt_iop *io = calloc(1, sizeof *io);
+    if (!io) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+    io->rt = rt;
+    io->hooks = *hooks;
+    io->limit = rt->m->opt.inter_op_threads;
+    pthread_mutex_init(&io->mu, NULL);
+    pthread_cond_init(&io->cv, NULL);
+    const frt_dag *d = rt->m->blocks[0].prog->dag;
+    if (d) {
+        io->pending = malloc(((size_t)d->n + 1) * sizeof *io->pending);
+        io->ready = malloc(((size_t)d->n + 1) * sizeof *io->ready);
+        if (!io->pending || !io->ready) {
+            frt_iop_free(io);
+            return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+        }
+    }
+    if (io->limit > 1) {
+        io->w = workers_new(io->limit);
+        if (!io->w) {
+            frt_iop_free(io);
+            return frt_error(FRT_ERR_NO_MEMORY, "cannot start %d inter-op threads", io->limit);
+        }
+    }
+    *out = io;
+    return FRT_OK;
+}
+
+void frt_iop_free(frt_iop *io) {
+    if (!io) return;
+    workers_free(io->w);
+    pthread_mutex_destroy(&io->mu);
+    pthread_cond_destroy(&io->cv);
+    free(io->pending);
+    free(io->ready);
+    free(io);
+}
+
+/* Resets the schedule for a run (no participant is active). */
+static void reset(frt_iop *io) {
+    const frt_dag *d = io->rt->m->blocks[0].prog->dag;
+    memcpy(io->pending, d->n_pred, (size_t)d->n * sizeof *io->pending);
+    /* sources in reverse, so the stack hands them out in program order */
+    for (int32_t i = 0; i < d->n_src; i++) io->ready[i] = d->src[d->n_src - 1 - i];
+    io->n_ready = d->n_src;
+    io->n_left = d->n;
+    io->running = 0;
+    io->st = FRT_OK;
+    io->msg[0] = 0;
+    atomic_store(&io->ready_hint, io->n_ready);
+    atomic_store(&io->left_hint, io->n_left);
+    atomic_store(&io->pooled, 0);
+}
+
+/* Under mu: takes a ready position (-1: none); *with_pool when it runs alone. */
+static int32_t take(frt_iop *io, bool *with_pool) {
+    if (!io->n_ready) return -1;
+    int32_t pos = io->ready[--io->n_ready];
+    io->running++;
+    /* a step ordered with every other one has the cores to itself: the intra-op pool. Decided
+       by the DAG, not by the moment, so a step's thread count (and, with kernels that split
+       work by it, its rounding) is the same in every run */
+    *with_pool = io->rt->m->blocks[0].prog->dag->alone[pos] && io->rt->tp;
+    if (*with_pool) atomic_store_explicit(&io->pooled, 1, memory_order_relaxed);
+    atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
+    return pos;
+}
+
+/* Under mu: position pos ended with status st. */
+static void complete(frt_iop *io, int32_t pos, bool with_pool, frt_status st) {
+    const frt_dag *d = io->rt->m->blocks[0].prog->dag;
+    if (st && !io->st) {
+        io->st = st;
+        snprintf(io->msg, sizeof io->msg, "%s", frt_last_error());
+    }
+    for (int32_t k = d->succ_off[pos]; k < d->succ_off[pos + 1]; k++)
+        if (--io->pending[d->succ[k]] == 0) io->ready[io->n_ready++] = d->succ[k];
+    io->running--;
+    io->n_left--;
+    if (with_pool) atomic_store_explicit(&io->pooled, 0, memory_order_relaxed);
+    atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
+    atomic_store_explicit(&io->left_hint, io->n_left, memory_order_relaxed);
+}
+
+static frt_status run_step(frt_iop *io, int32_t pos, bool with_pool) {
+    frt_runtime *rt = io->rt;
+    frt_brt *b = &rt->blk[0];
+    if (b->plan.skip[pos]) return FRT_OK;
+    const frt_program *p = b->b->prog;
+    const frt_step *s = &p->steps[p->compute[pos]];
+    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos],
+                                  with_pool ? rt->tp : NULL);
+    bool prof = rt->profiling, trace = rt->trace.cap != 0;
+    uint64_t t0 = prof || trace ? now_ns() : 0;
+    frt_status st = s->k.fn(s, &x);
+    if (prof || trace) {
+        uint64_t t1 = now_ns();
+        if (prof) rt->prof_ns[pos] += t1 - t0; /* one writer per position */
+        if (trace) {
+            pthread_mutex_lock(&io->mu);
+            frt_trace_step(rt, b, s, t0, t1);
+            pthread_mutex_unlock(&io->mu);
+        }
+    }
+    return st;
+}
+
+/* Idle: polls (unless a step holds the intra-op pool) then sleeps until a step is ready or the
+ * run ends. Called and returns with mu held. */
+static void idle_wait(frt_iop *io) {
+    pthread_mutex_unlock(&io->mu);
+    uint64_t t0 = now_ns();
+    for (int k = 0; !atomic_load_explicit(&io->ready_hint, memory_order_relaxed) &&
+                    atomic_load_explicit(&io->left_hint, memory_order_relaxed) &&
+                    !atomic_load_explicit(&io->pooled, memory_order_relaxed);
+         k++) {
+        if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&io->mu);
+    if (!io->n_ready && io->n_left) {
+        io->sleepers++;
+        pthread_cond_wait(&io->cv, &io->mu);
+        io->sleepers--;
+    }
+}
+
+/* A participant: takes ready steps until every step is done. The last to leave ends the run. */
+static void participate(void *arg) {
+    frt_iop *io = arg;
+    pthread_mutex_lock(&io->mu);
+    for (;;) {
+        bool with_pool = false;
+        int32_t pos = take(io, &with_pool);
+        if (pos < 0) {
+            if (!io->n_left) break;
+            idle_wait(io);
+            continue;
+        }
+        bool failed = io->st != FRT_OK;
+        pthread_mutex_unlock(&io->mu);
+        frt_status st = failed ? FRT_OK : run_step(io, pos, with_pool);
+        pthread_mutex_lock(&io->mu);
+        complete(io, pos, with_pool, st);
+        /* wake sleepers for the steps this thread does not take next, and all at the end */
+        if (io->sleepers && (io->n_ready > 1 || !io->n_left)) pthread_cond_broadcast(&io->cv);
+    }
+    bool last = --io->participants == 0;
+    if (last && io->caller_waits) pthread_cond_broadcast(&io->cv);
+    void (*fin)(frt_runtime *, frt_status, void *) = io->fin;
+    void *fin_arg = io->fin_arg;
+    frt_runtime *rt = io->rt;
+    frt_status st = io->st;
+    char msg[sizeof io->msg];
+    if (last && fin && st) memcpy(msg, io->msg, sizeof msg);
+    pthread_mutex_unlock(&io->mu);
+    if (last && fin) { /* io is not touched after this: fin may start the next run or free rt */
+        if (st) frt_error(st, "%s", msg);
+        fin(rt, st, fin_arg);
+    }
+}
+
+frt_status frt_iop_run(frt_runtime *rt) {
+    frt_iop *io = rt->iop;
+    reset(io);
+    io->fin = NULL;
+    io->caller_waits = true;
+    /* the caller and limit - 1 workers (FRT_INTEROP_SERIAL=1: the caller alone, in a fixed
+       order: the reference the tests compare parallel runs with) */
+    int n = rt->m->interop_serial ? 1 : io->limit;
+    io->participants = n;
+    for (int i = 1; i < n; i++) workers_launch(io->w, participate, io);
+    participate(io);
+    pthread_mutex_lock(&io->mu);
+    while (io->participants > 0) pthread_cond_wait(&io->cv, &io->mu);
+    io->caller_waits = false;
+    frt_status st = io->st;
+    pthread_mutex_unlock(&io->mu);
+    if (st) return frt_error(st, "%s", io->msg);
+    return FRT_OK;
+}
+
+/* ---- asynchronous runs ------------------------------------------------------------------------- */
+
+/* A run whose steps go in order: one task. */
+static void seq_task(void *arg) {
+    frt_iop *io = arg;
+    frt_runtime *rt = io->rt;
+    void (*fin)(frt_runtime *, frt_status, void *) = io->fin;
+    void *fin_arg = io->fin_arg;
+    frt_status st = io->hooks.run_block0(rt);
+    fin(rt, st, fin_arg);
+}
+
+frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
+                         const frt_task_launcher *launcher,
+                         void (*fin)(frt_runtime *, frt_status, void *), void *fin_arg) {
+    frt_status st;
+    if (!rt->iop) {
+        st = frt_iop_create(rt, hooks, &rt->iop);
+        if (st) return st;
+    }
+    frt_iop *io = rt->iop;
+    frt_task_launcher own = {workers_launch, NULL};
+    if (!launcher) {
+        if (!io->w) io->w = workers_new(1);
+        if (!io->w) return frt_error(FRT_ERR_NO_MEMORY, "cannot start a worker thread");
+        own.ctx = io->w;
+        launcher = &own;
+    }
+    io->fin = fin;
+    io->fin_arg = fin_arg;
+    io->caller_waits = false;
+    if (!rt->m->blocks[0].prog->dag || io->limit < 2) {
+        launcher->launch(launcher->ctx, seq_task, io); /* io and rt are the task's from here */
+        return FRT_OK;
+    }
+    reset(io);
+    /* one share more than the tasks, held while launching: a launcher that runs tasks at once
+       cannot end the run (and free it from the callback) before every task was launched */
+    io->participants = io->limit + 1;
+    for (int i = 0; i < io->limit; i++) launcher->launch(launcher->ctx, participate, io);
+    pthread_mutex_lock(&io->mu);
+    bool last = --io->participants == 0;
+    st = io->st;
+    char msg[sizeof io->msg];
+    if (last && st) memcpy(msg, io->msg, sizeof msg);
+    pthread_mutex_unlock(&io->mu);
+    if (last) {
+        if (st) frt_error(st, "%s", msg);
+        fin(rt, st, fin_arg);
+    }
+    return FRT_OK;
+}

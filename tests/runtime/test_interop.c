@@ -1,0 +1,404 @@
+/* Inter-op parallelism (frt_options.inter_op_threads) and asynchronous runs (frt_run_async).
+ *
+ * - An Inception-style model built here (two blocks of four parallel conv branches joined by a
+ *   Concat) and the zoo's dlrm_small (8 EmbeddingBag lookups beside the bottom MLP): outputs of
+ *   inter-op runs (2 and 3 threads, intra-op 1 and 2) are bit-identical to a sequential run's,
+ *   over many runs (schedules differ from run to run). Run with FRT_CHECK_PLAN=1, so every plan
+ *   is verified for the parallel schedule (and no step may write a graph input).
+ * - Plan statistics: the slab of the concurrency-aware plan is printed beside the sequential one
+ *   and must stay within 1.3x.
+ * - A failing step (an index out of range) fails a parallel run with FRT_ERR_RUNTIME and its
+ *   message; the runtime then runs again.
+ * - frt_run_async with a launcher that runs each task on a new thread, one that runs tasks at
+ *   once on the caller, and the runtime's own workers (NULL): same outputs, callback once, status
+ *   and message of a failure in the callback, argument errors without a callback.
+ * Usage: test_interop DLRM_SMALL_DIR */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../unit/onnx_build.h"
+#include "../unit/test_util.h"
+#include "flatrt.h"
+#include "tensor_io.h"
+
+/* ---- an Inception-style model ---- */
+
+static void ob_attr_ints(ob_buf *node, const char *name, const int64_t *v, int n) {
+    ob_buf a = {0};
+    ob_str(&a, 1, name);
+    for (int i = 0; i < n; i++) ob_int(&a, 8, v[i]);
+    ob_int(&a, 20, 7);
+    ob_msg(node, 5, &a);
+}
+
+static float frand(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / (float)(1u << 24) - 0.5f;
+}
+
+/* Conv named `name` from `in` (cin channels) to `out` (cout), k x k, same padding, then Relu. */
+static void add_conv(ob_buf *g, const char *name, const char *in, const char *out, int cin,
+                     int cout, int k, uint32_t *seed) {
+    char w[64], b[64], y[64];
+    snprintf(w, sizeof w, "%s_w", name);
+    snprintf(b, sizeof b, "%s_b", name);
+    snprintf(y, sizeof y, "%s_y", name);
+    int64_t wd[4] = {cout, cin, k, k}, bd[1] = {cout};
+    size_t nw = (size_t)cout * cin * k * k;
+    float *wv = malloc(nw * sizeof *wv), bv[256];
+    for (size_t i = 0; i < nw; i++) wv[i] = frand(seed) * 0.5f;
+    for (int i = 0; i < cout; i++) bv[i] = frand(seed) * 0.1f;
+    ob_buf t = ob_tensor_f32(w, wd, 4, wv);
+    ob_msg(g, OB_INIT, &t);
+    t = ob_tensor_f32(b, bd, 1, bv);
+    ob_msg(g, OB_INIT, &t);
+    free(wv);
+    const char *ins[] = {in, w, b, NULL}, *outs[] = {y, NULL};
+    ob_buf n = ob_node("Conv", NULL, name, ins, outs);
+    int64_t p = k / 2, pads[4] = {p, p, p, p};
+    ob_attr_ints(&n, "pads", pads, 4);
+    ob_msg(g, OB_NODE, &n);
+    char rn[64];
+    snprintf(rn, sizeof rn, "%s_relu", name);
+    const char *ri[] = {y, NULL}, *ro[] = {out, NULL};
+    n = ob_node("Relu", NULL, rn, ri, ro);
+    ob_msg(g, OB_NODE, &n);
+}
+
+/* Block: four branches from `in` (c channels): 1x1; 1x1 -> 3x3; 1x1 -> 5x5; maxpool 3x3 -> 1x1;
+ * concatenated to 4 * q channels. */
+static void add_block(ob_buf *g, const char *pre, const char *in, const char *out, int c, int q,
+                      uint32_t *seed) {
+    char nm[8][64], o[4][64];
+    for (int i = 0; i < 8; i++) snprintf(nm[i], sizeof nm[i], "%s_n%d", pre, i);
+    for (int i = 0; i < 4; i++) snprintf(o[i], sizeof o[i], "%s_o%d", pre, i);
+    add_conv(g, nm[0], in, o[0], c, q, 1, seed);
+    add_conv(g, nm[1], in, nm[4], c, q, 1, seed);
+    add_conv(g, nm[5], nm[4], o[1], q, q, 3, seed);
+    add_conv(g, nm[2], in, nm[6], c, q, 1, seed);
+    add_conv(g, nm[7], nm[6], o[2], q, q, 5, seed);
+    char mp[64], mpo[64];
+    snprintf(mp, sizeof mp, "%s_pool", pre);
+    snprintf(mpo, sizeof mpo, "%s_pool_y", pre);
+    const char *pi[] = {in, NULL}, *po[] = {mpo, NULL};
+    ob_buf n = ob_node("MaxPool", NULL, mp, pi, po);
+    int64_t ks[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
+    ob_attr_ints(&n, "kernel_shape", ks, 2);
+    ob_attr_ints(&n, "pads", pads, 4);
+    ob_msg(g, OB_NODE, &n);
+    add_conv(g, nm[3], mpo, o[3], c, q, 1, seed);
+    char cn[64];
+    snprintf(cn, sizeof cn, "%s_concat", pre);
+    const char *ci[] = {o[0], o[1], o[2], o[3], NULL}, *co[] = {out, NULL};
+    n = ob_node("Concat", NULL, cn, ci, co);
+    ob_attr_int(&n, "axis", 1);
+    ob_msg(g, OB_NODE, &n);
+}
+
+enum { IC = 8, HW = 20 };
+
+static ob_buf inception_model(void) {
+    ob_buf g = {0};
+    uint32_t seed = 12345;
+    add_conv(&g, "stem", "x", "s", IC, 16, 3, &seed);
+    add_block(&g, "a", "s", "a", 16, 8, &seed);
+    add_block(&g, "b", "a", "b", 32, 12, &seed);
+    const char *gi[] = {"b", NULL}, *go[] = {"y", NULL};
+    ob_buf n = ob_node("GlobalAveragePool", NULL, "gap", gi, go);
+    ob_msg(&g, OB_NODE, &n);
+    int64_t xd[4] = {1, IC, HW, HW}, yd[4] = {1, 48, 1, 1};
+    ob_buf vi = ob_vinfo("x", 1, 4, xd);
+    ob_msg(&g, OB_INPUT, &vi);
+    vi = ob_vinfo("y", 1, 4, yd);
+    ob_msg(&g, OB_OUTPUT, &vi);
+    return ob_model(&g);
+}
+
+/* ---- helpers ---- */
+
+typedef struct io_set {
+    const char *names[8];
+    frt_tensor in[8];
+    size_t n_in, n_out;
+} io_set;
+
+static frt_model *load(const ob_buf *mb, const char *path, int threads, int inter_op) {
+    frt_options o;
+    frt_options_init(&o);
+    o.num_threads = threads;
+    o.inter_op_threads = inter_op;
+    frt_model *m = NULL;
+    frt_status st = mb ? frt_model_load_buffer(mb->p, mb->n, NULL, &o, &m)
+                       : frt_model_load(path, &o, &m);
+    CHECK_MSG(st == FRT_OK, "load (threads %d, inter-op %d): %s", threads, inter_op,
+              frt_last_error());
+    return st == FRT_OK ? m : NULL;
+}
+
+/* Runs rt on the set; outputs (ALLOC) into out[]. */
+static frt_status run(frt_runtime *rt, const io_set *s, frt_tensor *out) {
+    return frt_run(rt, s->names, s->in, s->n_in, out, s->n_out, FRT_OUTPUTS_ALLOC);
+}
+
+static bool same(const frt_tensor *a, const frt_tensor *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i].nbytes != b[i].nbytes || a[i].rank != b[i].rank ||
+            memcmp(a[i].data, b[i].data, a[i].nbytes) != 0)
+            return false;
+    return true;
+}
+
+static void release(frt_tensor *t, size_t n) {
+    for (size_t i = 0; i < n; i++) frt_tensor_release(&t[i]);
+}
+
+/* Inter-op runs (threads T, inter-op N) over 60 runs equal, bit for bit, the same model run on
+ * the caller alone (FRT_INTEROP_SERIAL=1: same kernels, same threads per step, one fixed order),
+ * and are close to a plain sequential run with max(T, N) intra-op threads (same kernels; a step
+ * beside another runs on one thread, and kernels may round differently per thread count).
+ * Slab sizes are printed against that sequential run; max_growth > 0 requires at most that. */
+static void check_model(const char *label, const ob_buf *mb, const char *path, const io_set *s,
+                        double max_growth) {
+    static const int cfg[][2] = {{1, 2}, {2, 2}, {1, 3}};
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        int t = cfg[c][0], n = cfg[c][1];
+        frt_model *m0 = load(mb, path, t > n ? t : n, 1);
+        setenv("FRT_INTEROP_SERIAL", "1", 1);
+        frt_model *ms = load(mb, path, t, n);
+        unsetenv("FRT_INTEROP_SERIAL");
+        frt_model *m = load(mb, path, t, n);
+        if (!m0 || !ms || !m) continue;
+        frt_runtime *rt0, *rts, *rt;
+        CHECK_OK(frt_runtime_create(m0, &rt0));
+        CHECK_OK(frt_runtime_create(ms, &rts));
+        CHECK_OK(frt_runtime_create(m, &rt));
+        frt_tensor seq[8] = {{0}}, ref[8] = {{0}};
+        CHECK_OK(run(rt0, s, seq));
+        CHECK_OK(run(rts, s, ref));
+        for (size_t i = 0; i < s->n_out; i++)
+            CHECK_MSG(ref[i].dtype != FRT_FLOAT32 ||
+                          t_close(ref[i].data, seq[i].data, ref[i].nbytes / 4, 1e-5f, 1e-5f),
+                      "%s threads %d inter-op %d: output %zu far from the sequential run", label,
+                      t, n, i);
+        int bad = 0;
+        for (int r = 0; r < 60; r++) {
+            frt_tensor out[8] = {{0}};
+            frt_status st = run(rt, s, out);
+            CHECK_MSG(st == FRT_OK, "%s: %s", label, frt_last_error());
+            if (st == FRT_OK && !same(out, ref, s->n_out)) bad++;
+            release(out, s->n_out);
+        }
+        CHECK_MSG(bad == 0, "%s threads %d inter-op %d: %d of 60 runs differ from the serial run",
+                  label, t, n, bad);
+        frt_plan_stats ps0, ps;
+        CHECK_OK(frt_runtime_plan_stats(rt0, &ps0));
+        CHECK_OK(frt_runtime_plan_stats(rt, &ps));
+        double growth = (double)ps.arena_bytes / (double)ps0.arena_bytes;
+        printf("%s threads %d inter-op %d: slab %zu bytes, sequential (%d threads) %zu: %.3fx; "
+               "no reuse %zu\n", label, t, n, ps.arena_bytes, t > n ? t : n, ps0.arena_bytes,
+               growth, ps.naive_bytes);
+        CHECK(ps.arena_bytes <= ps.naive_bytes);
+        if (max_growth > 0)
+            CHECK_MSG(growth <= max_growth, "%s: slab grew %.3fx (at most %.2fx)", label, growth,
+                      max_growth);
+        release(seq, s->n_out);
+        release(ref, s->n_out);
+        frt_runtime_free(rt);
+        frt_runtime_free(rts);
+        frt_runtime_free(rt0);
+        frt_model_free(m);
+        frt_model_free(ms);
+        frt_model_free(m0);
+    }
+}
+
+/* ---- async ---- */
+
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int calls;
+    frt_status st;
+    char msg[256];
+} waiter;
+
+static void on_done(void *user, frt_status st) {
+    waiter *w = user;
+    pthread_mutex_lock(&w->mu);
+    w->calls++;
+    w->st = st;
+    snprintf(w->msg, sizeof w->msg, "%s", st ? frt_last_error() : "");
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void wait_done(waiter *w) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->calls) pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Launchers: a new detached thread per task; or the task at once on the calling thread. */
+typedef struct thread_task {
+    void (*fn)(void *);
+    void *arg;
+} thread_task;
+static atomic_int g_launched;
+
+static void *thread_main(void *a) {
+    thread_task t = *(thread_task *)a;
+    free(a);
+    t.fn(t.arg);
+    return NULL;
+}
+
+static void launch_thread(void *ctx, void (*fn)(void *), void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&g_launched, 1);
+    thread_task *t = malloc(sizeof *t);
+    t->fn = fn;
+    t->arg = arg;
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &at, thread_main, t) != 0) thread_main(t);
+    pthread_attr_destroy(&at);
+}
+
+static void launch_inline(void *ctx, void (*fn)(void *), void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&g_launched, 1);
+    fn(arg);
+}
+
+static void check_async(const char *label, const ob_buf *mb, const char *path, const io_set *s,
+                        int inter_op) {
+    setenv("FRT_INTEROP_SERIAL", "1", 1); /* the reference: same kernels and threads per step */
+    frt_model *m0 = load(mb, path, 1, inter_op);
+    unsetenv("FRT_INTEROP_SERIAL");
+    frt_model *m = load(mb, path, 1, inter_op);
+    if (!m0 || !m) return;
+    frt_runtime *rt0, *rt;
+    CHECK_OK(frt_runtime_create(m0, &rt0));
+    CHECK_OK(frt_runtime_create(m, &rt));
+    frt_tensor ref[8] = {{0}};
+    CHECK_OK(run(rt0, s, ref));
+    frt_task_launcher lt = {launch_thread, NULL}, li = {launch_inline, NULL};
+    const frt_task_launcher *ls[3] = {&lt, &li, NULL};
+    const char *lname[3] = {"thread per task", "inline", "own workers"};
+    for (int k = 0; k < 3; k++) {
+        for (int r = 0; r < 10; r++) {
+            waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, FRT_OK, ""};
+            frt_tensor out[8] = {{0}};
+            atomic_store(&g_launched, 0);
+            frt_status st = frt_run_async(rt, s->names, s->in, s->n_in, out, s->n_out,
+                                          FRT_OUTPUTS_ALLOC, ls[k], on_done, &w);
+            CHECK_MSG(st == FRT_OK, "%s async (%s): %s", label, lname[k], frt_last_error());
+            if (st) continue;
+            wait_done(&w);
+            CHECK_MSG(w.st == FRT_OK, "%s async (%s): %s", label, lname[k], w.msg);
+            CHECK(w.calls == 1);
+            CHECK_MSG(w.st || same(out, ref, s->n_out), "%s async (%s): outputs differ", label,
+                      lname[k]);
+            if (ls[k]) { /* one task per participant, or one for a sequential run */
+                int want = inter_op > 1 ? inter_op : 1;
+                CHECK_MSG(atomic_load(&g_launched) == want, "%s: %d tasks launched, expected %d",
+                          label, atomic_load(&g_launched), want);
+            }
+            release(out, s->n_out);
+        }
+    }
+    /* argument errors: returned, no callback */
+    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, FRT_OK, ""};
+    frt_tensor out[8] = {{0}};
+    CHECK(frt_run_async(rt, s->names, s->in, s->n_in, out, s->n_out, FRT_OUTPUTS_ALLOC, NULL,
+                        NULL, &w) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(frt_run_async(rt, s->names, s->in, s->n_in - 1, out, s->n_out, FRT_OUTPUTS_ALLOC,
+                        NULL, on_done, &w) == FRT_ERR_INVALID_ARGUMENT);
+    frt_task_launcher bad = {NULL, NULL};
+    CHECK(frt_run_async(rt, s->names, s->in, s->n_in, out, s->n_out, FRT_OUTPUTS_ALLOC, &bad,
+                        on_done, &w) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK(w.calls == 0);
+    release(ref, s->n_out);
+    frt_runtime_free(rt);
+    frt_runtime_free(rt0);
+    frt_model_free(m);
+    frt_model_free(m0);
+}
+
+/* An index out of range fails a parallel run (sync and async) with its message; the runtime
+ * runs again afterwards. */
+static void check_failure(const char *path, io_set *s) {
+    frt_model *m = load(NULL, path, 1, 2);
+    if (!m) return;
+    frt_runtime *rt;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    frt_tensor out[8] = {{0}};
+    int64_t *idx = s->in[1].data, keep = idx[5];
+    idx[5] = 1 << 30;
+    frt_status st = run(rt, s, out);
+    CHECK_MSG(st == FRT_ERR_RUNTIME && strstr(frt_last_error(), "1073741824"),
+              "parallel run with a bad index: %s: %s", frt_status_string(st), frt_last_error());
+    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, FRT_OK, ""};
+    CHECK_OK(frt_run_async(rt, s->names, s->in, s->n_in, out, s->n_out, FRT_OUTPUTS_ALLOC, NULL,
+                           on_done, &w));
+    wait_done(&w);
+    CHECK_MSG(w.st == FRT_ERR_RUNTIME && strstr(w.msg, "1073741824"), "async failure: %s: %s",
+              frt_status_string(w.st), w.msg);
+    idx[5] = keep;
+    CHECK_OK(run(rt, s, out));
+    release(out, s->n_out);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_interop DLRM_SMALL_DIR\n");
+        return 2;
+    }
+    /* Inception-style */
+    ob_buf mb = inception_model();
+    const char *dump = getenv("TEST_INTEROP_DUMP"); /* writes the Inception-style model there */
+    if (dump) {
+        FILE *f = fopen(dump, "wb");
+        if (f) {
+            fwrite(mb.p, 1, mb.n, f);
+            fclose(f);
+        }
+    }
+    static float x[IC * HW * HW];
+    uint32_t seed = 7;
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = frand(&seed);
+    io_set inc = {.names = {"x"}, .n_in = 1, .n_out = 1};
+    inc.in[0] = (frt_tensor){.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, IC, HW, HW},
+                             .data = x, .nbytes = sizeof x};
+    check_model("inception", &mb, NULL, &inc, 0);
+    check_async("inception", &mb, NULL, &inc, 2);
+    check_async("inception", &mb, NULL, &inc, 1);
+
+    /* dlrm_small */
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/model.onnx", argv[1]);
+    io_set d = {.names = {"dense", "indices", "offsets"}, .n_in = 3, .n_out = 1};
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s/in/%s.npy", argv[1], d.names[i]);
+        if (tio_load(f, &d.in[i], NULL, err, sizeof err)) {
+            CHECK_MSG(0, "%s: %s", f, err);
+            ok = false;
+        }
+    }
+    if (ok) {
+        check_model("dlrm_small", NULL, path, &d, 1.3);
+        check_async("dlrm_small", NULL, path, &d, 2);
+        check_failure(path, &d);
+    }
+    for (int i = 0; i < 3; i++) tio_tensor_free(&d.in[i]);
+    free(mb.p);
+    TEST_MAIN_END();
+}
