@@ -171,6 +171,7 @@ frt_status load_model(const cli *c, frt_model **m, double *load_ms) {
     frt_options opt;
     frt_options_init(&opt);
     opt.num_threads = (int32_t)c->threads;
+    opt.inter_op_threads = (int32_t)c->inter_op;
     opt.planner = c->planner;
     opt.fold_constants = c->fold;
     opt.fuse = c->fuse;
@@ -324,6 +325,8 @@ static int cli_apply(cli *c, int id, const char *val) {
     case OPT_SEED:
         c->seed_given = 1;
         return parse_long(val, "--seed", 0, LONG_MAX, &c->seed) ? EXIT_USAGE : 0;
+    case OPT_INTER_OP:
+        return parse_long(val, "--inter-op", 1, FRT_MAX_THREADS, &c->inter_op) ? EXIT_USAGE : 0;
     case OPT_RUNTIMES: return parse_long(val, "--runtimes", 1, 256, &c->runtimes) ? EXIT_USAGE : 0;
     case OPT_THREADS:
         return parse_long(val, "--threads", 1, FRT_MAX_THREADS, &c->threads) ? EXIT_USAGE : 0;
@@ -371,6 +374,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli *c) {
     c->iters = 1000;
     c->warmup = 100;
     c->threads = 1;
+    c->inter_op = 1;
     c->planner = FRT_PLANNER_STANDARD;
     c->fold = c->fuse = 1;
     cli_current_command = cmd->name;

@@ -46,6 +46,7 @@ enum cli_opt_id {
     OPT_ITERS,
     OPT_WARMUP,
     OPT_RUNTIMES,
+    OPT_INTER_OP,
     OPT_LAT_FILE,
     OPT_PROFILE,
     OPT_TRACE,
@@ -127,7 +128,7 @@ typedef struct cli {
     kv inputs[MAX_KV], shapes[MAX_KV];
     int n_inputs, n_shapes;
     const char *input_dir, *output_dir, *lat_file, *trace_file, *svg;
-    long iters, warmup, threads, seed, runtimes;
+    long iters, warmup, threads, seed, runtimes, inter_op;
     int iters_given, warmup_given, seed_given, profile, memory, check_finite, random, json, ops,
         nodes;
     frt_planner planner;

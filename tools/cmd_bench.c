@@ -7,7 +7,7 @@
  * by side (bench/compare.sh parses both):
  *   flatrt_version load_ms threads planner weights warmup iters mean_us p10_us p50_us p90_us p99_us
  *   min_us max_us std_us peak_rss_kib rss_before_load_kib arena_bytes naive_bytes
- *   lower_bound_bytes runtimes throughput_per_s outputs
+ *   lower_bound_bytes runtimes throughput_per_s inter_op outputs
  * With --json, stdout holds only one JSON object with the same keys and values (numbers as
  * numbers), and everything else, the key=value line included, goes to stderr.
  * Percentiles interpolate linearly between order statistics (numpy's default, as ortbench).
@@ -491,6 +491,7 @@ int cmd_bench(int argc, char **argv) {
     fig(fg, &nf, "lower_bound_bytes", 0, "%zu", ps.lower_bound_bytes);
     fig(fg, &nf, "runtimes", 0, "%ld", runtimes);
     fig(fg, &nf, "throughput_per_s", 0, "%.1f", tput);
+    fig(fg, &nf, "inter_op", 0, "%ld", c->inter_op);
     fig(fg, &nf, "outputs", 1, "%s", "");
     fg[nf - 1].sval = od[0] ? od : "none";
     print_kv_line(out, fg, nf);
