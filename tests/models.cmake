@@ -6,8 +6,7 @@ add_executable(check_model ${CMAKE_SOURCE_DIR}/tests/e2e/check_model.c
 target_include_directories(check_model PRIVATE ${CMAKE_SOURCE_DIR}/tools)
 target_link_libraries(check_model PRIVATE flatrt_static)
 
-set(FRT_MODELS_DIR ${CMAKE_BINARY_DIR}/models CACHE PATH
-    "Where tests/models/export_zoo.py writes the end-to-end models (shared between build trees)")
+# FRT_MODELS_DIR: set in tests/CMakeLists.txt, before any *.cmake here uses it.
 add_test(NAME models.export
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/models/export_zoo.py ${FRT_MODELS_DIR})
 set_tests_properties(models.export PROPERTIES FIXTURES_SETUP frt_models LABELS e2e TIMEOUT 1800)
