@@ -126,6 +126,83 @@ static void test_unsupported(void) {
     CHECK_MSG(strstr(e, "2 nodes") != NULL, "%s", e);
 }
 
+/* frt_desc: a model this build cannot compile is still described (unsupported nodes named), and a
+ * loaded model reports the kernel per node, inferred shapes and formatted attributes. */
+static void test_describe(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/unsupported_ops.onnx", g_dir);
+    frt_desc *d = NULL;
+    CHECK_OK(frt_desc_create(path, NULL, &d));
+    if (d) {
+        frt_desc_info info;
+        frt_desc_get_info(d, &info);
+        CHECK(info.compiled == 0 && info.num_nodes == 5 && info.opset == 13);
+        CHECK(info.num_inputs == 2 && info.num_outputs == 2 && info.num_initializers == 1);
+        int unsupported = 0;
+        for (size_t i = 0; i < info.num_nodes; i++) {
+            frt_desc_node n;
+            CHECK_OK(frt_desc_node_get(d, i, &n));
+            bool bad = !strcmp(n.op_type, "Multinomial") || !strcmp(n.op_type, "MaxRoiPool");
+            CHECK_MSG(n.supported == !bad, "%s supported=%d", n.name, n.supported);
+            if (bad) {
+                unsupported++;
+                CHECK(n.kernel && !strcmp(n.kernel, "(unsupported)"));
+            }
+            if (!strcmp(n.op_type, "MaxRoiPool")) {
+                frt_desc_attr a;
+                CHECK(n.num_attrs == 1);
+                CHECK_OK(frt_desc_node_attr(d, i, 0, &a));
+                CHECK_MSG(!strcmp(a.name, "pooled_shape") && !strcmp(a.text, "[2,2]") &&
+                              !strcmp(a.json, "[2, 2]"),
+                          "%s=%s / %s", a.name, a.text, a.json);
+                frt_tensor_info v;
+                CHECK_OK(frt_desc_node_value(d, i, 1, 0, &v));
+                CHECK(!strcmp(v.name, "pooled") && v.rank == 4 && v.shape[2] == 2);
+            }
+        }
+        CHECK(unsupported == 3);
+        frt_desc_node n;
+        CHECK(frt_desc_node_get(d, info.num_nodes, &n) != FRT_OK); /* past the end */
+        frt_desc_attr a;
+        CHECK(frt_desc_node_attr(d, 0, 5, &a) != FRT_OK);
+        frt_tensor_info v;
+        CHECK(frt_desc_node_value(d, 0, 0, 3, &v) != FRT_OK);
+        CHECK(frt_desc_input(d, 2, &v) != FRT_OK);
+        frt_desc_free(d);
+    }
+    d = NULL;
+    snprintf(path, sizeof path, "%s/no_such_model.onnx", g_dir);
+    CHECK(frt_desc_create(path, NULL, &d) != FRT_OK && d == NULL);
+
+    frt_model *m = load("shape_static");
+    if (!m) return;
+    CHECK_OK(frt_desc_create(NULL, m, &d));
+    if (d) {
+        frt_desc_info info;
+        frt_desc_get_info(d, &info);
+        CHECK(info.compiled == 1 && info.num_nodes == 6);
+        int folded = 0, views = 0, kernels = 0;
+        for (size_t i = 0; i < info.num_nodes; i++) {
+            frt_desc_node n;
+            CHECK_OK(frt_desc_node_get(d, i, &n));
+            CHECK(n.supported && n.kernel);
+            if (!n.kernel) continue;
+            folded += !strcmp(n.kernel, "(folded)");
+            views += !strcmp(n.kernel, "(view)");
+            if (!strcmp(n.op_type, "Relu")) {
+                kernels += n.kernel[0] != '(' && strstr(n.kernel, "relu") != NULL;
+                frt_tensor_info v;
+                CHECK_OK(frt_desc_node_value(d, i, 1, 0, &v));
+                CHECK(v.rank == 2 && v.shape[0] == 2 && v.shape[1] == 12 && v.dtype == FRT_FLOAT32);
+            }
+        }
+        CHECK_MSG(folded == 4 && views == 1 && kernels == 1, "folded %d views %d relu %d", folded,
+                  views, kernels);
+        frt_desc_free(d);
+    }
+    frt_model_free(m);
+}
+
 /* num_threads outside 1..FRT_MAX_THREADS is rejected, never clamped. */
 static void test_bad_options(void) {
     char path[1024];
@@ -392,6 +469,7 @@ int main(int argc, char **argv) {
     test_dynamic_batch();
     test_static_folds();
     test_unsupported();
+    test_describe();
     test_bad_inputs();
     test_bad_options();
     test_threads_and_clone();
