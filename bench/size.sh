@@ -5,7 +5,7 @@
 #
 # Builds the full library without oneDNN (FRT_USE_DNNL=OFF, otherwise the default options) in
 # OUT_DIR/full, traces each model (default: mobilenet_v2 resnet18 deep_wide bert4 from MODELS_DIR,
-# /work/main/build/models unless FRT_MODELS_DIR says otherwise) with its CLI, builds a selective
+# <repo>/build/models unless FRT_MODELS_DIR says otherwise) with its CLI, builds a selective
 # library from each trace in OUT_DIR/sel-<model> (cmake -DFRT_SELECT) and prints the stripped sizes
 # of libflatrt.so and of examples/minimal_run (linked statically against that build's
 # libflatrt.a), plus whether minimal_run's output hashes equal the full build's. Extra cmake
@@ -13,7 +13,7 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$src/build-size
-models=${FRT_MODELS_DIR:-/work/main/build/models}
+models=${FRT_MODELS_DIR:-$src/build/models}
 while getopts "o:m:" opt; do
   case $opt in
     o) out=$OPTARG ;;
