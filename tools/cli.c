@@ -236,6 +236,9 @@ const cli_command *cli_find_command(const char *name) {
 void cli_print_opt(FILE *f, const cli_opt *o) {
     char left[64];
     if (o->id == OPT_HELP) snprintf(left, sizeof left, "-h, --help");
+    else if (o->id >= 'a' && o->id <= 'z')
+        snprintf(left, sizeof left, "-%c, --%s%s%s", o->id, o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
     else snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
     /* descriptions wrap at 100 columns, continuation lines indented under the first */
     const char *h = o->help;
@@ -331,6 +334,15 @@ static int cli_apply(cli *c, int id, const char *val) {
     case OPT_THREADS:
         return parse_long(val, "--threads", 1, FRT_MAX_THREADS, &c->threads) ? EXIT_USAGE : 0;
     case OPT_LAT_FILE: c->lat_file = val; return 0;
+    case OPT_OUTPUT:
+        if (!*val) return usage_error("-o/--output needs a file name");
+        c->output = val;
+        return 0;
+    case OPT_MERGE:
+        if (c->n_merges >= MAX_KV) return usage_error("too many --merge options");
+        c->merges[c->n_merges++] = val;
+        return 0;
+    case OPT_RUNS: return parse_long(val, "--runs", 1, 1000000, &c->runs) ? EXIT_USAGE : 0;
     case OPT_TRACE:
         if (!*val) return usage_error("--trace needs a file name");
         c->trace_file = val;
@@ -375,6 +387,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli *c) {
     c->warmup = 100;
     c->threads = 1;
     c->inter_op = 1;
+    c->runs = 1;
     c->planner = FRT_PLANNER_STANDARD;
     c->fold = c->fuse = 1;
     cli_current_command = cmd->name;
@@ -389,11 +402,22 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli *c) {
         lo[i].flag = NULL;
         lo[i].val = cmd->opts[i].id;
     }
+    /* ":h" plus "x:" for each option whose id is a letter (a short form -x VALUE) */
+    char shorts[2 * 26 + 3] = ":h";
+    size_t ns = 2;
+    for (size_t i = 0; i < n_opts; i++) {
+        int id = cmd->opts[i].id;
+        if (id >= 'a' && id <= 'z' && id != 'h' && ns + 2 < sizeof shorts) {
+            shorts[ns++] = (char)id;
+            if (cmd->opts[i].arg) shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = 0;
     int rc = 0;
     opterr = 0;
     optind = 0; /* full re-initialisation (GNU); argv[0] is the command name */
     for (;;) {
-        int id = getopt_long(argc, argv, ":h", lo, NULL);
+        int id = getopt_long(argc, argv, shorts, lo, NULL);
         if (id == -1) break;
         /* the argument getopt was looking at: prev normally, later ones after permutation */
         const char *arg = optind > 0 && optind - 1 < argc ? argv[optind - 1] : "";
@@ -766,6 +790,7 @@ int bind_inputs(const cli *c, inputs *in, int random) {
             continue;
         }
         const frt_tensor_info *info = &in->info[i];
+        if (info->kind != FRT_KIND_TENSOR) continue; /* sequences, optionals: see bind_inputs */
         frt_tensor *t = &in->t[i];
         memset(t, 0, sizeof *t);
         t->dtype = info->dtype;

@@ -36,6 +36,9 @@
 /* Option ids: the value getopt_long returns for the option. */
 enum cli_opt_id {
     OPT_HELP = 'h',
+    OPT_MERGE = 'm',  /* ids below 256 are also short options (-m FILE) */
+    OPT_OUTPUT = 'o',
+    OPT_RUNS = 'r',
     OPT_INPUT = 256,
     OPT_INPUT_DIR,
     OPT_SHAPE,
@@ -127,8 +130,10 @@ typedef struct cli {
     const char *model;        /* args[0] when the command takes a MODEL */
     kv inputs[MAX_KV], shapes[MAX_KV];
     int n_inputs, n_shapes;
-    const char *input_dir, *output_dir, *lat_file, *trace_file, *svg;
-    long iters, warmup, threads, seed, runtimes, inter_op;
+    const char *input_dir, *output_dir, *lat_file, *trace_file, *svg, *output;
+    const char *merges[MAX_KV];
+    int n_merges;
+    long iters, warmup, threads, seed, runtimes, inter_op, runs;
     int iters_given, warmup_given, seed_given, profile, memory, check_finite, random, json, ops,
         nodes;
     frt_planner planner;
@@ -191,7 +196,9 @@ int inputs_init(const frt_model *m, inputs *in);
 void inputs_free(inputs *in);
 /* Binds --input files, then --input-dir files, then (random != 0) random data for the rest, of
  * the model's shape with symbolic dims from --shape DIM=n (else 1) or the --shape NAME=SHAPE
- * given. With random == 0 an unbound input is an error naming it. Returns 0 or an exit code. */
+ * given. With random == 0 an unbound input is an error naming it. Inputs that are sequences or
+ * optionals get no random data (in->t[i] stays empty: frt_run_values can pass them as an empty
+ * sequence / absent optional). Returns 0 or an exit code. */
 int bind_inputs(const cli *c, inputs *in, int random);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -203,5 +210,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

@@ -15,7 +15,6 @@
 
 #include "check.h"
 #include "cli.h"
-#include "trace_cmd.h"
 
 static const cli_opt run_opts[] = {
     CLI_OPT_INPUT,
@@ -82,6 +81,21 @@ static const cli_opt plan_opts[] = {
     CLI_OPT_HELP,
     CLI_OPT_END};
 
+static const cli_opt trace_opts[] = {
+    {"output", OPT_OUTPUT, "FILE", "the selection file to write (required)"},
+    {"input", OPT_INPUT, "NAME=FILE", "input of every model with that input name; repeatable"},
+    {"shape", OPT_SHAPE, "NAME=SHAPE",
+     "shape of a random input (NAME=d0,d1,...) or the size of a symbolic dimension (DIM=n); "
+     "repeatable"},
+    CLI_OPT_SEED,
+    {"merge", OPT_MERGE, "FILE", "add the contents of an earlier selection file; repeatable"},
+    {"runs", OPT_RUNS, "N", "runs per model (default 1)"},
+    {"profile", OPT_PROFILE, NULL, "run with profiling on (records the profiler feature)"},
+    CLI_OPT_THREADS,
+    CLI_OPT_PLANNER,
+    CLI_OPT_HELP,
+    CLI_OPT_END};
+
 static const cli_opt check_opts[] = {
     CLI_OPT_THREADS,
     {"weights", OPT_WEIGHTS, "P", "storage of constant Gemm/MatMul weights: fp32, fp16 or bf16"},
@@ -121,7 +135,14 @@ const cli_command cli_commands[] = {
      "labelled with its name, elided in the middle where it does not fit) for the given (or\n"
      "default: symbolic dims = 1) input shapes, and print the number of rectangles drawn.\n",
      plan_opts, cmd_plan},
-    TRACE_CMD_ROW, /* trace_cmd.c */
+    {"trace", "MODEL...", "record what models use, for a selective build (docs/selective.md)",
+     "Load and run each MODEL (inputs not given are random, as in bench; symbolic dims 1\n"
+     "unless --shape gives them) and write the operators, dtypes, kernels, ISA tiers,\n"
+     "providers and features the loads and runs used to the selection file for\n"
+     "'cmake -DFRT_SELECT=FILE'. --input and --shape apply to every model with an input (or\n"
+     "symbolic dimension) of that name. Several models, and --merge of earlier selection\n"
+     "files, give the union; with --merge, MODEL may be left out.\n",
+     trace_opts, cmd_trace},
     {"check", "CASE_DIR...", "run ONNX backend test cases and compare outputs",
      "Run ONNX backend test cases (CASE_DIR/model.onnx, test_data_set_*/input_K.pb and\n"
      "output_K.pb, as in ONNX's node suite) and compare the outputs: floats within\n"
