@@ -13,47 +13,7 @@ MODELS=${4:-}
 MODEL=$SRC/examples/digits/digits.onnx
 SAMPLE=$SRC/examples/digits/samples/digit_1_label6.npy
 PY=/usr/bin/python3
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/frt_cli_manners.XXXXXX")
-bg_pid=
-cleanup() {
-    if [ -n "$bg_pid" ]; then kill "$bg_pid" 2>/dev/null || true; fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# expect STATUS DESCRIPTION -- COMMAND...: stdout to $TMP/out, stderr to $TMP/err; checks the
-# exit status.
-expect() {
-    want=$1
-    what=$2
-    shift 3
-    set +e
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    got=$?
-    set -e
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit status $got, expected $want"
-        sed 's/^/  stdout: /' "$TMP/out" | head -20
-        sed 's/^/  stderr: /' "$TMP/err" | head -20
-    fi
-}
-
-# contains FILE TEXT DESCRIPTION / lacks FILE TEXT DESCRIPTION
-contains() {
-    if ! grep -qF -- "$2" "$1"; then
-        fail "$3: '$2' not in $(basename "$1")"
-        sed 's/^/  | /' "$1" | head -20
-    fi
-}
-lacks() {
-    if grep -qF -- "$2" "$1"; then fail "$3: '$2' should not be in $(basename "$1")"; fi
-}
+. "$SRC/tests/cli/lib.sh"
 
 case $CASE in
 help)
@@ -358,8 +318,4 @@ PY
     ;;
 esac
 
-if [ "$failures" -ne 0 ]; then
-    echo "$CASE: $failures failure(s)"
-    exit 1
-fi
-echo "$CASE: ok"
+finish

@@ -44,4 +44,11 @@ done
 # a missing -o and an unknown option are usage errors
 if "$flatrt" trace "$a" 2>/dev/null; then echo "trace without -o succeeded"; exit 1; fi
 if "$flatrt" trace "$a" --bogus -o x.yaml 2>/dev/null; then echo "unknown option accepted"; exit 1; fi
+# --input / --shape names no model has are errors naming them; --shape DIM=n and --output work
+if "$flatrt" trace "$a" --shape nosuch=3 -o x.yaml 2>err.txt; then echo "--shape nosuch accepted"; exit 1; fi
+grep -q "nosuch" err.txt
+if "$flatrt" trace "$a" --input nosuch=x.npy -o x.yaml 2>err.txt; then echo "--input nosuch accepted"; exit 1; fi
+grep -q "nosuch" err.txt
+"$flatrt" trace "$a" --runs 2 --output a2.yaml
+cmp a.yaml a2.yaml
 echo "trace ok"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI tests for the flatrt tool, run by ctest (tests/cli.cmake):
+# CLI tests for the flatrt tool, run by ctest (tests/cli.cmake; helpers in tests/cli/lib.sh):
 #   cli_check.sh FLATRT_BINARY SOURCE_DIR CASE
 # CASE is one of: help usage run info bench errors. Each case exits 0 on pass and prints what
 # failed otherwise. Uses the bundled digits example (examples/digits).
@@ -10,39 +10,7 @@ SRC=$2
 CASE=$3
 MODEL=$SRC/examples/digits/digits.onnx
 SAMPLE=$SRC/examples/digits/samples/digit_1_label6.npy
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/frt_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# expect STATUS DESCRIPTION -- COMMAND...: runs COMMAND, stdout to $TMP/out, stderr to $TMP/err,
-# and checks its exit status.
-expect() {
-    want=$1
-    what=$2
-    shift 3
-    set +e
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    got=$?
-    set -e
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit status $got, expected $want"
-        sed 's/^/  stdout: /' "$TMP/out" | head -20
-        sed 's/^/  stderr: /' "$TMP/err" | head -20
-    fi
-}
-
-# contains FILE TEXT DESCRIPTION
-contains() {
-    if ! grep -qF -- "$2" "$1"; then
-        fail "$3: '$2' not in $(basename "$1")"
-        sed 's/^/  | /' "$1" | head -20
-    fi
-}
+. "$SRC/tests/cli/lib.sh"
 
 case $CASE in
 help)
@@ -238,8 +206,4 @@ finite)
     ;;
 esac
 
-if [ "$failures" -ne 0 ]; then
-    echo "$CASE: $failures failure(s)"
-    exit 1
-fi
-echo "$CASE: ok"
+finish
