@@ -160,7 +160,8 @@ static inline __mmask16 group_mask(int64_t H, int64_t j0) {
     return j0 + GW <= H ? (__mmask16)0xffff : (__mmask16)((1u << (H - j0)) - 1u);
 }
 
-/* Gate math of one (row, group) unit from its recurrent products acc[G]: writes c, h_next and y.
+/* Gate math of one (row, group) unit from its pre-activations acc[G] (LSTM: xw + bias + product;
+ * GRU: z, r likewise, h: Rbh + product): writes c, h_next and y.
  * Not inlined: one copy serves every block shape. */
 static NOINLINE void lstm_unit(const frt_rnn_step_args *a, const __m512 *acc,
                                                 int64_t row, int64_t g) {
@@ -172,10 +173,8 @@ static NOINLINE void lstm_unit(const frt_rnn_step_args *a, const __m512 *acc,
         _mm512_mask_storeu_ps(hn + j0, m, _mm512_maskz_loadu_ps(m, hp + j0));
         return;
     }
-#define PRE(v) _mm512_add_ps(_mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + (v) * H + j0), acc[v]), \
-                             _mm512_maskz_loadu_ps(m, a->bias + (v) * H + j0))
-    __m512 gi = sig_g(PRE(0)), go = sig_g(PRE(1)), gf = sig_g(PRE(2));
-    __m512 gc = tanh_g(PRE(3));
+    __m512 gi = sig_g(acc[0]), go = sig_g(acc[1]), gf = sig_g(acc[2]);
+    __m512 gc = tanh_g(acc[3]);
     float *c = a->c + row * H + j0;
     __m512 cn = _mm512_fmadd_ps(gf, _mm512_maskz_loadu_ps(m, c), _mm512_mul_ps(gi, gc));
     _mm512_mask_storeu_ps(c, m, cn);
@@ -195,12 +194,10 @@ static NOINLINE void gru_unit(const frt_rnn_step_args *a, const __m512 *acc,
         _mm512_mask_storeu_ps(hn + j0, m, hv);
         return;
     }
-    __m512 z = sig_g(PRE(0)), rg = sig_g(PRE(1));
-#undef PRE
+    __m512 z = sig_g(acc[0]), rg = sig_g(acc[1]);
     __m512 xh = _mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + 2 * H + j0),
                               _mm512_maskz_loadu_ps(m, a->bias + 2 * H + j0));
-    __m512 rh = _mm512_add_ps(acc[2], _mm512_maskz_loadu_ps(m, a->rbh + j0));
-    __m512 nn = tanh_g(_mm512_fmadd_ps(rg, rh, xh));
+    __m512 nn = tanh_g(_mm512_fmadd_ps(rg, acc[2], xh));
     __m512 h = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), z), nn, _mm512_mul_ps(z, hv));
     _mm512_mask_storeu_ps(hn + j0, m, h);
     if (a->y[row]) _mm512_mask_storeu_ps(a->y[row] + j0, m, h);
@@ -216,12 +213,23 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
     const float *Bq = a->Rq + g0 * gs;
     const float *A = a->h_prev + r0 * H;
     __m512 acc[4][4][4];
+    /* The products start from what the gate math adds to them: xw + bias (GRU h gate: Rbh) */
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
+    for (int r = 0; r < MR; r++) {
+        const float *xw = a->xw[r0 + r];
 #pragma GCC unroll 4
-        for (int n = 0; n < NG; n++)
+        for (int n = 0; n < NG; n++) {
+            const int64_t j0 = (g0 + n) * GW;
+            const __mmask16 m = group_mask(H, j0);
 #pragma GCC unroll 4
-            for (int v = 0; v < G; v++) acc[r][n][v] = _mm512_setzero_ps();
+            for (int v = 0; v < G; v++)
+                acc[r][n][v] = !xw ? _mm512_setzero_ps()
+                               : KIND == K_GRU && v == 2
+                                   ? _mm512_maskz_loadu_ps(m, a->rbh + j0)
+                                   : _mm512_add_ps(_mm512_maskz_loadu_ps(m, xw + v * H + j0),
+                                                   _mm512_maskz_loadu_ps(m, a->bias + v * H + j0));
+        }
+    }
     const int64_t K = a->h_prev_zero ? 0 : H;
     for (int64_t k = 0; k < K; k++) {
         __m512 b[4][4];
