@@ -452,6 +452,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     case FRT_ACT_CLIP: a = dnnl_eltwise_clip; alpha = n->act.lo; beta = n->act.hi; break;
     case FRT_ACT_SILU: a = dnnl_eltwise_swish; alpha = 1.0f; break; /* x sigmoid(1 x) */
     case FRT_ACT_HARDSWISH: a = dnnl_eltwise_hardswish; break;
+    case FRT_ACT_SIGMOID: a = dnnl_eltwise_logistic; break;
     case FRT_ACT_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
         a = dnnl_eltwise_linear, alpha = n->act.lo, beta = n->act.hi;
         a2 = dnnl_eltwise_clip, alpha2 = 0.0f, beta2 = 1.0f;
