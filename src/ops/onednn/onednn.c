@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "onednn.h"
+#include "ops/blocked.h"
 
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
@@ -876,9 +877,15 @@ static frt_status copy_run(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* params of channel_mul */
+typedef struct dn_chanmul {
+    int swap;                   /* 1: the factor is input 0 */
+    frt_blk_chanmul_fn fn;      /* the tier's loop (blocked.h) */
+} dn_chanmul;
+
 static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
-    const int *swap = s->k.params; /* 1: the factor is input 0 */
-    const frt_value *X = &x->values[s->in[*swap ? 1 : 0]], *G = &x->values[s->in[*swap ? 0 : 1]];
+    const dn_chanmul *p = s->k.params;
+    const frt_value *X = &x->values[s->in[p->swap ? 1 : 0]], *G = &x->values[s->in[p->swap ? 0 : 1]];
     frt_value *Y = &x->values[s->out[0]];
     int64_t b = X->layout->block, N = X->dims[0], C = X->dims[1], cbn = (C + b - 1) / b, sp = 1;
     for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
@@ -887,21 +894,7 @@ static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
     const float *xp = X->data, *gp = G->data;
     float *yp = Y->data;
     for (int64_t n = 0; n < N; n++)
-        for (int64_t k = 0; k < cbn; k++) {
-            const float *g = gp + (n * cbn + k) * b;
-            float f[16];
-            int64_t valid = C - k * b < b ? C - k * b : b;
-            for (int64_t l = 0; l < b; l++) f[l] = l < valid ? g[l] : 0.0f;
-            const float *xr = xp + (n * cbn + k) * sp * b;
-            float *yr = yp + (n * cbn + k) * sp * b;
-            if (b == 16) {
-                for (int64_t i = 0; i < sp; i++)
-                    for (int l = 0; l < 16; l++) yr[i * 16 + l] = xr[i * 16 + l] * f[l];
-            } else {
-                for (int64_t i = 0; i < sp; i++)
-                    for (int64_t l = 0; l < b; l++) yr[i * b + l] = xr[i * b + l] * f[l];
-            }
-        }
+        p->fn(xp + n * cbn * sp * b, gp + n * cbn * b, yp + n * cbn * sp * b, C, sp, b);
     return FRT_OK;
 }
 
@@ -943,9 +936,10 @@ static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k
             !frt_shape_known(G) || G->dims[0] != X->dims[0] || G->dims[1] != X->dims[1] ||
             frt_shape_numel(G->dims, G->rank) != G->dims[0] * G->dims[1] || X->rank < 3)
             return decline(c, "not a blocked per-channel Mul");
-        int *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
+        dn_chanmul *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
         if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-        *sw = big;
+        sw->swap = big;
+        sw->fn = frt_blk_variant_get(c->isa)->chanmul;
         k->params = sw;
         in[1] = L;
         k->name = "channel_mul";
