@@ -731,6 +731,10 @@ static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
         return decline(c, "needs float32 [N, C, (H,) W] with dims known at load, one output");
     if (X->layout != L) return decline(c, "input not in the blocked layout");
     if (frt_attr_int(c->node, "training_mode", 0)) return decline(c, "training_mode");
+    /* a fused Relu (fuse.c) as oneDNN's fused ReLU of the normalized output */
+    unsigned relu = 0;
+    if (c->node->act.kind == FRT_ACT_RELU) relu = dnnl_fuse_norm_relu;
+    else if (c->node->act.kind != FRT_ACT_NONE) return decline(c, "fused activation not a Relu");
     int64_t C, H, W;
     image_dims(X, &C, &H, &W);
     for (int i = 1; i < 5; i++)
@@ -746,7 +750,7 @@ static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
     if (!ds)
         ds = dnnl_batch_normalization_forward_desc_init(
             &bd, dnnl_forward_inference, &src, eps,
-            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift | relu);
     if (ds) return decline(c, "oneDNN rejects the batch normalization");
     dnnl_primitive_attr_t attr = user_scratch_attr();
     if (!attr) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
