@@ -1,7 +1,9 @@
 /* Fusion passes over the IR.
  *
  *   Conv -> BatchNormalization       BN folded into new Conv weights and bias (model-owned copy)
- *   Conv|Gemm -> Relu | Clip         activation applied by the producer's kernel (node->act)
+ *   Conv|Gemm|BatchNormalization -> Relu | Clip
+ *                                    activation applied by the producer's kernel (node->act;
+ *                                    BatchNormalization in inference mode only)
  *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
  *                                    shape (residual connections), written in the conv's tiles
  *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
@@ -221,6 +223,8 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         if (n->dead || n->domain[0]) continue; /* (FusedConv is made below, from Conv) */
         bool conv = strcmp(n->op_type, "Conv") == 0;
         bool gemm = strcmp(n->op_type, "Gemm") == 0;
+        bool bn = strcmp(n->op_type, "BatchNormalization") == 0 && n->n_out == 1 &&
+                  frt_attr_int(n, "training_mode", 0) == 0;
         if (conv) {
             int r = fuse_conv_bn(g, arena, n, transformed_bytes, st);
             if (r < 0) return -1;
@@ -231,7 +235,7 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
             if (r < 0) return -1;
             removed += r;
         }
-        if (conv || gemm) removed += fuse_activation(g, n);
+        if (conv || gemm || bn) removed += fuse_activation(g, n);
         if (conv) removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
         if (strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }

@@ -335,12 +335,56 @@ static void test_cnn_ops(void) {
     io(&g, xd, 4, outs);
     result r;
     compare("cnn_ops", ob_model(&g), xd, 4, outs, &r);
-    /* the fusion passes turn the squeeze-and-excitation block into a builtin internal op that the
-       provider declines (plain data, reorders around it); the convolutions, Pad and AveragePool
-       stay with the provider: 6 steps, 5 reorders */
+    /* every step stays blocked with the provider: c1 (+SiLU), c2 (+Relu), the pool, c3 (+Sigmoid
+       as a logistic post-op), the per-channel Mul, c4 (+HardSigmoid), Pad, AveragePool: 8 steps;
+       reorders only for the input (16 channels: blocked) and the output */
     if (!g_on) return;
-    CHECK_MSG(r.onednn_steps == 6, "cnn_ops: %d onednn steps", r.onednn_steps);
-    CHECK_MSG(r.reorders == 5, "cnn_ops: %d reorders", r.reorders);
+    CHECK_MSG(r.onednn_steps == 8, "cnn_ops: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "cnn_ops: %d reorders", r.reorders);
+}
+
+/* DenseNet's pre-activation: BatchNormalization -> Relu fused into one step (fuse.c; oneDNN's
+ * fused ReLU), and BatchNormalization -> Clip (after pools: a BatchNormalization right after a
+ * Conv is folded into its weights), which the provider leaves to the builtin kernel
+ * (plain data, reorders around it). 48 channels (a padded block on AVX-512). */
+static void test_bn_act(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {2, 48, 9, 11};
+    int64_t vd[1] = {48};
+    add_init(&g, "bn.s", vd, 1, 0.5f, 1.5f);
+    add_init(&g, "bn.b", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.m", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.v", vd, 1, 0.5f, 2.0f);
+    conv_spec c1 = {48, 48, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_pool(&g, "MaxPool", "mp1", "a1", "p1", 2, 1, NULL, 0, 0);
+    const char *bins[] = {"p1", "bn.s", "bn.b", "bn.m", "bn.v", NULL}, *bouts[] = {"bn", NULL};
+    ob_buf bnn = ob_node("BatchNormalization", NULL, "bn", bins, bouts);
+    ob_msg(&g, OB_NODE, &bnn);
+    add_op(&g, "Relu", "relu", "bn", NULL, "r");
+    conv_spec c2 = {48, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "r", "a2", &c2);
+    add_pool(&g, "MaxPool", "mp2", "a2", "p2", 2, 1, NULL, 0, 0);
+    const char *b2ins[] = {"p2", "bn.s", "bn.b", "bn.m", "bn.v", NULL}, *b2outs[] = {"bn2", NULL};
+    ob_buf bn2 = ob_node("BatchNormalization", NULL, "bn2", b2ins, b2outs);
+    ob_msg(&g, OB_NODE, &bn2);
+    int64_t sd[1] = {1};
+    float lo = -0.25f, hi = 0.5f;
+    ob_buf tl = ob_tensor_f32("lo", sd, 0, &lo), th = ob_tensor_f32("hi", sd, 0, &hi);
+    ob_msg(&g, OB_INIT, &tl);
+    ob_msg(&g, OB_INIT, &th);
+    const char *cins[] = {"bn2", "lo", "hi", NULL}, *couts[] = {"y", NULL};
+    ob_buf cn = ob_node("Clip", NULL, "clip", cins, couts);
+    ob_msg(&g, OB_NODE, &cn);
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("bn_act", ob_model(&g), xd, 4, outs, &r);
+    /* c1, mp1, bn+Relu, c2, mp2 with the provider; bn2+Clip builtin on plain: reorders X to
+       blocked and p2 to plain, y is plain already */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps == 5, "bn_act: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "bn_act: %d reorders", r.reorders);
 }
 
 /* 1-D convolution (rank 3) with stride, dilation and padding; 7 channels. */
@@ -421,6 +465,7 @@ int main(void) {
     test_blocks();
     test_conv1d();
     test_cnn_ops();
+    test_bn_act();
     test_shapes();
     test_huge_images();
     TEST_MAIN_END();

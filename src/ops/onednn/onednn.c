@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "onednn.h"
+#include "ops/blocked.h"
 
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
@@ -452,6 +453,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     case FRT_ACT_CLIP: a = dnnl_eltwise_clip; alpha = n->act.lo; beta = n->act.hi; break;
     case FRT_ACT_SILU: a = dnnl_eltwise_swish; alpha = 1.0f; break; /* x sigmoid(1 x) */
     case FRT_ACT_HARDSWISH: a = dnnl_eltwise_hardswish; break;
+    case FRT_ACT_SIGMOID: a = dnnl_eltwise_logistic; break;
     case FRT_ACT_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
         a = dnnl_eltwise_linear, alpha = n->act.lo, beta = n->act.hi;
         a2 = dnnl_eltwise_clip, alpha2 = 0.0f, beta2 = 1.0f;
@@ -729,6 +731,10 @@ static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
         return decline(c, "needs float32 [N, C, (H,) W] with dims known at load, one output");
     if (X->layout != L) return decline(c, "input not in the blocked layout");
     if (frt_attr_int(c->node, "training_mode", 0)) return decline(c, "training_mode");
+    /* a fused Relu (fuse.c) as oneDNN's fused ReLU of the normalized output */
+    unsigned relu = 0;
+    if (c->node->act.kind == FRT_ACT_RELU) relu = dnnl_fuse_norm_relu;
+    else if (c->node->act.kind != FRT_ACT_NONE) return decline(c, "fused activation not a Relu");
     int64_t C, H, W;
     image_dims(X, &C, &H, &W);
     for (int i = 1; i < 5; i++)
@@ -744,7 +750,7 @@ static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
     if (!ds)
         ds = dnnl_batch_normalization_forward_desc_init(
             &bd, dnnl_forward_inference, &src, eps,
-            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift | relu);
     if (ds) return decline(c, "oneDNN rejects the batch normalization");
     dnnl_primitive_attr_t attr = user_scratch_attr();
     if (!attr) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
@@ -875,9 +881,15 @@ static frt_status copy_run(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
+/* params of channel_mul */
+typedef struct dn_chanmul {
+    int swap;                   /* 1: the factor is input 0 */
+    frt_blk_chanmul_fn fn;      /* the tier's loop (blocked.h) */
+} dn_chanmul;
+
 static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
-    const int *swap = s->k.params; /* 1: the factor is input 0 */
-    const frt_value *X = &x->values[s->in[*swap ? 1 : 0]], *G = &x->values[s->in[*swap ? 0 : 1]];
+    const dn_chanmul *p = s->k.params;
+    const frt_value *X = &x->values[s->in[p->swap ? 1 : 0]], *G = &x->values[s->in[p->swap ? 0 : 1]];
     frt_value *Y = &x->values[s->out[0]];
     int64_t b = X->layout->block, N = X->dims[0], C = X->dims[1], cbn = (C + b - 1) / b, sp = 1;
     for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
@@ -886,21 +898,7 @@ static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
     const float *xp = X->data, *gp = G->data;
     float *yp = Y->data;
     for (int64_t n = 0; n < N; n++)
-        for (int64_t k = 0; k < cbn; k++) {
-            const float *g = gp + (n * cbn + k) * b;
-            float f[16];
-            int64_t valid = C - k * b < b ? C - k * b : b;
-            for (int64_t l = 0; l < b; l++) f[l] = l < valid ? g[l] : 0.0f;
-            const float *xr = xp + (n * cbn + k) * sp * b;
-            float *yr = yp + (n * cbn + k) * sp * b;
-            if (b == 16) {
-                for (int64_t i = 0; i < sp; i++)
-                    for (int l = 0; l < 16; l++) yr[i * 16 + l] = xr[i * 16 + l] * f[l];
-            } else {
-                for (int64_t i = 0; i < sp; i++)
-                    for (int64_t l = 0; l < b; l++) yr[i * b + l] = xr[i * b + l] * f[l];
-            }
-        }
+        p->fn(xp + n * cbn * sp * b, gp + n * cbn * b, yp + n * cbn * sp * b, C, sp, b);
     return FRT_OK;
 }
 
@@ -942,9 +940,10 @@ static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k
             !frt_shape_known(G) || G->dims[0] != X->dims[0] || G->dims[1] != X->dims[1] ||
             frt_shape_numel(G->dims, G->rank) != G->dims[0] * G->dims[1] || X->rank < 3)
             return decline(c, "not a blocked per-channel Mul");
-        int *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
+        dn_chanmul *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
         if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-        *sw = big;
+        sw->swap = big;
+        sw->fn = frt_blk_variant_get(c->isa)->chanmul;
         k->params = sw;
         in[1] = L;
         k->name = "channel_mul";
