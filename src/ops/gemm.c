@@ -299,6 +299,11 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
          * (A is [1,K] or [K,1]) */
         if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
         else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
+    } else if (N == 1) {
+        /* one output column (a final logit): y = alpha * op(A) b, b contiguous (B is [1,K] or
+           [K,1]); a packed B would pad the column to a whole panel */
+        if (p->transA) frt_sgemv_mt(x->tp, 1, K, M, p->alpha, A, lda, B, beta, Y);
+        else frt_sgemv_mt(x->tp, 0, M, K, p->alpha, A, lda, B, beta, Y);
     } else if (packed) {
         frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
