@@ -33,6 +33,7 @@
 
 /* Products up to this many multiply-adds run as direct loops (a BLAS call costs ~0.2-1 us). */
 #define TINY_MACS 1024
+#define MM_CALL_NS 500.0 /* fixed cost of one small sgemm call (packing, dispatch), cost model */
 
 /* ------------------------------------------------------------------------------------------ */
 /* shared helpers                                                                             */
@@ -298,6 +299,11 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
          * (A is [1,K] or [K,1]) */
         if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
         else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
+    } else if (N == 1) {
+        /* one output column (a final logit): y = alpha * op(A) b, b contiguous (B is [1,K] or
+           [K,1]); a packed B would pad the column to a whole panel */
+        if (p->transA) frt_sgemv_mt(x->tp, 1, K, M, p->alpha, A, lda, B, beta, Y);
+        else frt_sgemv_mt(x->tp, 0, M, K, p->alpha, A, lda, B, beta, Y);
     } else if (packed) {
         frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
@@ -524,7 +530,10 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
         for (int i = 0; i < sh.batch_rank; i++) nb *= sh.batch[i];
         mm_batch_job j = {x, p, &sh, A, B, Y};
         int64_t macs = nb * sh.M * sh.N * sh.K;
-        if (nb > 1 && frt_par_threads(x->tp, 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP) > 1) {
+        /* each item is one sgemm call: ~MM_CALL_NS of packing and dispatch besides its flops
+           (dlrm_small's 32 items of 9x64x9: 0.8 us each, 27 us in all) */
+        double work = 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP + (double)nb * MM_CALL_NS;
+        if (nb > 1 && frt_par_threads(x->tp, work) > 1) {
             frt_parallel_for(x->tp, (size_t)nb, mm_batch_task, &j);
         } else if (nb == 1) {
             /* single batch item: may use the pool inside */

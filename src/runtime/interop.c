@@ -8,13 +8,18 @@
  * step is a kernel call (microseconds at least), so the lock is not where time goes, and every
  * hand-over of a tensor from its producer to a reader passes through it (TSan sees the order).
  *
- * Threads: a step the DAG orders with every other step (frt_dag.alone: it can never run beside
- * one) gets the runtime's intra-op pool, which has max(num_threads, inter_op_threads) threads;
- * every other step runs on its participant alone. While a pooled step runs nothing else can
- * become ready, so idle participants sleep instead of polling: at most
- * max(num_threads, inter_op_threads) threads compute at a time. Idle participants poll for up to
- * SPIN_NS before sleeping otherwise (a futex wake-up costs tens of microseconds on a VM). The
- * choice depends on the DAG only, so every run gives a step the same threads (same rounding).
+ * Threads: one set of threads serves both kinds of parallelism. The runtime's intra-op pool is
+ * shared (frt_threadpool_create_shared): of its max(num_threads, inter_op_threads) threads, the
+ * participants are the helpers and only the rest are the pool's own workers. Every step runs on
+ * its participant with the pool; a kernel that splits its work (by the cost model,
+ * frt_par_threads) opens a region, and idle participants join it (frt_threadpool_help): while
+ * the 8 lookups of dlrm_small run, its bottom MLP runs on one thread, and once they are done the
+ * other participant takes half of each GEMM. A region nobody joins (every participant busy) runs
+ * on its caller alone; kernels split without changing any summation order, so a step's result
+ * does not depend on who helped. So at most max(num_threads, inter_op_threads) threads compute
+ * at a time. Idle participants poll (ready steps, open regions, the end of the run) for up to
+ * SPIN_NS before sleeping (a futex wake-up costs tens of microseconds on a VM); opening a region
+ * wakes sleeping participants.
  *
  * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
  * carry is kept. After a step fails, the remaining steps are counted down without running and
@@ -158,17 +163,18 @@ struct frt_iop {
     int32_t *ready;        /* stack of ready positions */
     int32_t n_ready, n_left, running;
     atomic_int ready_hint; /* n_ready, for polling without the lock */
-    atomic_int pooled;     /* a step holds the intra-op pool */
     atomic_int left_hint;  /* n_left */
-    int participants;      /* still inside the run */
-    int sleepers;
-    bool caller_waits;     /* frt_run's caller waits for participants == 0 */
+    atomic_int participants; /* still inside the run (written under mu) */
+    atomic_int sleepers;   /* participants asleep on cv (written under mu) */
+    bool caller_waits;     /* a caller waits on cv for participants == 0 */
     frt_status st;
     char msg[1024];
     /* async: called by the last participant to leave */
     void (*fin)(frt_runtime *, frt_status, void *);
     void *fin_arg;
 };
+
+static void notify_sleepers(void *arg);
 
 frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
     *out = NULL;
@@ -188,6 +194,7 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
             return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
         }
     }
+    frt_threadpool_set_notify(rt->tp, notify_sleepers, io);
     if (io->limit > 1) {
         io->w = workers_new(io->limit);
         if (!io->w) {
@@ -209,6 +216,32 @@ void frt_iop_free(frt_iop *io) {
     free(io);
 }
 
+/* Wakes participants asleep on cv: a region of the intra-op pool opened (its notify). */
+static void notify_sleepers(void *arg) {
+    frt_iop *io = arg;
+    if (!atomic_load(&io->sleepers)) return;
+    pthread_mutex_lock(&io->mu);
+    pthread_cond_broadcast(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+}
+
+/* Waits until the participants of the previous run have left (the sync caller returns as soon
+ * as every step is done, without waiting for the others to notice). */
+static void wait_left(frt_iop *io) {
+    uint64_t t0 = now_ns();
+    for (int k = 0; atomic_load_explicit(&io->participants, memory_order_acquire) > 0; k++) {
+        if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&io->mu);
+    while (atomic_load_explicit(&io->participants, memory_order_relaxed) > 0) {
+        io->caller_waits = true;
+        pthread_cond_wait(&io->cv, &io->mu);
+    }
+    io->caller_waits = false;
+    pthread_mutex_unlock(&io->mu);
+}
+
 /* Resets the schedule for a run (no participant is active). */
 static void reset(frt_iop *io) {
     const frt_dag *d = io->rt->m->blocks[0].prog->dag;
@@ -222,25 +255,19 @@ static void reset(frt_iop *io) {
     io->msg[0] = 0;
     atomic_store(&io->ready_hint, io->n_ready);
     atomic_store(&io->left_hint, io->n_left);
-    atomic_store(&io->pooled, 0);
 }
 
-/* Under mu: takes a ready position (-1: none); *with_pool when it runs alone. */
-static int32_t take(frt_iop *io, bool *with_pool) {
+/* Under mu: takes a ready position (-1: none). */
+static int32_t take(frt_iop *io) {
     if (!io->n_ready) return -1;
     int32_t pos = io->ready[--io->n_ready];
     io->running++;
-    /* a step ordered with every other one has the cores to itself: the intra-op pool. Decided
-       by the DAG, not by the moment, so a step's thread count (and, with kernels that split
-       work by it, its rounding) is the same in every run */
-    *with_pool = io->rt->m->blocks[0].prog->dag->alone[pos] && io->rt->tp;
-    if (*with_pool) atomic_store_explicit(&io->pooled, 1, memory_order_relaxed);
     atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
     return pos;
 }
 
 /* Under mu: position pos ended with status st. */
-static void complete(frt_iop *io, int32_t pos, bool with_pool, frt_status st) {
+static void complete(frt_iop *io, int32_t pos, frt_status st) {
     const frt_dag *d = io->rt->m->blocks[0].prog->dag;
     if (st && !io->st) {
         io->st = st;
@@ -250,19 +277,17 @@ static void complete(frt_iop *io, int32_t pos, bool with_pool, frt_status st) {
         if (--io->pending[d->succ[k]] == 0) io->ready[io->n_ready++] = d->succ[k];
     io->running--;
     io->n_left--;
-    if (with_pool) atomic_store_explicit(&io->pooled, 0, memory_order_relaxed);
     atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
     atomic_store_explicit(&io->left_hint, io->n_left, memory_order_relaxed);
 }
 
-static frt_status run_step(frt_iop *io, int32_t pos, bool with_pool) {
+static frt_status run_step(frt_iop *io, int32_t pos) {
     frt_runtime *rt = io->rt;
     frt_brt *b = &rt->blk[0];
     if (b->plan.skip[pos]) return FRT_OK;
     const frt_program *p = b->b->prog;
     const frt_step *s = &p->steps[p->compute[pos]];
-    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos],
-                                  with_pool ? rt->tp : NULL);
+    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos], rt->tp);
     bool prof = rt->profiling, trace = rt->trace.cap != 0;
     uint64_t t0 = prof || trace ? now_ns() : 0;
     frt_status st = s->k.fn(s, &x);
@@ -278,23 +303,29 @@ static frt_status run_step(frt_iop *io, int32_t pos, bool with_pool) {
     return st;
 }
 
-/* Idle: polls (unless a step holds the intra-op pool) then sleeps until a step is ready or the
- * run ends. Called and returns with mu held. */
+/* Idle: helps with open regions of the intra-op pool and polls for up to SPIN_NS (since the
+ * last help), then sleeps until a step is ready, a region opens or the run ends. Called and
+ * returns with mu held. */
 static void idle_wait(frt_iop *io) {
+    frt_threadpool *tp = io->rt->tp;
     pthread_mutex_unlock(&io->mu);
     uint64_t t0 = now_ns();
     for (int k = 0; !atomic_load_explicit(&io->ready_hint, memory_order_relaxed) &&
-                    atomic_load_explicit(&io->left_hint, memory_order_relaxed) &&
-                    !atomic_load_explicit(&io->pooled, memory_order_relaxed);
+                    atomic_load_explicit(&io->left_hint, memory_order_relaxed);
          k++) {
+        if (frt_threadpool_help(tp)) {
+            t0 = now_ns();
+            continue;
+        }
         if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
         cpu_relax();
     }
     pthread_mutex_lock(&io->mu);
     if (!io->n_ready && io->n_left) {
-        io->sleepers++;
-        pthread_cond_wait(&io->cv, &io->mu);
-        io->sleepers--;
+        /* announce, then look: a region opened after the look sees the sleeper (notify) */
+        atomic_fetch_add(&io->sleepers, 1);
+        if (!frt_threadpool_open(tp)) pthread_cond_wait(&io->cv, &io->mu);
+        atomic_fetch_sub(&io->sleepers, 1);
     }
 }
 
@@ -302,9 +333,17 @@ static void idle_wait(frt_iop *io) {
 static void participate(void *arg) {
     frt_iop *io = arg;
     pthread_mutex_lock(&io->mu);
+    frt_threadpool *tp = io->rt->tp;
     for (;;) {
-        bool with_pool = false;
-        int32_t pos = take(io, &with_pool);
+        /* a region of a running step first: that step is under way and others wait for it,
+           whereas a ready step may have slack (dlrm_small's lookups beside the bottom MLP) */
+        if (frt_threadpool_open(tp)) {
+            pthread_mutex_unlock(&io->mu);
+            frt_threadpool_help(tp);
+            pthread_mutex_lock(&io->mu);
+            continue;
+        }
+        int32_t pos = take(io);
         if (pos < 0) {
             if (!io->n_left) break;
             idle_wait(io);
@@ -312,13 +351,15 @@ static void participate(void *arg) {
         }
         bool failed = io->st != FRT_OK;
         pthread_mutex_unlock(&io->mu);
-        frt_status st = failed ? FRT_OK : run_step(io, pos, with_pool);
+        frt_status st = failed ? FRT_OK : run_step(io, pos);
         pthread_mutex_lock(&io->mu);
-        complete(io, pos, with_pool, st);
+        complete(io, pos, st);
         /* wake sleepers for the steps this thread does not take next, and all at the end */
-        if (io->sleepers && (io->n_ready > 1 || !io->n_left)) pthread_cond_broadcast(&io->cv);
+        if (atomic_load_explicit(&io->sleepers, memory_order_relaxed) &&
+            (io->n_ready > 1 || !io->n_left))
+            pthread_cond_broadcast(&io->cv);
     }
-    bool last = --io->participants == 0;
+    bool last = atomic_fetch_sub_explicit(&io->participants, 1, memory_order_release) == 1;
     if (last && io->caller_waits) pthread_cond_broadcast(&io->cv);
     void (*fin)(frt_runtime *, frt_status, void *) = io->fin;
     void *fin_arg = io->fin_arg;
@@ -335,18 +376,18 @@ static void participate(void *arg) {
 
 frt_status frt_iop_run(frt_runtime *rt) {
     frt_iop *io = rt->iop;
+    wait_left(io);
     reset(io);
     io->fin = NULL;
-    io->caller_waits = true;
     /* the caller and limit - 1 workers (FRT_INTEROP_SERIAL=1: the caller alone, in a fixed
        order: the reference the tests compare parallel runs with) */
     int n = rt->m->interop_serial ? 1 : io->limit;
-    io->participants = n;
+    atomic_store(&io->participants, n);
     for (int i = 1; i < n; i++) workers_launch(io->w, participate, io);
     participate(io);
+    /* every step is done (the caller leaves only then); the others leave on their own, and the
+       next run (or frt_iop_free's join of the workers) waits for them */
     pthread_mutex_lock(&io->mu);
-    while (io->participants > 0) pthread_cond_wait(&io->cv, &io->mu);
-    io->caller_waits = false;
     frt_status st = io->st;
     pthread_mutex_unlock(&io->mu);
     if (st) return frt_error(st, "%s", io->msg);
@@ -381,9 +422,9 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
         own.ctx = io->w;
         launcher = &own;
     }
+    wait_left(io);
     io->fin = fin;
     io->fin_arg = fin_arg;
-    io->caller_waits = false;
     if (!rt->m->blocks[0].prog->dag || io->limit < 2) {
         launcher->launch(launcher->ctx, seq_task, io); /* io and rt are the task's from here */
         return FRT_OK;
@@ -391,10 +432,10 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
     reset(io);
     /* one share more than the tasks, held while launching: a launcher that runs tasks at once
        cannot end the run (and free it from the callback) before every task was launched */
-    io->participants = io->limit + 1;
+    atomic_store(&io->participants, io->limit + 1);
     for (int i = 0; i < io->limit; i++) launcher->launch(launcher->ctx, participate, io);
     pthread_mutex_lock(&io->mu);
-    bool last = --io->participants == 0;
+    bool last = atomic_fetch_sub(&io->participants, 1) == 1;
     st = io->st;
     char msg[sizeof io->msg];
     if (last && st) memcpy(msg, io->msg, sizeof msg);

@@ -166,11 +166,16 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     }
     rt->v = rt->blk[0].v;
     rt->in_dims = rt->blk[0].in_dims;
-    /* with inter-op threads, a step running alone may use all of them (interop.c); a model with
-       oneDNN steps runs them on OpenMP threads and has no pool beside them */
-    int pool = m->opt.num_threads;
-    if (m->blocks[0].prog->dag && m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
-    if (pool > 1 && !uses_onednn(m)) rt->tp = frt_threadpool_create(pool, frt_sgemm_thread_warmup);
+    /* with inter-op threads the pool is shared: the inter-op participants are its helpers and
+       it has only max(num_threads, inter_op_threads) - inter_op_threads workers of its own
+       (interop.c); a model with oneDNN steps runs them on OpenMP threads and has no pool */
+    int pool = m->opt.num_threads, helpers = 0;
+    if (m->blocks[0].prog->dag && m->opt.inter_op_threads > 1) {
+        helpers = m->opt.inter_op_threads - 1;
+        if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
+    }
+    if (pool > 1 && !uses_onednn(m))
+        rt->tp = frt_threadpool_create_shared(pool, pool - 1 - helpers, frt_sgemm_thread_warmup);
     if (m->opt.inter_op_threads > 1 && m->blocks[0].prog->dag) {
         st = frt_iop_create(rt, &iop_hooks, &rt->iop);
         if (st) {

@@ -13,26 +13,40 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* After a region, workers (and the caller, waiting for them) poll for spin_ns (default 0, see
- * threadpool.h) before sleeping on a condition variable (a futex). bench/wake_bench.c measures
- * both ways (docs/architecture.md, Threads). */
+/* Between regions, own workers poll for spin_ns (default 0, see threadpool.h) before sleeping on
+ * a condition variable (a futex). bench/wake_bench.c measures both ways (docs/architecture.md,
+ * Threads).
+ *
+ * A region: its caller takes the pool (owner), publishes fn/ctx/n and opens the region under mu
+ * (bumping epoch), runs tasks, then closes it under mu and waits until the threads that joined
+ * it (joined) have left. A thread joins only under mu while the region is open, so after the
+ * close no one else joins, and the caller waits only for threads that are running a task, never
+ * for a sleeping worker's wake-up. The caller polls for them up to JOIN_SPIN_NS (they are in a
+ * task, usually microseconds from its end), then sleeps on done. */
 #define SPIN_NS_DEFAULT 0
 #define SPIN_NS_MAX 10000000
+#define JOIN_SPIN_NS 50000
 
 struct frt_threadpool {
-    int n_threads;
+    int n_threads;        /* the split planned for: caller + workers + helpers */
+    int n_workers;        /* own threads */
     uint64_t spin_ns;     /* polling window before sleeping (FRT_SPIN_US, see threadpool.h) */
     pthread_t *workers;
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
-    /* the current region: written by the caller before it publishes a new epoch */
+    atomic_int owner;     /* a region is being run by some caller */
+    /* the current region: written under mu while it is closed */
     void (*fn)(void *, size_t);
     void *ctx;
-    size_t n;
-    atomic_size_t next;
-    atomic_int active;    /* workers still inside the region */
-    atomic_ulong epoch;   /* bumped per region (under mu, so sleepers cannot miss it) */
+    atomic_size_t n;      /* tasks (written under mu, read by frt_threadpool_open) */
+    atomic_size_t next;   /* next task to hand out */
+    atomic_int open;      /* helpers may join while tasks are left (written under mu) */
+    atomic_int joined;    /* threads inside the region besides its caller (written under mu) */
+    int closer_waits;     /* the caller sleeps on done (under mu) */
+    atomic_ulong epoch;   /* bumped per region (under mu, so sleeping workers cannot miss it) */
     atomic_int stop;
+    void (*notify)(void *);
+    void *notify_ctx;
     void (*thread_init)(void);
     int starting;         /* workers that have not finished thread_init (under mu) */
 };
@@ -75,6 +89,40 @@ static int spin_until_new_epoch(frt_threadpool *tp, unsigned long seen) {
     }
 }
 
+int frt_threadpool_open(const frt_threadpool *tp) {
+    frt_threadpool *t = (frt_threadpool *)tp; /* C11's atomic_load takes no const pointer */
+    return t && atomic_load(&t->open) &&
+           atomic_load_explicit(&t->next, memory_order_relaxed) <
+               atomic_load_explicit(&t->n, memory_order_relaxed);
+}
+
+int frt_threadpool_help(frt_threadpool *tp) {
+    if (!frt_threadpool_open(tp)) return 0;
+    pthread_mutex_lock(&tp->mu);
+    size_t n = atomic_load_explicit(&tp->n, memory_order_relaxed);
+    if (!atomic_load_explicit(&tp->open, memory_order_relaxed) ||
+        atomic_load_explicit(&tp->next, memory_order_relaxed) >= n) {
+        pthread_mutex_unlock(&tp->mu); /* over, or every task taken: nothing to join */
+        return 0;
+    }
+    atomic_fetch_add_explicit(&tp->joined, 1, memory_order_relaxed);
+    void (*fn)(void *, size_t) = tp->fn;
+    void *ctx = tp->ctx;
+    pthread_mutex_unlock(&tp->mu);
+    run_tasks(tp, fn, ctx, n);
+    pthread_mutex_lock(&tp->mu);
+    if (atomic_fetch_sub_explicit(&tp->joined, 1, memory_order_release) == 1 && tp->closer_waits)
+        pthread_cond_signal(&tp->done);
+    pthread_mutex_unlock(&tp->mu);
+    return 1;
+}
+
+void frt_threadpool_set_notify(frt_threadpool *tp, void (*notify)(void *), void *ctx) {
+    if (!tp) return;
+    tp->notify = notify;
+    tp->notify_ctx = ctx;
+}
+
 static void *worker_main(void *arg) {
     frt_threadpool *tp = arg;
     unsigned long seen = 0;
@@ -91,21 +139,16 @@ static void *worker_main(void *arg) {
         }
         if (atomic_load(&tp->stop)) break;
         seen = atomic_load_explicit(&tp->epoch, memory_order_acquire);
-        run_tasks(tp, tp->fn, tp->ctx, tp->n);
-        if (atomic_fetch_sub_explicit(&tp->active, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&tp->mu);
-            pthread_cond_signal(&tp->done);
-            pthread_mutex_unlock(&tp->mu);
-        }
+        frt_threadpool_help(tp); /* the region may be over already: then nothing to do */
     }
     return NULL;
 }
 
-frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) {
-    if (n_threads <= 1) return NULL;
+static frt_threadpool *pool_new(int n_threads, int n_workers, void (*thread_init)(void)) {
+    if (n_threads <= 1 || n_workers < 0 || n_workers >= n_threads) return NULL;
     frt_threadpool *tp = calloc(1, sizeof *tp);
     if (!tp) return NULL;
-    tp->workers = calloc((size_t)n_threads - 1, sizeof *tp->workers);
+    tp->workers = calloc((size_t)n_workers + 1, sizeof *tp->workers);
     if (!tp->workers) {
         free(tp);
         return NULL;
@@ -113,10 +156,9 @@ frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) 
     pthread_mutex_init(&tp->mu, NULL);
     pthread_cond_init(&tp->wake, NULL);
     pthread_cond_init(&tp->done, NULL);
-    tp->n_threads = 1;
     tp->spin_ns = spin_window_ns();
     tp->thread_init = thread_init;
-    for (int i = 0; i < n_threads - 1; i++) {
+    for (int i = 0; i < n_workers; i++) {
         pthread_mutex_lock(&tp->mu);
         tp->starting++;
         pthread_mutex_unlock(&tp->mu);
@@ -126,16 +168,27 @@ frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) 
             pthread_mutex_unlock(&tp->mu);
             break;
         }
-        tp->n_threads++;
+        tp->n_workers++;
     }
     pthread_mutex_lock(&tp->mu);
     while (tp->starting > 0) pthread_cond_wait(&tp->done, &tp->mu);
     pthread_mutex_unlock(&tp->mu);
-    if (tp->n_threads == 1) {
+    /* helpers are the owner's; without them, as many threads as started */
+    tp->n_threads = n_threads - (n_workers - tp->n_workers);
+    if (tp->n_threads <= 1) {
         frt_threadpool_free(tp);
         return NULL;
     }
     return tp;
+}
+
+frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) {
+    return pool_new(n_threads, n_threads - 1, thread_init);
+}
+
+frt_threadpool *frt_threadpool_create_shared(int n_threads, int n_workers,
+                                             void (*thread_init)(void)) {
+    return pool_new(n_threads, n_workers, thread_init);
 }
 
 void frt_threadpool_free(frt_threadpool *tp) {
@@ -144,7 +197,7 @@ void frt_threadpool_free(frt_threadpool *tp) {
     atomic_store(&tp->stop, 1);
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
-    for (int i = 0; i < tp->n_threads - 1; i++) pthread_join(tp->workers[i], NULL);
+    for (int i = 0; i < tp->n_workers; i++) pthread_join(tp->workers[i], NULL);
     pthread_mutex_destroy(&tp->mu);
     pthread_cond_destroy(&tp->wake);
     pthread_cond_destroy(&tp->done);
@@ -155,31 +208,46 @@ void frt_threadpool_free(frt_threadpool *tp) {
 int frt_threadpool_size(const frt_threadpool *tp) { return tp ? tp->n_threads : 1; }
 
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {
-    if (!tp || n <= 1) {
+    int free_ = 0;
+    if (!tp || n <= 1 ||
+        !atomic_compare_exchange_strong_explicit(&tp->owner, &free_, 1, memory_order_acquire,
+                                                 memory_order_relaxed)) {
         for (size_t i = 0; i < n; i++) fn(ctx, i);
         return;
     }
+    pthread_mutex_lock(&tp->mu);
     tp->fn = fn;
     tp->ctx = ctx;
-    tp->n = n;
+    atomic_store_explicit(&tp->n, n, memory_order_relaxed);
     atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&tp->active, tp->n_threads - 1, memory_order_relaxed);
-    pthread_mutex_lock(&tp->mu);
+    atomic_store(&tp->open, 1);
     atomic_fetch_add_explicit(&tp->epoch, 1, memory_order_release);
-    pthread_cond_broadcast(&tp->wake);
+    if (tp->n_workers) pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
+    if (tp->notify) tp->notify(tp->notify_ctx);
     run_tasks(tp, fn, ctx, n);
-    uint64_t t0 = tp->spin_ns ? now_ns() : 0;
-    for (int k = 0; atomic_load_explicit(&tp->active, memory_order_acquire) > 0; k++) {
-        if (!tp->spin_ns || ((k & 63) == 63 && now_ns() - t0 > tp->spin_ns)) {
-            pthread_mutex_lock(&tp->mu);
-            while (atomic_load_explicit(&tp->active, memory_order_acquire) > 0)
-                pthread_cond_wait(&tp->done, &tp->mu);
-            pthread_mutex_unlock(&tp->mu);
-            break;
+    pthread_mutex_lock(&tp->mu);
+    atomic_store(&tp->open, 0);
+    pthread_mutex_unlock(&tp->mu);
+    /* only threads running a task remain: poll, then sleep */
+    uint64_t t0 = 0;
+    for (int k = 0; atomic_load_explicit(&tp->joined, memory_order_acquire) > 0; k++) {
+        if ((k & 63) == 63) {
+            uint64_t t = now_ns();
+            if (!t0) t0 = t;
+            else if (t - t0 > JOIN_SPIN_NS) {
+                pthread_mutex_lock(&tp->mu);
+                tp->closer_waits = 1;
+                while (atomic_load_explicit(&tp->joined, memory_order_acquire) > 0)
+                    pthread_cond_wait(&tp->done, &tp->mu);
+                tp->closer_waits = 0;
+                pthread_mutex_unlock(&tp->mu);
+                break;
+            }
         }
         cpu_relax();
     }
+    atomic_store_explicit(&tp->owner, 0, memory_order_release);
 }
 
 typedef struct ranges_job {

@@ -1,10 +1,12 @@
 /* Intra-op thread pool. The calling thread takes part in every parallel region. Between regions
- * workers sleep on a condition variable (a futex), and the caller sleeps while it waits for them:
- * no spinning by default. Env FRT_SPIN_US = 1..10000 (read when a pool is created) makes workers
- * and caller poll that many microseconds first, so regions that follow each other closely skip
- * the wake-up: faster on a dedicated machine, slower on a busy one, where a polling thread uses up
- * its time slice and then waits behind other processes instead of being woken promptly
- * (bench/wake_bench.c, docs/architecture.md "Threads"). */
+ * workers sleep on a condition variable (a futex): no spinning by default. Env FRT_SPIN_US =
+ * 1..10000 (read when a pool is created) makes workers poll that many microseconds first, so
+ * regions that follow each other closely skip the wake-up: faster on a dedicated machine, slower
+ * on a busy one, where a polling thread uses up its time slice and then waits behind other
+ * processes instead of being woken promptly (bench/wake_bench.c, docs/architecture.md "Threads").
+ * A region's caller never waits for a worker to wake up: threads join a region while it has
+ * tasks left, and the caller, once every task is taken, waits only for those that joined (they
+ * are running a task: it polls briefly, then sleeps). */
 #ifndef FRT_UTIL_THREADPOOL_H
 #define FRT_UTIL_THREADPOOL_H
 
@@ -18,12 +20,32 @@ typedef struct frt_threadpool frt_threadpool;
  * thread_init (may be NULL) runs once on each worker before create returns, so per-thread state
  * that kernels set up lazily (packing buffers) exists before the first region. */
 frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void));
+/* A pool of n_threads threads of which only n_workers (0 <= n_workers < n_threads) are its own:
+ * the other n_threads - 1 - n_workers are helpers, threads of the owner (inter-op participants,
+ * src/runtime/interop.c) that join regions with frt_threadpool_help when they are idle. n_threads
+ * is the split the cost model plans for; a region nobody joins runs on its caller alone. */
+frt_threadpool *frt_threadpool_create_shared(int n_threads, int n_workers,
+                                             void (*thread_init)(void));
 void frt_threadpool_free(frt_threadpool *tp);
 int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
 
 /* Calls fn(ctx, i) for every i in [0, n) across the pool and returns when all are done.
- * Tasks are handed out dynamically; fn must not call frt_parallel_for on the same pool. */
+ * Tasks are handed out dynamically: the caller runs tasks too, and threads that arrive after the
+ * last task was taken are not waited for. One region at a time per pool: a call made while
+ * another thread's region runs (two inter-op participants) or from inside fn runs its tasks on
+ * the calling thread. Each task must give the same result on any thread. */
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+/* ---- helpers (pools from frt_threadpool_create_shared) ----
+ * notify(ctx) is called by the thread that opens a region (after opening it), so the owner can
+ * wake helpers it let sleep; NULL: none. Set before any region runs. */
+void frt_threadpool_set_notify(frt_threadpool *tp, void (*notify)(void *), void *ctx);
+/* Whether a region is open that frt_threadpool_help would join (one atomic load; seq_cst, so a
+ * helper that announces itself as sleeping, then checks this, cannot miss a notify). */
+int frt_threadpool_open(const frt_threadpool *tp);
+/* Joins the open region, if any, and runs its tasks until none is left; returns whether it
+ * joined. Must not be called from inside a task. */
+int frt_threadpool_help(frt_threadpool *tp);
 
 /* Splits [0, n) into contiguous ranges and calls fn(ctx, lo, hi) for each, where one item costs
  * item_ns (cost model below): once, on the calling thread, when frt_par_threads gives 1;

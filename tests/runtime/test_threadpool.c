@@ -2,7 +2,9 @@
  * the calling thread and splits larger work; frt_parallel_ranges covers [0, n) exactly once;
  * regions run correctly back to back (workers polling) and after pauses (workers asleep), with
  * the default polling window and with FRT_SPIN_US=0 (sleep at once); a bad FRT_SPIN_US falls
- * back to the default. Usage: test_threadpool */
+ * back to the default. Shared pools (frt_threadpool_create_shared): helper threads that join with
+ * frt_threadpool_help, two callers at once (the second runs its region alone), nested calls,
+ * notify. Usage: test_threadpool */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -127,9 +129,109 @@ static void test_regions(void) {
     unsetenv("FRT_SPIN_US");
 }
 
+/* ---- shared pools: regions served by helper threads ---- */
+
+typedef struct {
+    frt_threadpool *tp;
+    atomic_int stop, helped, notified;
+} helper_ctx;
+
+static void *helper_main(void *p) {
+    helper_ctx *h = p;
+    while (!atomic_load(&h->stop))
+        if (frt_threadpool_help(h->tp)) atomic_fetch_add(&h->helped, 1);
+    return NULL;
+}
+
+static void count_notify(void *p) { atomic_fetch_add(&((helper_ctx *)p)->notified, 1); }
+
+typedef struct {
+    frt_threadpool *tp;
+    atomic_llong *slots;
+    size_t n;
+    int nested;
+} shared_ctx;
+
+static void shared_inner(void *p, size_t i) {
+    shared_ctx *c = p;
+    atomic_fetch_add(&c->slots[0], (long long)i + 1);
+}
+
+/* adds 1 to every slot; with nested, each task runs a region of two tasks of its own on the
+   same pool (it must run on the calling thread), adding 1 and 2, and subtracts 2 */
+static void shared_task(void *p, size_t i) {
+    shared_ctx *c = p;
+    if (c->nested) {
+        shared_ctx one = {c->tp, c->slots + i, 2, 0};
+        frt_parallel_for(c->tp, 2, shared_inner, &one);
+        atomic_fetch_sub(&c->slots[i], 2);
+        return;
+    }
+    atomic_fetch_add(&c->slots[i], 1);
+}
+
+typedef struct {
+    shared_ctx c;
+    int regions;
+} caller_arg;
+
+static void *caller_main(void *p) {
+    caller_arg *a = p;
+    for (int r = 0; r < a->regions; r++) frt_parallel_for(a->c.tp, a->c.n, shared_task, &a->c);
+    return NULL;
+}
+
+static void test_shared(void) {
+    CHECK(frt_threadpool_create_shared(2, 2, NULL) == NULL); /* no helper left */
+    CHECK(frt_threadpool_create_shared(1, 0, NULL) == NULL);
+    frt_threadpool *tp = frt_threadpool_create_shared(3, 0, NULL); /* 2 helpers, no workers */
+    CHECK(frt_threadpool_size(tp) == 3);
+    CHECK(!frt_threadpool_open(tp) && !frt_threadpool_help(tp)); /* no region: nothing joined */
+    helper_ctx h = {.tp = tp};
+    frt_threadpool_set_notify(tp, count_notify, &h);
+    /* without helpers: every region runs on its caller */
+    enum { N = 29, REGIONS = 2000, CALLERS = 2 };
+    atomic_llong slots[CALLERS][N];
+    memset(slots, 0, sizeof slots);
+    caller_arg a[CALLERS];
+    for (int k = 0; k < CALLERS; k++) a[k] = (caller_arg){{tp, slots[k], N, k == 1}, REGIONS};
+    caller_main(&a[0]);
+    CHECK(atomic_load(&h.notified) == REGIONS);
+    /* two helpers, two callers at once (one of them nesting): every task once per region */
+    pthread_t th[2], ca[CALLERS];
+    for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, helper_main, &h);
+    for (int k = 0; k < CALLERS; k++) pthread_create(&ca[k], NULL, caller_main, &a[k]);
+    for (int k = 0; k < CALLERS; k++) pthread_join(ca[k], NULL);
+    atomic_store(&h.stop, 1);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        bad += atomic_load(&slots[0][i]) != 2 * REGIONS;
+        bad += atomic_load(&slots[1][i]) != REGIONS;
+    }
+    CHECK_MSG(bad == 0, "shared pool: %d slots wrong", bad);
+    CHECK(atomic_load(&h.notified) >= REGIONS + 1);
+    frt_threadpool_free(tp);
+    /* own workers and helpers together */
+    tp = frt_threadpool_create_shared(3, 1, NULL);
+    CHECK(frt_threadpool_size(tp) == 3);
+    h = (helper_ctx){.tp = tp};
+    pthread_create(&th[0], NULL, helper_main, &h);
+    memset(slots, 0, sizeof slots);
+    a[0] = (caller_arg){{tp, slots[0], N, 0}, REGIONS};
+    caller_main(&a[0]);
+    atomic_store(&h.stop, 1);
+    pthread_join(th[0], NULL);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += atomic_load(&slots[0][i]) != REGIONS;
+    CHECK_MSG(bad == 0, "shared pool with a worker: %d slots wrong", bad);
+    frt_threadpool_free(tp);
+}
+
 int main(void) {
     test_cost_model();
     test_ranges();
     test_regions();
+    test_shared();
     TEST_MAIN_END();
 }

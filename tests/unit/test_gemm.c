@@ -157,6 +157,13 @@ static void test_gemm_kernels(void) {
     CHECK(run_gemm(&g4, NULL));
     gemm_case g5 = {0, 0, 300, 9, 300, 1, 1, C_MN, 2, 0, {FRT_ACT_NONE, 0, 0}, 2};
     CHECK(run_gemm(&g5, NULL));
+    /* one output column (DLRM's last layer: [32,256] x [1,256]^T + bias), constant B: a GEMV,
+       also with A transposed */
+    gemm_case g6 = {0, 1, 32, 1, 256, 1, 1, C_N, 2 | 4, 0, {FRT_ACT_NONE, 0, 0}, 2};
+    CHECK(run_gemm(&g6, NULL));
+    g6.ta = 1;
+    g6.M = 300;
+    CHECK(run_gemm(&g6, NULL));
 }
 
 static frt_status run_simple(const char *op_type, frt_value *in, int n_in, const frt_onnx_attr *attrs,
