@@ -133,16 +133,30 @@ static void logsoftmax_rows_f32_c(const float *x, float *y, size_t rows, size_t 
     }
 }
 
+static void actp_rows_f32_c(int kind, float *y, size_t ldy, size_t m, size_t n, const float *bias,
+                            const float *res, size_t ldr, const float *prm) {
+    for (size_t r = 0; r < m; r++) {
+        float *yr = y + r * ldy;
+        if (bias)
+            for (size_t i = 0; i < n; i++) yr[i] += bias[i];
+        if (kind != FRT_ACTP_COUNT) actp_f32_c(kind, yr, yr, n, prm);
+        if (res)
+            for (size_t i = 0; i < n; i++) yr[i] += res[r * ldr + i];
+    }
+}
+
 static const frt_actp_variant actp_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", frt_actp_f32_avx512, frt_logsoftmax_rows_f32_avx512},
+    {FRT_ISA_AVX512, "_avx512", frt_actp_f32_avx512, frt_logsoftmax_rows_f32_avx512,
+     frt_actp_rows_f32_avx512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", frt_actp_f32_avx2, frt_logsoftmax_rows_f32_avx2},
+    {FRT_ISA_AVX2, "_avx2", frt_actp_f32_avx2, frt_logsoftmax_rows_f32_avx2,
+     frt_actp_rows_f32_avx2},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", actp_f32_c, logsoftmax_rows_f32_c},
+    {FRT_ISA_PORTABLE, "", actp_f32_c, logsoftmax_rows_f32_c, actp_rows_f32_c},
 };
 
 const frt_actp_variant *frt_actp_variant_get(frt_isa cap) {

@@ -668,6 +668,12 @@ void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, cons
     pb_cols(transA, M, N, 0, N, K, alpha, A, lda, Bp, beta, C, ldc, NULL, NULL, 0);
 }
 
+void frt_sgemm_pb_n(int transA, int64_t M, int64_t N, int64_t n, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *Bp, float beta, float *C,
+                    int64_t ldc) {
+    pb_cols(transA, M, N, 0, n < N ? n : N, K, alpha, A, lda, Bp, beta, C, ldc, NULL, NULL, 0);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Multi-threaded splitting                                                                   */
 /* ------------------------------------------------------------------------------------------ */

@@ -78,6 +78,12 @@ void frt_sgemm_pa(int64_t M, int64_t N, int64_t K, float alpha, const float *Ap,
 void frt_sgemm_pb(int transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                   int64_t lda, const float *Bp, float beta, float *C, int64_t ldc);
 
+/* C[M,n] = alpha * op(A) * Bp[:, 0:n) + beta * C: the first n <= N columns of a Bp packed by
+ * frt_sgemm_pack_b(.., K, N, ..) (e.g. the keys a causal row block sees). */
+void frt_sgemm_pb_n(int transA, int64_t M, int64_t N, int64_t n, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *Bp, float beta, float *C,
+                    int64_t ldc);
+
 /* Multi-threaded forms of the packed multiplies (tp NULL = serial; same rules as frt_sgemm_mt). */
 void frt_sgemm_pa_mt(struct frt_threadpool *tp, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *Ap, int transB, const float *B, int64_t ldb, float beta, float *C,

@@ -42,7 +42,7 @@ typedef struct fmm_params {
     const float *bias;
     int64_t K, N;
     int act;         /* 0 none, 1 gelu, 2 gelu tanh */
-    frt_actp_fn act_fn;
+    frt_actp_rows_fn rows_fn; /* bias + activation + residual of an output block */
 } fmm_params;
 
 static frt_status fmm_infer(frt_op_ctx *c) {
@@ -96,16 +96,9 @@ static void fmm_epilogue(const void *ctx, float *C, int64_t ldc, int64_t i, int6
                          int64_t n) {
     const fmm_epi *e = ctx;
     const fmm_params *p = e->p;
-    const float *b = p->bias + j;
-    for (int64_t r = 0; r < m; r++) {
-        float *c = C + r * ldc;
-        for (int64_t t = 0; t < n; t++) c[t] += b[t];
-        if (p->act) p->act_fn(p->act == 1 ? FRT_ACTP_GELU : FRT_ACTP_GELU_TANH, c, c, (size_t)n, no_prm);
-        if (e->res) {
-            const float *rr = e->res + (i + r) * p->N + j;
-            for (int64_t t = 0; t < n; t++) c[t] += rr[t];
-        }
-    }
+    p->rows_fn(p->act == 0 ? FRT_ACTP_COUNT : p->act == 1 ? FRT_ACTP_GELU : FRT_ACTP_GELU_TANH, C,
+               (size_t)ldc, (size_t)m, (size_t)n, p->bias + j, e->res ? e->res + i * p->N + j : NULL,
+               (size_t)p->N, no_prm);
 }
 
 static frt_status k_fmm(const frt_step *s, frt_exec *x) {
@@ -153,7 +146,7 @@ static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
     p->K = w->dims[0];
     p->N = w->dims[1];
     p->act = (int)act;
-    p->act_fn = frt_actp_variant_get(c->isa)->pointwise;
+    p->rows_fn = frt_actp_variant_get(c->isa)->bias_rows;
     p->isa = c->isa;
     size_t np = frt_sgemm_pack_b_size(p->K, p->N);
     if (c->node->wprec != 0) { /* half-precision W (keeps fp32 if fp16 cannot hold it) */
@@ -249,13 +242,21 @@ static frt_status att_infer(frt_op_ctx *c) {
 /* Heads run on up to ATT_SLOTS pool threads, each with its own scores buffer. */
 #define ATT_SLOTS 4
 
+/* Floats of one slot (a multiple of 16: 64-byte aligned slots): the scores [Sq, Sk], and on the
+ * causal path K_h^T packed once per head for the SGEMM (frt_sgemm_pack_b of [dk, Sk]). */
+static size_t att_slot_floats(const att_params *p, int64_t Sq, int64_t Sk, int64_t dk) {
+    size_t n = ((size_t)Sq * (size_t)Sk + 15) / 16 * 16;
+    if (p->causal) n += (frt_sgemm_pack_b_size(dk, Sk) + 15) / 16 * 16;
+    return n;
+}
+
 static size_t att_scratch(const frt_step *s, const frt_value *values) {
     const att_params *p = s->k.params;
     const frt_value *q = &values[s->in[0]], *k = &values[s->in[1]];
     int64_t heads = q->dims[0] * p->H, slots = heads < ATT_SLOTS ? heads : ATT_SLOTS;
     if (slots < 1) slots = 1;
-    size_t per = ((size_t)q->dims[1] * (size_t)k->dims[1] + 15) / 16 * 16; /* 64-byte slots */
-    return (size_t)slots * per * sizeof(float) + 64;
+    return (size_t)slots * att_slot_floats(p, q->dims[1], k->dims[1], q->dims[2] / p->H) *
+               sizeof(float) + 64;
 }
 
 typedef struct att_job {
@@ -278,13 +279,14 @@ typedef struct att_job {
  * (|fill - max| < 104) is recomputed over all Sk columns with the fill, as the full path does. */
 static void att_head_causal(const att_params *p, int64_t Sq, int64_t Sk, int64_t dk, int64_t dv,
                             const float *Qh, int64_t ldq, const float *Kh, const float *Vh,
-                            int64_t ldv, float *Yh, float *S) {
+                            int64_t ldv, float *Yh, float *S, float *Kp) {
     const int64_t off = p->cz_off;
+    frt_sgemm_pack_b(1, dk, Sk, Kh, ldq, Kp); /* K_h^T, packed once for all row blocks */
     for (int64_t i0 = 0; i0 < Sq; i0 += ATT_CZ_ROWS) {
         const int64_t i1 = i0 + ATT_CZ_ROWS < Sq ? i0 + ATT_CZ_ROWS : Sq;
         int64_t nv = i1 + off < Sk ? i1 + off : Sk; /* columns visible to some row of the block */
         float *Sb = S + i0 * Sk;
-        frt_sgemm(0, 1, i1 - i0, nv, dk, p->scale, Qh + i0 * ldq, ldq, Kh, ldq, 0.0f, Sb, Sk);
+        frt_sgemm_pb_n(0, i1 - i0, Sk, nv, dk, p->scale, Qh + i0 * ldq, ldq, Kp, 0.0f, Sb, Sk);
         bool full = false;
         for (int64_t i = i0; i < i1 && !full; i++) {
             const float *r = S + i * Sk;
@@ -296,7 +298,7 @@ static void att_head_causal(const att_params *p, int64_t Sq, int64_t Sk, int64_t
         }
         if (full) { /* the masked columns count: the whole rows, as the full path computes them */
             nv = Sk;
-            frt_sgemm(0, 1, i1 - i0, Sk, dk, p->scale, Qh + i0 * ldq, ldq, Kh, ldq, 0.0f, Sb, Sk);
+            frt_sgemm_pb_n(0, i1 - i0, Sk, Sk, dk, p->scale, Qh + i0 * ldq, ldq, Kp, 0.0f, Sb, Sk);
             for (int64_t i = i0; i < i1; i++)
                 for (int64_t c = i + off + 1; c < Sk; c++) S[i * Sk + c] = p->fill;
             p->softmax(Sb, Sb, (size_t)(i1 - i0), (size_t)Sk);
@@ -331,7 +333,8 @@ static void att_task(void *ctx, size_t t) {
             continue;
         }
         if (p->causal && Sq == p->cz_sq && Sk == p->cz_sk) {
-            att_head_causal(p, Sq, Sk, dk, dv, Qh, ldq, Kh, Vh, ldv, Yh, S);
+            att_head_causal(p, Sq, Sk, dk, dv, Qh, ldq, Kh, Vh, ldv, Yh, S,
+                            S + (Sq * Sk + 15) / 16 * 16);
             continue;
         }
         frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
@@ -383,7 +386,7 @@ static frt_status k_att(const frt_step *s, frt_exec *x) {
     if (tasks > ATT_SLOTS) tasks = ATT_SLOTS;
     if (tasks > heads) tasks = heads;
     if (tasks < 1) tasks = 1;
-    j.per_slot = (Sq * Sk + 15) / 16 * 16;
+    j.per_slot = (int64_t)att_slot_floats(p, Sq, Sk, j.dk);
     j.heads_per_task = (heads + tasks - 1) / tasks;
     tasks = (heads + j.heads_per_task - 1) / j.heads_per_task;
     if (tasks > 1) frt_parallel_for(x->tp, (size_t)tasks, att_task, &j);

@@ -364,10 +364,60 @@ static void test_silu_fusion(void) {
         for (int extra = 0; extra < 2; extra++) check_silu_model(swap, extra);
 }
 
+/* bias_rows (the GEMM epilogue: act(y + bias) + res over a strided block) of every tier against
+ * a naive double reference and against the portable twin: odd widths (vector tails), no bias, no
+ * residual, no activation, and a kind outside the specialized loops. */
+static void test_bias_rows(void) {
+    static const int kinds[] = {FRT_ACTP_COUNT, FRT_ACTP_GELU, FRT_ACTP_GELU_TANH, FRT_ACTP_SILU,
+                                FRT_ACTP_ELU};
+    const size_t m = 5, ldy = 45, ldr = 47;
+    float y0[5 * 45], y[5 * 45], yp[5 * 45], bias[45], res[5 * 47];
+    for (size_t i = 0; i < m * ldy; i++) y0[i] = -6.0f + 12.0f * (float)((i * 37) % 101) / 101.0f;
+    for (size_t i = 0; i < 45; i++) bias[i] = 0.25f * (float)(i % 7) - 0.75f;
+    for (size_t i = 0; i < m * ldr; i++) res[i] = 0.5f * (float)(i % 5) - 1.0f;
+    const float prm[4] = {1.5f, 0, 0, 0};
+    const frt_actp_variant *p = frt_actp_variant_get(FRT_ISA_PORTABLE);
+    for (int tier = FRT_ISA_PORTABLE; tier <= (int)frt_cpu_tier(); tier++) {
+        const frt_actp_variant *v = frt_actp_variant_get((frt_isa)tier);
+        for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+            for (size_t n = 1; n <= 40; n += (n < 18 ? 1 : 7))
+                for (int opt = 0; opt < 4; opt++) {
+                    const int kind = kinds[ki];
+                    const float *b = opt & 1 ? NULL : bias, *r = opt & 2 ? NULL : res;
+                    memcpy(y, y0, sizeof y);
+                    memcpy(yp, y0, sizeof y);
+                    v->bias_rows(kind, y, ldy, m, n, b, r, ldr, prm);
+                    p->bias_rows(kind, yp, ldy, m, n, b, r, ldr, prm);
+                    int bad = 0;
+                    for (size_t i = 0; i < m; i++)
+                        for (size_t t = 0; t < ldy; t++) {
+                            size_t o = i * ldy + t;
+                            if (t >= n) { /* outside the block: untouched */
+                                bad += y[o] != y0[o];
+                                continue;
+                            }
+                            double x = (double)y0[o] + (b ? b[t] : 0.0);
+                            double e = kind == FRT_ACTP_COUNT ? x : ref(kind, x, prm[0], 0);
+                            e += r ? r[i * ldr + t] : 0.0;
+                            /* the residual adds up to 1 in magnitude: absolute slack for it */
+                            if (!close_elem(y[o], e, 3e-5f, 1e-6f) ||
+                                !close_elem(y[o], yp[o], 3e-5f, 1e-6f)) {
+                                if (bad++ < 3)
+                                    fprintf(stderr, "  bias_rows%s kind %d n %zu opt %d: %.9g "
+                                            "(portable %.9g, ref %.9g)\n", v->suffix, kind, n,
+                                            opt, y[o], yp[o], e);
+                            }
+                        }
+                    CHECK_MSG(!bad, "bias_rows%s kind %d n %zu opt %d", v->suffix, kind, n, opt);
+                }
+    }
+}
+
 int main(void) {
     test_silu_fusion();
     test_float32();
     test_twins();
+    test_bias_rows();
     test_other_dtypes();
     test_errors();
     test_prelu();

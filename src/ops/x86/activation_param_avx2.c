@@ -14,3 +14,7 @@ void frt_actp_f32_avx2(int kind, const float *x, float *y, size_t n, const float
 void frt_logsoftmax_rows_f32_avx2(const float *x, float *y, size_t rows, size_t len) {
     logsoftmax_rows_f32(x, y, rows, len);
 }
+void frt_actp_rows_f32_avx2(int kind, float *y, size_t ldy, size_t m, size_t n, const float *bias,
+                            const float *res, size_t ldr, const float *prm) {
+    actp_rows_f32(kind, y, ldy, m, n, bias, res, ldr, prm);
+}

@@ -169,6 +169,64 @@ static void actp_f32(int kind, const float *x, float *y, size_t n, const float *
 }
 #undef ACTP_LOOP
 
+/* frt_actp_rows_fn: one pass over each row (bias, activation, residual in registers); the row's
+ * tail goes through a padded buffer. */
+static inline V actp_rows_vec(int kind, V v, const float *b, const float *rr, V a, V bb) {
+    if (b) v = vadd(v, vload(b));
+    if (kind != FRT_ACTP_COUNT) v = v_actp(kind, v, a, bb);
+    if (rr) v = vadd(v, vload(rr));
+    return v;
+}
+
+#define ACTP_ROWS_LOOP(KIND)                                                                     \
+    for (size_t r = 0; r < m; r++) {                                                             \
+        float *yr = y + r * ldy;                                                                 \
+        const float *rr = res ? res + r * ldr : NULL;                                            \
+        for (size_t i = 0; i + VW <= n; i += VW)                                                 \
+            vstore(yr + i, actp_rows_vec(KIND, vload(yr + i), bias ? bias + i : NULL,             \
+                                         rr ? rr + i : NULL, a, b));                              \
+    }                                                                                            \
+    break;
+
+static void actp_rows_f32(int kind, float *y, size_t ldy, size_t m, size_t n, const float *bias,
+                          const float *res, size_t ldr, const float *prm) {
+    const V a = vset(prm[0]), b = vset(prm[1]);
+    switch (kind) {
+    case FRT_ACTP_COUNT: ACTP_ROWS_LOOP(FRT_ACTP_COUNT)
+    case FRT_ACTP_GELU: ACTP_ROWS_LOOP(FRT_ACTP_GELU)
+    case FRT_ACTP_GELU_TANH: ACTP_ROWS_LOOP(FRT_ACTP_GELU_TANH)
+    case FRT_ACTP_SILU: ACTP_ROWS_LOOP(FRT_ACTP_SILU)
+    default: /* the other kinds: the loop of actp_f32 on each row, between bias and residual */
+        for (size_t r = 0; r < m; r++) {
+            float *yr = y + r * ldy;
+            const float *rr = res ? res + r * ldr : NULL;
+            size_t i = 0;
+            if (bias)
+                for (; i + VW <= n; i += VW) vstore(yr + i, vadd(vload(yr + i), vload(bias + i)));
+            for (; i < n; i++) yr[i] += bias ? bias[i] : 0.0f;
+            actp_f32(kind, yr, yr, n, prm);
+            if (rr)
+                for (i = 0; i < n; i++) yr[i] += rr[i];
+        }
+        return;
+    }
+    size_t i0 = n / VW * VW;
+    if (i0 == n) return;
+    for (size_t r = 0; r < m; r++) {
+        float t[VW] = {0}, tb[VW] = {0}, tr[VW] = {0};
+        float *yr = y + r * ldy + i0;
+        const float *rr = res ? res + r * ldr + i0 : NULL;
+        for (size_t k = 0; k < n - i0; k++) {
+            t[k] = yr[k];
+            tb[k] = bias ? bias[i0 + k] : 0.0f;
+            tr[k] = rr ? rr[k] : 0.0f;
+        }
+        vstore(t, actp_rows_vec(kind, vload(t), bias ? tb : NULL, rr ? tr : NULL, a, b));
+        for (size_t k = 0; k < n - i0; k++) yr[k] = t[k];
+    }
+}
+#undef ACTP_ROWS_LOOP
+
 static void logsoftmax_rows_f32(const float *x, float *y, size_t rows, size_t len) {
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * len;

@@ -12,6 +12,9 @@
 
 #define MR 12
 #define NR 32
+#ifndef PF_HINT
+#define PF_HINT _MM_HINT_T0
+#endif
 
 /* Stores alpha*acc + beta*c to 16 floats at c (lanes of m). */
 static inline void store16(float *c, __m512 acc, __m512 va, __m512 vb, float beta, __mmask16 m) {
@@ -28,8 +31,11 @@ void frt_sgemm_ukr_avx512(int64_t kc, const float *Ap, const float *Bp, float *C
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    const int64_t pf = kc * NR;
     for (int64_t k = 0; k < kc; k++) {
         __m512 b0 = _mm512_loadu_ps(Bp), b1 = _mm512_loadu_ps(Bp + 16);
+        _mm_prefetch((const char *)(Bp + pf), PF_HINT);
+        _mm_prefetch((const char *)(Bp + pf + 16), PF_HINT);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; r++) {
             __m512 a = _mm512_set1_ps(Ap[r]);
@@ -55,8 +61,11 @@ static inline __attribute__((always_inline)) void ukr_rows(const int R, int64_t 
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+    const int64_t pf = kc * NR;
     for (int64_t k = 0; k < kc; k++) {
         __m512 b0 = _mm512_loadu_ps(Bp), b1 = _mm512_loadu_ps(Bp + 16);
+        _mm_prefetch((const char *)(Bp + pf), PF_HINT);
+        _mm_prefetch((const char *)(Bp + pf + 16), PF_HINT);
 #pragma GCC unroll 12
         for (int r = 0; r < R; r++) {
             __m512 a = _mm512_set1_ps(Ap[r]);

@@ -54,12 +54,19 @@ enum {
 typedef void (*frt_actp_fn)(int kind, const float *x, float *y, size_t n, const float *prm);
 /* LogSoftmax of `rows` contiguous rows of len >= 1 elements: y = x - max - log(sum e^(x - max)). */
 typedef void (*frt_logsoftmax_rows_fn)(const float *x, float *y, size_t rows, size_t len);
+/* GEMM output epilogue over a block y[m, n] (row stride ldy), in place:
+ *   y[r][t] = act(y[r][t] + bias[t]) + res[r * ldr + t]
+ * bias NULL: no bias; res NULL: no residual; kind FRT_ACTP_COUNT: no activation (identity),
+ * otherwise one of the kinds above with prm as for frt_actp_fn. res must not overlap y. */
+typedef void (*frt_actp_rows_fn)(int kind, float *y, size_t ldy, size_t m, size_t n,
+                                 const float *bias, const float *res, size_t ldr, const float *prm);
 
 typedef struct frt_actp_variant {
     frt_isa isa;
     const char *suffix;
     frt_actp_fn pointwise;
     frt_logsoftmax_rows_fn logsoftmax_rows;
+    frt_actp_rows_fn bias_rows;
 } frt_actp_variant;
 /* Best variant whose tier is <= cap (activation_param.c). */
 const frt_actp_variant *frt_actp_variant_get(frt_isa cap);
@@ -69,6 +76,10 @@ void frt_actp_f32_avx2(int kind, const float *x, float *y, size_t n, const float
 void frt_actp_f32_avx512(int kind, const float *x, float *y, size_t n, const float *prm);
 void frt_logsoftmax_rows_f32_avx2(const float *x, float *y, size_t rows, size_t len);
 void frt_logsoftmax_rows_f32_avx512(const float *x, float *y, size_t rows, size_t len);
+void frt_actp_rows_f32_avx2(int kind, float *y, size_t ldy, size_t m, size_t n, const float *bias,
+                            const float *res, size_t ldr, const float *prm);
+void frt_actp_rows_f32_avx512(int kind, float *y, size_t ldy, size_t m, size_t n,
+                              const float *bias, const float *res, size_t ldr, const float *prm);
 #endif
 
 #endif
