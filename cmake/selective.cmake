@@ -16,9 +16,14 @@ if(NOT EXISTS "${FRT_SELECT}")
   message(FATAL_ERROR "FRT_SELECT: no such file '${FRT_SELECT}'")
 endif()
 set(FRT_SEL_DIR ${CMAKE_BINARY_DIR}/selection)
+# Optional features (describe: the frt_desc_* API; step_trace: frt_runtime_set_trace and the
+# Chrome trace writer) are left out unless the selection's `features` or this list names them;
+# their API then fails with FRT_ERR_UNSUPPORTED naming the feature (src/runtime/features_off.c).
+set(FRT_SELECT_KEEP "" CACHE STRING
+  "Optional features a selective build keeps although the selection does not list them (describe;step_trace)")
 execute_process(
   COMMAND ${FRT_SEL_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/gen_selection.py ${FRT_SELECT}
-          ${CMAKE_SOURCE_DIR} ${FRT_SEL_DIR}
+          ${CMAKE_SOURCE_DIR} ${FRT_SEL_DIR} "${FRT_SELECT_KEEP}"
   RESULT_VARIABLE _frt_sel_rc OUTPUT_VARIABLE _frt_sel_out ERROR_VARIABLE _frt_sel_err
   OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(_frt_sel_rc)
@@ -46,6 +51,11 @@ foreach(entry ${FRT_SEL_TIERS})
 endforeach()
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/ops/registry.c APPEND PROPERTY COMPILE_DEFINITIONS
   FRT_OPS_ONLY)
+foreach(feature ${FRT_SEL_FEATURES_OFF})
+  string(TOUPPER "${feature}" feature)
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/runtime/features_off.c APPEND PROPERTY
+    COMPILE_DEFINITIONS FRT_FEATURE_OFF_${feature})
+endforeach()
 include_directories(${FRT_SEL_DIR})
 add_compile_definitions(FRT_SELECTIVE=1 FRT_OPS_SELECTION=<frt_selection.h>)
 # No unwind tables: flatrt is C and never unwinds (about 10% of a selective library's bytes).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Configure-time generator of a selective build (cmake -DFRT_SELECT=FILE, docs/selective.md).
 
-    gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR
+    gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR [KEEP]
 
 Reads a selection file written by `flatrt trace` (the YAML layout documented in docs/selective.md;
 this parser accepts that layout only) and writes
@@ -14,13 +14,29 @@ the selected ops, closed over the frt_* symbols they reference (a definition fou
 in another file pulls that file in; a token ending in '_' is a prefix, for names pasted by
 macros). Variant-table entries of tiers the trace did not pick in a family (#if FRT_TIER_AVX512 /
 FRT_TIER_AVX2, src/ops/cpu.h) are skipped while scanning, so their kernel files stay out.
+Optional features (FEATURES below) are compiled only when the selection's `features` or KEEP (a
+comma or semicolon list, cmake -DFRT_SELECT_KEEP) names them; otherwise their file is left out
+and src/runtime/features_off.c answers their API with FRT_ERR_UNSUPPORTED
+(FRT_FEATURE_OFF_<NAME>, listed in FRT_SEL_FEATURES_OFF).
 Exits 1 with a message on a malformed file or an op this source tree does not implement."""
 import os
 import re
 import sys
 
 VERSION = 1
+# Optional features a selective build leaves out unless kept: name -> the file that implements it
+FEATURES = {"describe": "src/runtime/describe.c", "step_trace": "src/runtime/trace.c"}
 TIERS = ("avx2", "avx512")
+# Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
+# the builtin kernel names (regular expressions) that need the class. A class none of the op's
+# recorded kernels needs is compiled out of the op's select and kernel.
+KERNEL_CLASSES = {
+    "Gemm": {"WGEMV": r"^gemv_(f32|f16|bf16)w_", "WGEMM": r"^gemm_(f32|f16|bf16)w_",
+             "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_"},
+    "Conv": {"DW": r"^conv_depthwise", "GEMM": r"^conv_(1x1|im2col)_gemm_",
+             "SGEMM": r"^conv_im2col_sgemm"},
+}
+KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
 
 
 def die(msg):
@@ -116,8 +132,10 @@ def read_selection(path):
                 if not m.get("domain") or not m.get("op"):
                     die("%s: operator without domain or op" % where)
                 sel["ops"].append((m["domain"], m["op"]))
-                if flow_list(m.get("kernels", "[]"), where):
+                kernels = flow_list(m.get("kernels", "[]"), where)
+                if kernels:
                     sel.setdefault("selected", set()).add(m["op"])
+                sel.setdefault("kernels", {}).setdefault(m["op"], set()).update(kernels)
                 sel["dtypes"].update(flow_list(m.get("dtypes", "[]"), where))
             else:
                 die("%s: unexpected indented line" % where)
@@ -169,10 +187,18 @@ TOKEN = re.compile(r"\bfrt_\w+")
 
 
 def main():
-    if len(sys.argv) != 4:
-        die("usage: gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR")
-    path, src, out_dir = sys.argv[1:]
+    if len(sys.argv) not in (4, 5):
+        die("usage: gen_selection.py SELECTION.yaml SOURCE_DIR OUT_DIR [KEEP]")
+    path, src, out_dir = sys.argv[1:4]
     sel = read_selection(path)
+    keep = {k.strip() for k in re.split(r"[,;]", sys.argv[4] if len(sys.argv) == 5 else "")
+            if k.strip()}
+    bad = keep - set(FEATURES)
+    if bad:
+        die("FRT_SELECT_KEEP: unknown feature(s) %s (known: %s)"
+            % (", ".join(sorted(bad)), ", ".join(sorted(FEATURES))))
+    feat_off = sorted(f for f in FEATURES if f not in keep and f not in sel["features"])
+    off_files = {FEATURES[f] for f in feat_off}
     ops = read_ops_def(src)
     families = set()
     names = set()
@@ -190,7 +216,7 @@ def main():
     cand = []
     for d in core_dirs + ["src/ops", "src/ops/x86"]:
         for fn in sorted(os.listdir(os.path.join(src, d))):
-            if fn.endswith(".c"):
+            if fn.endswith(".c") and d + "/" + fn not in off_files:
                 cand.append(d + "/" + fn)
     roots = {c for c in cand if os.path.dirname(c) in core_dirs}
     roots.add("src/ops/registry.c")
@@ -247,6 +273,18 @@ def main():
             f.write("#define FRT_OP_SELECT_%s 1\n" % op)
             if op not in sel.get("selected", set()):  # every node fused or folded away
                 f.write("#define FRT_OP_INFER_ONLY_%s 1\n" % op)
+        for op in sorted(names & set(KERNEL_CLASSES)):
+            kept = []
+            for k in sorted(sel.get("kernels", {}).get(op, ())):
+                prov, _, kn = k.partition(":")
+                if prov != "builtin":
+                    continue
+                hit = [c for c, rx in KERNEL_CLASSES[op].items() if re.match(rx, kn)]
+                if not hit:  # a kernel this table does not know: keep every class
+                    hit = list(KERNEL_CLASSES[op])
+                kept += hit
+            for c in sorted(set(kept)):
+                f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
         for dt in sorted(sel["dtypes"]):
             if not re.match(r"^[a-z0-9]+$", dt):
                 die("%s: bad dtype name '%s'" % (path, dt))
@@ -263,8 +301,9 @@ def main():
         f.write("set(FRT_SEL_DTYPES %s)\n" % " ".join(sorted(sel["dtypes"])))
         f.write("set(FRT_SEL_BLAS %s)\n" % ("ON" if "openblas" in sel["providers"] else "OFF"))
         f.write("set(FRT_SEL_DNNL %s)\n" % ("ON" if dnnl else "OFF"))
-    print("FRT_SELECT: %d ops, %d of %d library sources" % (len(names), len(chosen - set(extra_roots)),
-                                                            len(cand)))
+        f.write("set(FRT_SEL_FEATURES_OFF %s)\n" % " ".join(feat_off))
+    print("FRT_SELECT: %d ops, %d library sources, features left out: %s"
+          % (len(names), len(chosen - set(extra_roots)), " ".join(feat_off) or "none"))
 
 
 if __name__ == "__main__":

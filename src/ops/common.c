@@ -161,6 +161,17 @@ void frt_gather_elems(char *dst, const char *src, int64_t n, int64_t stride, siz
 #undef GATHER_LOOP
 }
 
+/* A kernel class a selective build compiled out (FRT_KERNEL_BUILT): the load-time error. */
+frt_status frt_op_kernel_missing(frt_op_ctx *c, const char *kernel) {
+#ifdef FRT_OPS_SELECTION
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "kernel '%s' of op '%s' not in this build's "
+                       "selection (%s)", kernel, c->node->op_type, FRT_SELECTION_FILE);
+#else
+    return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "kernel '%s' of op '%s' not built", kernel,
+                       c->node->op_type);
+#endif
+}
+
 /* A dtype case a selective build compiled out (or no kernel has): the load-time error. */
 frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt) {
 #ifdef FRT_OPS_SELECTION

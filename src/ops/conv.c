@@ -31,6 +31,13 @@
 #include "x86/simd_elementwise.h"
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
+/* Kernel classes (FRT_KERNEL_BUILT, op.h) of Conv and FusedConv: DW the depthwise kernels
+ * ("conv_depthwise*"), GEMM the tier's packed GEMM ("conv_1x1_gemm_*", "conv_im2col_gemm_*"),
+ * SGEMM the portable im2col + frt_sgemm path ("conv_im2col_sgemm*"). */
+#define K_CLASS(cls) (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls))
+#define K_DW K_CLASS(DW)
+#define K_GEMM K_CLASS(GEMM)
+#define K_SGEMM K_CLASS(SGEMM)
 /* Largest kernel_shape, stride, dilation or pad accepted, so output-size arithmetic cannot overflow. */
 #define MAX_CONV_ATTR ((int64_t)1 << 31)
 
@@ -473,10 +480,11 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     if (p->Cg == 1 && p->group > 1) {
         p->dwvar = frt_conv_dw_pick(cap);
         k->name = p->dwvar ? p->dwvar->name : "conv_depthwise";
+        if (!K_DW) return frt_op_kernel_missing(c, k->name);
         k->fn = frt_conv_depthwise_run;
         return FRT_OK;
     }
-    const frt_conv_gemm_variant *var = p->w ? frt_conv_gemm_pick(cap) : NULL;
+    const frt_conv_gemm_variant *var = p->w && K_GEMM ? frt_conv_gemm_pick(cap) : NULL;
     if (var) {
         p->wprec = c->node->wprec; /* half weights (frt_conv_gemm_pack keeps fp32 if it must) */
         p->f16_to_f32 = frt_f16_variant_get(cap)->to_f32;
@@ -495,6 +503,7 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         return FRT_OK;
     }
     k->name = p->w ? "conv_im2col_sgemm" : "conv_im2col_sgemm_dynamic_w";
+    if (!K_SGEMM) return frt_op_kernel_missing(c, k->name);
     k->fn = conv_gemm_ref;
     k->scratch = conv_ref_scratch;
     return FRT_OK;

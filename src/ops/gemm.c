@@ -176,6 +176,15 @@ static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
 /* Gemm                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Kernel classes (FRT_KERNEL_BUILT, op.h): packed weights for one row (WGEMV: "gemv_*w_*" names)
+ * or any rows (WGEMM: "gemm_*w_*"), unpacked weights for one row (SGEMV: "gemv_f32_*", also the
+ * tiny direct loop) or any rows (SGEMM: "gemm_f32_*", every unpacked path). A selective build
+ * keeps the classes its trace's kernel names need; the full build keeps all. */
+#define K_WGEMV FRT_KERNEL_BUILT(Gemm, WGEMV)
+#define K_WGEMM FRT_KERNEL_BUILT(Gemm, WGEMM)
+#define K_SGEMV FRT_KERNEL_BUILT(Gemm, SGEMV)
+#define K_SGEMM FRT_KERNEL_BUILT(Gemm, SGEMM)
+
 typedef struct gemm_params {
     int transA, transB;
     float alpha, beta;
@@ -287,11 +296,17 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     }
     int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
     const bool packed = p->Bp && p->Bp_K == K && p->Bp_N == N;
+    if (!(M == 1 ? p->wp.data ? K_WGEMV || K_WGEMM : K_SGEMV || K_SGEMM
+                 : p->wp.data ? K_WGEMM : K_SGEMM))
+        return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "Gemm with M=%lld: kernel class %s not in "
+                             "this build's selection (%s)", (long long)M,
+                             p->wp.data ? "WGEMM" : "SGEMM", frt_op_selection_file());
     if (p->wp.data) {
         if (p->wp.K != K || p->wp.N != N)
             return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm weights changed shape after packing");
         if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
-        else frt_wpack_gemm(p->isa, &p->wp, p->transA, M, p->alpha, A, lda, beta, Y, N, x->scratch);
+        else if (K_WGEMM)
+            frt_wpack_gemm(p->isa, &p->wp, p->transA, M, p->alpha, A, lda, beta, Y, N, x->scratch);
     } else if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
         tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
     } else if (M == 1) {
@@ -304,6 +319,8 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
            [K,1]); a packed B would pad the column to a whole panel */
         if (p->transA) frt_sgemv_mt(x->tp, 1, K, M, p->alpha, A, lda, B, beta, Y);
         else frt_sgemv_mt(x->tp, 0, M, K, p->alpha, A, lda, B, beta, Y);
+    } else if (!K_SGEMM) {
+        /* unreachable: checked above */
     } else if (packed) {
         frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
@@ -357,12 +374,15 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     if (p->wp.data) {
         k->name = wpack_names[M == 1][p->wp.prec][frt_gemv_pick(c->isa)->isa]
                              [cv && p->beta != 0.0f][act_index(&p->act)];
+        if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM)) return frt_op_kernel_missing(c, k->name);
         k->fn = gemm_kernel;
         k->params = p;
         k->scratch = gemm_scratch;
         k->const_copied = 1u << 1;
         return FRT_OK;
     }
+    if (!(M == 1 ? K_SGEMV || K_SGEMM : K_SGEMM))
+        return frt_op_kernel_missing(c, M == 1 ? "gemv_f32" : "gemm_f32");
     /* constant B: prepack unless the product is known to be a gemv (M == 1) */
     if (b->data && K > 0 && N > 0 && M != 1) {
         p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);

@@ -241,6 +241,11 @@ size_t frt_op_def_count(void);
 const frt_op_def *frt_op_def_at(size_t i); /* NULL when i >= frt_op_def_count() */
 /* The registry's def for (domain, op_type, opset); NULL if none covers that opset. */
 const frt_op_def *frt_op_lookup(const char *domain, const char *op_type, int64_t opset);
+/* Passes: frt_op_probe is frt_op_lookup without adding the op to a selection trace (a pass probes
+ * for the op it may create before matching its pattern); frt_op_created records an op a pass
+ * did create, so a selection keeps exactly the fused ops its models' fusions produce. */
+const frt_op_def *frt_op_probe(const char *domain, const char *op_type, int64_t opset);
+void frt_op_created(const char *domain, const char *op_type, int64_t opset);
 /* Like frt_op_lookup for any opset: the entry with the newest range (tests, tools). */
 const frt_op_def *frt_op_find(const char *domain, const char *op_type);
 /* FRT_OK with *def set, or FRT_ERR_UNSUPPORTED with a message naming the node, op, domain and
@@ -258,10 +263,18 @@ frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def);
 #define FRT_BUILT_IS1__(x) FRT_BUILT_SECOND(x 1, 0, ~)
 #define FRT_OP_BUILT(op) FRT_BUILT_IS1(FRT_OP_SELECT_##op)
 #define FRT_DT_BUILT(dt) FRT_BUILT_IS1(FRT_DT_SELECT_##dt)
+#define FRT_KERNEL_BUILT(op, cls) FRT_BUILT_IS1(FRT_KSEL_##op##_##cls)
 #else
 #define FRT_OP_BUILT(op) 1
 #define FRT_DT_BUILT(dt) 1
+#define FRT_KERNEL_BUILT(op, cls) 1
 #endif
+/* FRT_KERNEL_BUILT(op_type, class): per-kernel selection inside an op. An op whose select
+ * chooses among kernel paths of very different code size names classes of them (Gemm: WGEMV,
+ * WGEMM, SGEMV, SGEMM, see gemm.c); scripts/gen_selection.py (KERNEL_CLASSES) maps the kernel
+ * names a trace recorded for the op to the classes they need, and a class no recorded kernel
+ * needs is 0, so its code is compiled out. The op then refuses that path with
+ * frt_op_kernel_missing at load (or frt_step_fail at run, for shapes the load did not know). */
 /* FRT_DT_BUILT(dt) (dt as frt_dtype_name spells it: float32, int64, ...): 0 when a selective
  * build's trace saw no op with a tensor of that dtype. FRT_IF_DT(dt, ...) is its arguments when
  * FRT_DT_BUILT(dt), else nothing: kernels that handle several dtypes wrap the table entries of
@@ -278,6 +291,9 @@ bool frt_op_left_out(const char *domain, const char *op_type);
 /* FRT_ERR_UNSUPPORTED for a kernel without loops for dtype dt: "dtype X of op 'Y' not in this
  * build's selection (FILE)" in a selective build, else "dtype X not supported". */
 frt_status frt_op_dtype_missing(frt_op_ctx *c, int32_t dt);
+/* FRT_ERR_UNSUPPORTED for a kernel a selective build compiled out (FRT_KERNEL_BUILT): "kernel
+ * NAME of op 'Y' not in this build's selection (FILE)". */
+frt_status frt_op_kernel_missing(frt_op_ctx *c, const char *kernel);
 
 /* Selection tracing (util/seltrace.h): records the kernel k that provider chose for a node (op,
  * kernel name, dtypes of its values, features). Call only when FRT_SELTRACE_ON. */

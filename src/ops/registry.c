@@ -170,10 +170,18 @@ frt_status frt_op_table_check(const frt_op_table *t) {
 
 const frt_op_def *frt_op_lookup(const char *domain, const char *op_type, int64_t opset) {
     const frt_op_def *d = frt_op_table_find(frt_op_registry(), domain, op_type, opset, NULL, 0);
-    /* also the ops passes look up before creating them: a fused op that a later fusion absorbs
-     * (Gelu into FusedMatMul) is never selected, but the chain needs it built */
     if (d && FRT_SELTRACE_ON) frt_seltrace_op(domain, op_type, opset);
     return d;
+}
+
+const frt_op_def *frt_op_probe(const char *domain, const char *op_type, int64_t opset) {
+    return frt_op_table_find(frt_op_registry(), domain, op_type, opset, NULL, 0);
+}
+
+/* also the ops a later fusion absorbs (Gelu into FusedMatMul): never selected, but the selective
+ * build must create them for the next fusion to see the same chain */
+void frt_op_created(const char *domain, const char *op_type, int64_t opset) {
+    if (FRT_SELTRACE_ON) frt_seltrace_op(domain, op_type, opset);
 }
 
 const frt_op_def *frt_op_find(const char *domain, const char *op_type) {

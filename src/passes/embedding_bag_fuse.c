@@ -210,6 +210,7 @@ static frt_status rewrite(frt_graph *g, frt_node *n, const eb_match *m) {
     n->n_attrs = 1;
     n->domain = FRT_DOMAIN_INTERNAL;
     n->op_type = "EmbeddingBag";
+    frt_op_created(n->domain, n->op_type, n->opset);
     return FRT_OK;
 }
 
@@ -225,7 +226,7 @@ int frt_pass_embedding_bag(frt_graph *g, frt_status *st) {
         }
         eb_match m;
         if (!FRT_OP_BUILT(EmbeddingBag) ||
-            !frt_op_lookup(FRT_DOMAIN_INTERNAL, "EmbeddingBag", n->opset) || !match(g, n, &m))
+            !frt_op_probe(FRT_DOMAIN_INTERNAL, "EmbeddingBag", n->opset) || !match(g, n, &m))
             continue;
         *st = rewrite(g, n, &m);
         if (*st) return -1;

@@ -170,7 +170,7 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
     if (conv->n_out != 1 || conv->act.kind != FRT_ACT_NONE || conv->n_in < 2) return 0;
     frt_node *add = sole_consumer(g, conv->out[0]);
     if (!add || strcmp(add->op_type, "Add") != 0 || add->n_in != 2 || add->n_out != 1) return 0;
-    if (!FRT_OP_BUILT(FusedConv) || !frt_op_lookup(FRT_DOMAIN_INTERNAL, "FusedConv", conv->opset))
+    if (!FRT_OP_BUILT(FusedConv) || !frt_op_probe(FRT_DOMAIN_INTERNAL, "FusedConv", conv->opset))
         return 0; /* not built */
     int zi = add->in[0] == conv->out[0] ? 1 : 0;
     int32_t z = add->in[zi];
@@ -195,6 +195,7 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
     conv->n_in = 4;
     conv->domain = "flatrt";
     conv->op_type = "FusedConv";
+    frt_op_created(conv->domain, conv->op_type, conv->opset);
     bypass(g, conv, add); /* Z keeps one use: the Add's becomes the conv's */
     return 1;
 }
@@ -202,7 +203,7 @@ static int fuse_residual(frt_graph *g, frt_arena *arena, frt_node *conv, frt_sta
 /* Sigmoid whose only reader is Mul(X, S) or Mul(S, X) with X the Sigmoid's own input. */
 static int fuse_silu(frt_graph *g, frt_node *sig) {
     if (sig->n_in != 1 || sig->n_out != 1 || sig->in[0] < 0) return 0;
-    if (!FRT_OP_BUILT(Silu) || !frt_op_lookup(FRT_DOMAIN_INTERNAL, "Silu", sig->opset))
+    if (!FRT_OP_BUILT(Silu) || !frt_op_probe(FRT_DOMAIN_INTERNAL, "Silu", sig->opset))
         return 0; /* not built */
     int32_t x = sig->in[0], s = sig->out[0];
     frt_node *mul = sole_consumer(g, s);
@@ -211,6 +212,7 @@ static int fuse_silu(frt_graph *g, frt_node *sig) {
     if (g->values[x].v.dtype != FRT_FLOAT32) return 0; /* Mul(X, S): X's shape, no broadcast */
     sig->domain = "flatrt";
     sig->op_type = "Silu";
+    frt_op_created(sig->domain, sig->op_type, sig->opset);
     bypass(g, sig, mul);
     g->values[x].n_uses--; /* the Mul's read of X is gone */
     return 1;

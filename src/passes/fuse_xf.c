@@ -141,6 +141,7 @@ static bool rewrite(frt_graph *g, frt_arena *arena, frt_node *n, const char *dom
     n->domain = domain;
     n->op_type = op;
     n->opset = opset;
+    frt_op_created(domain, op, opset);
     n->attrs = na;
     n->n_attrs = n_attrs;
     g->values[out].producer = id;
@@ -160,7 +161,7 @@ static void kill(frt_graph *g, frt_node *n) {
 
 static int fuse_layernorm(frt_graph *g, frt_arena *arena, frt_node *rm1, frt_status *st) {
     if (!is_op(rm1, "ReduceMean", rm1->n_in) || rm1->n_in < 1) return 0;
-    if (!FRT_OP_BUILT(LayerNormalization) || !frt_op_lookup(FRT_DOMAIN_ONNX, "LayerNormalization", 17)) return 0;
+    if (!FRT_OP_BUILT(LayerNormalization) || !frt_op_probe(FRT_DOMAIN_ONNX, "LayerNormalization", 17)) return 0;
     int32_t X = rm1->in[0];
     const frt_value *xv = &g->values[X].v;
     if (X < 0 || xv->dtype != FRT_FLOAT32 || xv->rank < 1 || xv->dims[xv->rank - 1] <= 0) return 0;
@@ -264,7 +265,7 @@ static int chain_apply(frt_graph *g, frt_arena *arena, frt_node **chain, int n, 
 }
 
 static int fuse_gelu_erf(frt_graph *g, frt_arena *arena, frt_node *erf, frt_status *st) {
-    if (!FRT_OP_BUILT(Gelu) || !is_op(erf, "Erf", 1) || !frt_op_lookup(FRT_DOMAIN_ONNX, "Gelu", 20)) return 0;
+    if (!FRT_OP_BUILT(Gelu) || !is_op(erf, "Erf", 1) || !frt_op_probe(FRT_DOMAIN_ONNX, "Gelu", 20)) return 0;
     frt_node *sc = producer(g, erf->in[0]);
     if (!sc || only_reader(g, sc->out[0], "Erf") != erf) return 0;
     int32_t x;
@@ -305,7 +306,7 @@ static int32_t cube_of(frt_graph *g, int32_t v, frt_node **chain, int *n) {
 }
 
 static int fuse_gelu_tanh(frt_graph *g, frt_arena *arena, frt_node *th, frt_status *st) {
-    if (!FRT_OP_BUILT(Gelu) || !is_op(th, "Tanh", 1) || !frt_op_lookup(FRT_DOMAIN_ONNX, "Gelu", 20)) return 0;
+    if (!FRT_OP_BUILT(Gelu) || !is_op(th, "Tanh", 1) || !frt_op_probe(FRT_DOMAIN_ONNX, "Gelu", 20)) return 0;
     frt_node *chain[12] = {th};
     int n = 1;
     /* Tanh(c1 * (x + 0.044715 x^3)) */
@@ -349,7 +350,7 @@ static bool same_static_shape(const frt_value *a, const frt_value *b) {
 
 static int fuse_matmul(frt_graph *g, frt_arena *arena, frt_node *mm, frt_status *st) {
     if (!FRT_OP_BUILT(FusedMatMul) || !is_op(mm, "MatMul", 2) ||
-        !frt_op_lookup(FRT_DOMAIN_INTERNAL, "FusedMatMul", 1))
+        !frt_op_probe(FRT_DOMAIN_INTERNAL, "FusedMatMul", 1))
         return 0;
     const frt_ir_value *w = &g->values[mm->in[1]];
     const frt_value *av = &g->values[mm->in[0]].v;
@@ -455,7 +456,7 @@ static bool mask_fits(const frt_graph *g, int32_t m, int32_t dt, const int64_t *
  * from [B, S, H*d] tensors by Reshape + Transpose. */
 static int fuse_attention(frt_graph *g, frt_arena *arena, frt_node *mm1, frt_status *st) {
     if (!FRT_OP_BUILT(Attention) || !is_op(mm1, "MatMul", 2) ||
-        !frt_op_lookup(FRT_DOMAIN_INTERNAL, "Attention", 1))
+        !frt_op_probe(FRT_DOMAIN_INTERNAL, "Attention", 1))
         return 0;
     frt_node *chain[24] = {mm1};
     int n = 1;
