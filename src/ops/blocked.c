@@ -20,15 +20,17 @@ void frt_blk_chanmul_portable(const float *x, const float *g, float *y, int64_t 
 static const frt_blk_variant blk_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", frt_blk_chanmul_avx512},
+    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", frt_blk_chanmul_avx2},
+    {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", frt_blk_chanmul_portable},
+    {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable},
 };
 
-const frt_blk_variant *frt_blk_variant_get(frt_isa cap) {
-    return FRT_PICK_VARIANT(blk_variants, cap);
+const frt_blk_variant *frt_blk_variant_get(frt_isa cap, int64_t b) {
+    const frt_blk_variant *v = FRT_PICK_VARIANT(blk_variants, cap);
+    while (v->block && v->block != b) v++; /* the table ends with the portable loops (any b) */
+    return v;
 }

@@ -25,9 +25,15 @@ static void test_chanmul(void) {
     static const int64_t Ss[] = {1, 3, 4, 5, 49, 50};
     static const int64_t bs[] = {8, 16};
     for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
-        const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t);
-        CHECK_MSG(v->isa == (frt_isa)t, "tier %s has no blocked variant", frt_isa_name(t));
-        for (size_t bi = 0; bi < 2; bi++)
+        for (size_t bi = 0; bi < 2; bi++) {
+            const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t, bs[bi]);
+            /* AVX-512 loops take b = 16, AVX2 loops b = 8 (also on an AVX-512 tier), portable
+             * ones any b */
+            frt_isa want = bs[bi] == 16 && t >= FRT_ISA_AVX512 ? FRT_ISA_AVX512
+                           : bs[bi] == 8 && t >= FRT_ISA_AVX2  ? FRT_ISA_AVX2
+                                                               : FRT_ISA_PORTABLE;
+            CHECK_MSG(v->isa == want, "tier %s, block %lld: variant of tier %s", frt_isa_name(t),
+                      (long long)bs[bi], frt_isa_name(v->isa));
             for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++)
                 for (size_t si = 0; si < sizeof Ss / sizeof *Ss; si++) {
                     int64_t b = bs[bi], C = Cs[ci], S = Ss[si], cb = (C + b - 1) / b;
@@ -64,6 +70,7 @@ static void test_chanmul(void) {
                     }
                     free(xp), free(gp), free(x), free(g), free(y), free(ref), free(yp);
                 }
+        }
     }
 }
 

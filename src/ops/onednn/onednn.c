@@ -943,7 +943,7 @@ static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k
         dn_chanmul *sw = frt_arena_alloc(c->arena, sizeof *sw, 8);
         if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
         sw->swap = big;
-        sw->fn = frt_blk_variant_get(c->isa)->chanmul;
+        sw->fn = frt_blk_variant_get(c->isa, L->block)->chanmul;
         k->params = sw;
         in[1] = L;
         k->name = "channel_mul";
