@@ -46,14 +46,14 @@ static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "avx512", 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
-     frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512},
+     frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512, frt_sgemm_pack_a_avx512},
 #endif
 #if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "avx2", 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
-     frt_sgemv_t_avx2, NULL},
+     frt_sgemv_t_avx2, NULL, NULL},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL, NULL},
+    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap) {
@@ -198,12 +198,15 @@ typedef struct gemm_ops {
 } gemm_ops;
 
 /* Packs op(A)[i0:i0+mc, k0:k0+kc] into MR-row panels at dst (panel r at dst + r*kc). */
-static void pack_a(int64_t MR, int transA, const float *A, int64_t lda, int64_t i0, int64_t mc,
-                   int64_t k0, int64_t kc, float *dst) {
+static void pack_a(const frt_sgemm_variant *v, int transA, const float *A, int64_t lda, int64_t i0,
+                   int64_t mc, int64_t k0, int64_t kc, float *dst) {
+    const int64_t MR = v->mr;
     for (int64_t ir = 0; ir < mc; ir += MR) {
         int64_t mr = min64(MR, mc - ir);
         float *d = dst + ir * kc;
-        if (!transA) {
+        if (!transA && mr == MR && v->pack_a) {
+            v->pack_a(kc, A + (i0 + ir) * lda + k0, lda, d);
+        } else if (!transA) {
             const float *rows[MR_MAX];
             for (int64_t r = 0; r < MR; r++) rows[r] = A + (i0 + ir + (r < mr ? r : 0)) * lda + k0;
             if (mr == MR) {
@@ -402,7 +405,7 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
          * instead of once per NC block of columns */
         gemm_ops pa = *o;
         for (int64_t k0 = 0; k0 < K; k0 += KC)
-            pack_a(MR, o->transA, o->A, o->lda, 0, M, k0, min64(KC, K - k0), bufB + k0 * Mpad);
+            pack_a(v, o->transA, o->A, o->lda, 0, M, k0, min64(KC, K - k0), bufB + k0 * Mpad);
         pa.Ap = bufB;
         pa.Apad = Mpad;
         pa.a_off = 0;
@@ -435,7 +438,7 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                 if (o->Ap) {
                     ablk = o->Ap + k0 * o->Apad + (o->a_off + i0) * kc;
                 } else {
-                    pack_a(MR, o->transA, o->A, o->lda, i0, mc, k0, kc, bufA);
+                    pack_a(v, o->transA, o->A, o->lda, i0, mc, k0, kc, bufA);
                     ablk = bufA;
                 }
                 for (int64_t jr = 0; jr < nc; jr += NR) {
@@ -602,7 +605,7 @@ void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t 
     int64_t Mpad = round_up(M, v->mr);
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = min64(KC, K - k0);
-        pack_a(v->mr, transA, A, lda, 0, M, k0, kc, Ap + k0 * Mpad);
+        pack_a(v, transA, A, lda, 0, M, k0, kc, Ap + k0 * Mpad);
     }
 }
 

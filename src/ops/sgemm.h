@@ -130,6 +130,9 @@ typedef struct frt_sgemm_variant {
     /* As ukr for rows [0, m) of the panel only (1 <= m <= mr; C rows past m untouched), or NULL. */
     void (*ukr_m)(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
                   float alpha, float beta);
+    /* Packs one full mr-row panel of a row-major A (rows A[0..mr) with stride lda, columns
+     * [0, kc)) into d[k][r] (the packed-A panel format), or NULL (portable packing). */
+    void (*pack_a)(int64_t kc, const float *A, int64_t lda, float *d);
 } frt_sgemm_variant;
 
 /* The best variant whose tier is <= cap. */
@@ -164,6 +167,7 @@ void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float 
                           float alpha, float beta);
 void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float *Bp, float *C,
                             int64_t ldc, float alpha, float beta);
+void frt_sgemm_pack_a_avx512(int64_t kc, const float *A, int64_t lda, float *d);
 void frt_sgemv_n_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                         const float *x, float beta, float *y);
 void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,

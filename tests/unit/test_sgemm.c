@@ -177,6 +177,32 @@ static void test_gemv(void) {
             }
 }
 
+/* frt_sgemm_pb_n: the first n columns of a B packed for N (transposed and not), against the
+ * reference on those columns; the columns past n of C stay untouched. */
+static void test_pb_n(void) {
+    static const int64_t cases[][4] = {{12, 64, 12, 64}, {5, 64, 37, 64}, {64, 70, 33, 29},
+                                       {13, 40, 40, 257}, {1, 33, 1, 17}, {30, 100, 64, 9}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int tb = 0; tb < 2; tb++) {
+            const int64_t M = cases[c][0], N = cases[c][1], n = cases[c][2], K = cases[c][3];
+            const int64_t ldb = tb ? K : N;
+            float *A = malloc((size_t)(M * K) * 4), *B = malloc((size_t)(K * N) * 4);
+            float *C = malloc((size_t)(M * N) * 4), *R = malloc((size_t)(M * N) * 4);
+            float *Bp = aligned_alloc(64, (frt_sgemm_pack_b_size(K, N) * 4 + 64) / 64 * 64);
+            t_fill(A, (size_t)(M * K), 3u);
+            t_fill(B, (size_t)(K * N), 5u);
+            t_fill(C, (size_t)(M * N), 7u);
+            memcpy(R, C, (size_t)(M * N) * 4);
+            frt_sgemm_pack_b(tb, K, N, B, ldb, Bp);
+            frt_sgemm_pb_n(0, M, N, n, K, 0.5f, A, K, Bp, 0.0f, C, N);
+            ref_gemm(0, tb, M, n, K, 0.5f, A, K, B, ldb, 0.0f, R, N);
+            CHECK_MSG(t_close(C, R, (size_t)(M * N), 1e-4f, 1e-4f * (float)(K + 1)),
+                      "pb_n M=%lld N=%lld n=%lld K=%lld tb=%d", (long long)M, (long long)N,
+                      (long long)n, (long long)K, tb);
+            free(A); free(B); free(C); free(R); free(Bp);
+        }
+}
+
 int main(void) {
     frt_blas_init();
     frt_blas_init();
@@ -187,6 +213,7 @@ int main(void) {
     test_mt_split();
     test_k_zero();
     test_gemv();
+    test_pb_n();
     frt_threadpool_free(g_tp);
     TEST_MAIN_END();
 }

@@ -259,4 +259,48 @@ void frt_sgemv_t_avx512(int64_t M, int64_t N, float alpha, const float *A, int64
     gemv_t_block(M, N, alpha, A, lda, x, beta, y);
 }
 
+/* 16 x 16 transpose of r[0..15] in registers (row i lane j -> row j lane i). */
+static inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) { /* pairs of rows: interleave 32-bit lanes */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* 64-bit pairs */
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    /* rows 0-3 hold 4x4 blocks of source rows 0-3 in each 128-bit lane, rows 4-7 of rows 4-7,
+     * and so on: exchange the 128-bit blocks between the four groups */
+    for (int i = 0; i < 4; i++) {
+        __m512 a = r[i], b = r[i + 4], c = r[i + 8], d = r[i + 12];
+        __m512 ab0 = _mm512_shuffle_f32x4(a, b, 0x88); /* a0 a2 b0 b2 */
+        __m512 ab1 = _mm512_shuffle_f32x4(a, b, 0xDD); /* a1 a3 b1 b3 */
+        __m512 cd0 = _mm512_shuffle_f32x4(c, d, 0x88);
+        __m512 cd1 = _mm512_shuffle_f32x4(c, d, 0xDD);
+        t[i] = _mm512_shuffle_f32x4(ab0, cd0, 0x88);      /* a0 b0 c0 d0 */
+        t[i + 8] = _mm512_shuffle_f32x4(ab0, cd0, 0xDD);  /* a2 b2 c2 d2 */
+        t[i + 4] = _mm512_shuffle_f32x4(ab1, cd1, 0x88);  /* a1 b1 c1 d1 */
+        t[i + 12] = _mm512_shuffle_f32x4(ab1, cd1, 0xDD); /* a3 b3 c3 d3 */
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+void frt_sgemm_pack_a_avx512(int64_t kc, const float *A, int64_t lda, float *d) {
+    int64_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            r[i] = i < MR ? _mm512_loadu_ps(A + i * lda + k) : _mm512_setzero_ps();
+        transpose16(r); /* r[j] = column k + j: rows 0..11 in lanes 0..11 */
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) _mm512_mask_storeu_ps(d + (k + j) * MR, 0x0fff, r[j]);
+    }
+    for (; k < kc; k++)
+        for (int i = 0; i < MR; i++) d[k * MR + i] = A[i * lda + k];
+}
+
 #endif
