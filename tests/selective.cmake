@@ -10,7 +10,10 @@ set_tests_properties(unit.test_ops_subset PROPERTIES LABELS unit)
 
 # cmake -DFRT_SELECT (docs/selective.md) end to end: `flatrt trace` of the digits example and of
 # mobilenet_v2, a nested selective build of each, outputs identical to this build's, and a model
-# outside the selection refused at load (tests/selective/selective_check.sh). Release builds only:
+# outside the selection refused at load (tests/selective/selective_check.sh). The two builds cover
+# both settings of every compile-time switch: digits keeps the optional features
+# (FRT_SELECT_KEEP=describe,step_trace), mobilenet_v2 leaves them out; both check that kernel
+# classes their traces did not record (FRT_KERNEL_BUILT in Conv and Gemm) are refused at load. Release builds only:
 # the nested projects are plain builds, and sanitizer/fuzz trees would only repeat them.
 if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
   set(FRT_DIGITS_ONNX ${CMAKE_SOURCE_DIR}/examples/digits/digits.onnx)
@@ -19,7 +22,7 @@ if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh digits $<TARGET_FILE:flatrt>
             ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_digits ${FRT_DIGITS_ONNX}
             "image=${CMAKE_SOURCE_DIR}/examples/digits/samples/digit_1_label6.npy"
-            ${FRT_MNV2}/model.onnx classify)
+            ${FRT_MNV2}/model.onnx classify "describe,step_trace")
   add_test(NAME selective.mobilenet_v2
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh mobilenet_v2
             $<TARGET_FILE:flatrt> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_mnv2

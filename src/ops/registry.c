@@ -84,17 +84,19 @@ static const frt_op_def g_defs[] = {
 #define N_DEFS (sizeof g_defs / sizeof g_defs[0] - 1)
 
 #ifdef FRT_OPS_ONLY
-/* The ops the selection left out, by name only (load names them in its message). */
+/* The ops the selection left out, by name only (load names them in its message): one string of
+ * entries "<domain letter><op>\0" (o ai.onnx, i flatrt, t training), ended by an empty entry; a
+ * string instead of a pointer table keeps it to the names' bytes. */
 #define FRT_SEL_OFF_1(...)
 #define FRT_SEL_OFF_0(...) __VA_ARGS__
 #define FRT_IF_OFF(op, ...) FRT_SEL_CAT(FRT_SEL_OFF_, FRT_OP_ON(op))(__VA_ARGS__)
-#define FRT_OP(dom, op, since, max, fam, sym, flags) FRT_IF_OFF(op, {FRT_DOM_##dom, #op},)
-static const struct {
-    const char *domain, *op_type;
-} g_left_out[] = {
+#define FRT_DOMCH_ONNX "o"
+#define FRT_DOMCH_INTERNAL "i"
+#define FRT_DOMCH_TRAINING "t"
+#define FRT_OP(dom, op, since, max, fam, sym, flags) FRT_IF_OFF(op, FRT_DOMCH_##dom #op "\0")
+static const char g_left_out[] =
 #include "ops.def"
-    {NULL, NULL},
-};
+    "";
 #undef FRT_OP
 #endif
 
@@ -213,9 +215,12 @@ const char *frt_op_selection_file(void) {
 bool frt_op_left_out(const char *domain, const char *op_type) {
 #ifdef FRT_OPS_ONLY
     domain = canon_domain(domain);
-    for (size_t i = 0; op_type && g_left_out[i].op_type; i++)
-        if (!strcmp(g_left_out[i].op_type, op_type) && !strcmp(g_left_out[i].domain, domain))
-            return true;
+    char dc = !strcmp(domain, FRT_DOMAIN_ONNX)       ? 'o'
+              : !strcmp(domain, FRT_DOMAIN_INTERNAL) ? 'i'
+              : !strcmp(domain, FRT_DOMAIN_TRAINING) ? 't'
+                                                     : 0;
+    for (const char *e = g_left_out; op_type && dc && *e; e += strlen(e) + 1)
+        if (e[0] == dc && !strcmp(e + 1, op_type)) return true;
 #endif
     return false;
 }

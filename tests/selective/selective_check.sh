@@ -10,15 +10,21 @@
 # an op outside the selection; CLASSIFY (optional): also build the digits example over the
 # selective library and check its labels. oneDNN is switched off (FRT_DNNL=0) for the trace and the
 # full run, so both builds run the builtin kernels on this host's ISA tier.
+# KEEP (optional, cmake -DFRT_SELECT_KEEP): optional features the build keeps; the script checks
+# that the kept ones work (describe: `flatrt info --nodes`; step_trace: `flatrt bench --trace`)
+# and that the others are refused with the message naming the feature and the selection.
+# A selection traced above the portable tier is also run at FRT_ISA=portable, where Conv and Gemm
+# need kernel classes (FRT_KERNEL_BUILT) that such a trace never records: load must refuse it
+# naming the kernel (or, for a model without them, run).
 set -eu
-name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-}
+name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-} keep=${9:-}
 export FRT_DNNL=0
 rm -rf "$work"
 mkdir -p "$work"
 sel="$work/$name.yaml"
 "$full" trace "$model" -o "$sel"
 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DFRT_SELECT="$sel" \
-      -DCMAKE_C_COMPILER="${CC:-cc}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+      -DFRT_SELECT_KEEP="$keep" -DCMAKE_C_COMPILER="${CC:-cc}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
 targets="flatrt flatrt_shared minimal_run"
 [ -n "$classify" ] && targets="$targets classify"
 cmake --build "$work/build" -j2 --target $targets >"$work/build.log" 2>&1 || { tail -n 60 "$work/build.log"; exit 1; }
@@ -46,6 +52,38 @@ if [ -n "$classify" ]; then
   out=$(cd "$src/examples/digits" && "$work/build/classify" digits.onnx samples/digit_1_label6.npy samples/digit_2_label7.npy)
   echo "$out"
   [ "$out" = "$(printf 'samples/digit_1_label6.npy 6\nsamples/digit_2_label7.npy 7')" ]
+fi
+
+# optional features: kept ones work, the others are refused with one clear message
+keepl=";$(echo "$keep" | tr ',' ';');"
+case "$keepl" in
+  *";describe;"*) "$selrt" info --nodes "$model" >"$work/info.txt"
+                  grep -q "^nodes (" "$work/info.txt" || { cat "$work/info.txt"; exit 1; } ;;
+  *) if "$selrt" info --nodes "$model" >"$work/info.txt" 2>&1; then
+       echo "describe ran on a build without it"; exit 1
+     fi
+     grep -q "feature 'describe' not in this build's selection ($name\.yaml)" "$work/info.txt" ||
+       { cat "$work/info.txt"; exit 1; } ;;
+esac
+case "$keepl" in
+  *";step_trace;"*) "$selrt" bench "$model" --iters 1 --trace "$work/trace.json" >/dev/null
+                    grep -q '"traceEvents"' "$work/trace.json" ;;
+  *) if "$selrt" bench "$model" --iters 1 --trace "$work/trace.json" >"$work/trace.txt" 2>&1; then
+       echo "step_trace ran on a build without it"; exit 1
+     fi
+     grep -q "feature 'step_trace' not in this build's selection ($name\.yaml)" "$work/trace.txt" ||
+       { cat "$work/trace.txt"; exit 1; } ;;
+esac
+echo "$name: optional features kept: ${keep:-none}; the others refused"
+
+# kernel classes the trace did not record: refused at load, naming the kernel and the selection
+if ! grep -q "^isa: \[portable\]" "$sel"; then
+  if FRT_ISA=portable "$selrt" run "$model" "$@" --output-dir "$work/out-portable" >"$work/portable.txt" 2>&1; then
+    ! grep -Eq "op: (Conv|Gemm)," "$sel" || { echo "ran at the portable tier without its kernels"; exit 1; }
+  else
+    cat "$work/portable.txt"
+    grep -Eq "kernel '[a-z0-9_]+' of op '[A-Za-z]+' not in this build's selection \($name\.yaml\)" "$work/portable.txt"
+  fi
 fi
 
 # a model outside the selection fails at load with one message naming the op and the file
