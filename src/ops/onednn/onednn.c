@@ -24,12 +24,13 @@
  * oneDNN 2.6.3), which test_noalloc counts apart (docs/dependencies.md).
  *
  * Threads: Debian's oneDNN runs on OpenMP and plans each primitive's work split for the calling
- * thread's omp_get_max_threads() when the primitive is created. Select sets it (omp_set_num_threads,
- * a per-thread setting) to the model's intra-op thread count (the provider's ctx) before creating
- * primitives, and every kernel sets it to that count again before executing, so a 1-thread model
- * runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads do not
- * share a team. A runtime of a model with provider steps has no flatrt pool (runtime.c): with N
- * threads, oneDNN's steps run on N OpenMP threads, the others on the calling thread. */
+ * thread's omp_get_max_threads() when the primitive is created, and runs it with the count current
+ * at the call. Select sets it (omp_set_num_threads, a per-thread setting) to 1 before creating
+ * primitives, every kernel sets it to 1 again before executing, and the runtime's pool workers set
+ * it when they start (frt_onednn_thread_init), so oneDNN always runs on the thread that calls it and
+ * never starts an OpenMP team: runtimes on different threads do not share one. A model of N > 1
+ * intra-op threads splits big convolutions into channel parts that run on the runtime's own pool
+ * (split.c); the other kernels run on the calling thread. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <pthread.h>
