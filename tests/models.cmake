@@ -82,19 +82,15 @@ endforeach()
 
 # Steady-state runs of the recurrent models and of CNNs that run on the oneDNN provider allocate
 # nothing (test_noalloc, tests/runtime.cmake; oneDNN's own dnnl_primitive_execute is counted
-# apart), on one and two threads.
+# apart), on one and two threads (with two, the provider's convolutions run as channel parts on
+# the runtime's pool: src/ops/onednn/split.c).
 if(NOT FRT_SANITIZE MATCHES "thread")
-  foreach(m lstm gru squeezenet1_1 mobilenet_v2)
+  foreach(m lstm gru squeezenet1_1 mobilenet_v2 resnet18)
     foreach(t 1 2)
       add_test(NAME runtime.noalloc.${m}_threads${t}
                COMMAND test_noalloc ${FRT_MODELS_DIR}/${m}/model.onnx ${t})
       set_tests_properties(runtime.noalloc.${m}_threads${t} PROPERTIES
                            FIXTURES_REQUIRED frt_models LABELS runtime TIMEOUT 600)
-      if(t GREATER 1 AND NOT m MATCHES "^(lstm|gru)$")
-        # the provider at 2 threads is opt-in (src/ops/registry.c)
-        set_tests_properties(runtime.noalloc.${m}_threads${t} PROPERTIES
-                             ENVIRONMENT "FRT_DNNL=threads")
-      endif()
       if(m IN_LIST FRT_E2E_PENDING)
         set_tests_properties(runtime.noalloc.${m}_threads${t} PROPERTIES DISABLED TRUE)
       endif()

@@ -259,13 +259,10 @@ static frt_status builtin_select(const frt_provider *p, const frt_op_def *def, f
 
 const frt_provider frt_provider_builtin = {"builtin", builtin_select, NULL};
 
-/* The oneDNN provider planning for num_threads, then builtin; builtin only when oneDNN is not
- * built or is switched off (FRT_DNNL=0), and for num_threads > 1 unless FRT_DNNL=threads. A runtime
- * of a model with oneDNN steps runs oneDNN on num_threads OpenMP threads and has no pool of its
- * own (runtime.c). Opt-in for several threads: OpenMP splits each primitive statically and joins
- * at a barrier, so a descheduled team thread stalls the step; on the shared 2-vCPU host (load
- * ~27) resnet50 / mobilenet_v2 at 2 threads took 7.1x / 4.1x the builtin kernels' time
- * (docs/dependencies.md). */
+/* The oneDNN provider for num_threads intra-op threads, then builtin; builtin only when oneDNN is
+ * not built or is switched off (FRT_DNNL=0). The provider makes every primitive for one OpenMP
+ * thread; with num_threads > 1 it splits big steps into channel parts that run on the runtime's
+ * own pool (src/ops/onednn/split.c), so no OpenMP team ever runs beside that pool. */
 enum { FRT_PROVIDER_LISTS = 257 };
 static const frt_provider *g_lists[FRT_PROVIDER_LISTS][2];
 static pthread_once_t g_lists_once = PTHREAD_ONCE_INIT;
@@ -279,10 +276,7 @@ static void lists_init(void) {
 
 const frt_provider *const *frt_providers_for_threads(int num_threads, size_t *n) {
     static const frt_provider *const builtin_only[] = {&frt_provider_builtin};
-    const char *e = getenv("FRT_DNNL");
-    bool multi = e && !strcmp(e, "threads");
-    if (frt_onednn_enabled() && num_threads >= 1 && num_threads < FRT_PROVIDER_LISTS &&
-        (num_threads == 1 || multi)) {
+    if (frt_onednn_enabled() && num_threads >= 1 && num_threads < FRT_PROVIDER_LISTS) {
         pthread_once(&g_lists_once, lists_init);
         if (g_lists[num_threads][0]) {
             *n = 2;

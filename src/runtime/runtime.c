@@ -10,6 +10,7 @@
 #include "ir/seq.h"
 #include "interop.h"
 #include "model.h"
+#include "ops/onednn/onednn.h"
 #include "ops/sgemm.h"
 
 #define MAX_NODE_IO 1024
@@ -132,20 +133,12 @@ static void brt_free(frt_brt *b) {
     free(b->seqs);
 }
 
-/* Whether a step of m runs on the oneDNN provider (kernel names "onednn:..."). Such a model's
- * runtime has no intra-op pool: oneDNN runs its steps on num_threads OpenMP threads (its team
- * spins between steps), and the other steps run on the calling thread, so the runtime never has
- * more runnable threads than num_threads (a pool beside the spinning OpenMP team made 2-thread
- * runs many times slower on a 2-vCPU host; docs/dependencies.md). */
-static bool uses_onednn(const frt_model *m) {
-    for (size_t b = 0; b < m->n_blocks; b++) {
-        const frt_program *pg = m->blocks[b].prog;
-        for (size_t i = 0; i < pg->n_steps; i++) {
-            const char *n = pg->steps[i].k.name;
-            if (n && !strncmp(n, "onednn:", 7)) return true;
-        }
-    }
-    return false;
+/* Runs once on each worker of a runtime's intra-op pool: the thread's GEMM packing buffers, and
+ * OpenMP thread count 1 for the oneDNN provider, whose steps run their parts on this pool
+ * (src/ops/onednn/split.c), so those allocations happen when the pool starts, not in a run. */
+static void pool_thread_init(void) {
+    frt_sgemm_thread_warmup();
+    frt_onednn_thread_init();
 }
 
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
@@ -168,14 +161,13 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     rt->in_dims = rt->blk[0].in_dims;
     /* with inter-op threads the pool is shared: the inter-op participants are its helpers and
        it has only max(num_threads, inter_op_threads) - inter_op_threads workers of its own
-       (interop.c); a model with oneDNN steps runs them on OpenMP threads and has no pool */
+       (interop.c) */
     int pool = m->opt.num_threads, helpers = 0;
     if (m->blocks[0].prog->dag && m->opt.inter_op_threads > 1) {
         helpers = m->opt.inter_op_threads - 1;
         if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
     }
-    if (pool > 1 && !uses_onednn(m))
-        rt->tp = frt_threadpool_create_shared(pool, pool - 1 - helpers, frt_sgemm_thread_warmup);
+    if (pool > 1) rt->tp = frt_threadpool_create_shared(pool, pool - 1 - helpers, pool_thread_init);
     if (m->opt.inter_op_threads > 1 && m->blocks[0].prog->dag) {
         st = frt_iop_create(rt, &iop_hooks, &rt->iop);
         if (st) {

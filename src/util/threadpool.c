@@ -263,7 +263,10 @@ static void ranges_task(void *ctx, size_t i) {
 }
 
 int frt_par_threads(const frt_threadpool *tp, double work_ns) {
-    int threads = frt_threadpool_size(tp);
+    return frt_par_split(frt_threadpool_size(tp), work_ns);
+}
+
+int frt_par_split(int threads, double work_ns) {
     if (threads <= 1 || !(work_ns >= 2 * FRT_PAR_MIN_NS)) return 1; /* also NaN */
     double fit = work_ns / FRT_PAR_MIN_NS;
     return fit < (double)threads ? (int)fit : threads;

@@ -62,8 +62,13 @@ void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
 #define FRT_PAR_MIN_NS 10000.0           /* least work per thread worth a fork/join */
 #define FRT_PAR_NS_PER_FLOP (1.0 / 64.0) /* ~64 GFLOP/s per thread in the float32 FMA kernels */
 #define FRT_PAR_NS_PER_BYTE (1.0 / 16.0) /* ~16 GB/s per thread streaming through memory */
+/* oneDNN's convolutions on blocked activations (src/ops/onednn/split.c) */
+#define FRT_PAR_NS_PER_FLOP_DNNL (1.0 / 200.0)
 
 /* Threads to use for work_ns of work: 1..frt_threadpool_size(tp). */
 int frt_par_threads(const frt_threadpool *tp, double work_ns);
+
+/* The same for `threads` threads without a pool at hand (a kernel planning its split at load). */
+int frt_par_split(int threads, double work_ns);
 
 #endif

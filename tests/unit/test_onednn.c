@@ -4,7 +4,8 @@
  * auto_pad convolutions, 1-D convolution, odd channel counts (padded blocks), Relu and Clip
  * post-ops, the residual sum (FusedConv), max / average (ceil mode, count_include_pad) / global
  * pooling, BatchNormalization, blocked elementwise ops and Concat between convolutions, batch 2,
- * one and two threads; the provider must have taken the convolutions, activations must stay
+ * one and two threads, and every convolution split into 2 and 3 channel parts (FRT_DNNL_PARTS) on
+ * a pool of 2 and 3 threads; the provider must have taken the convolutions, activations must stay
  * blocked between them (no reorder between two convolutions), and a run with another image size
  * fails cleanly. Skips (77) in a build without the provider. */
 #include "flatrt.h"
@@ -128,28 +129,40 @@ typedef struct result {
     int n_out;
     int onednn_steps;   /* steps with an "onednn:" kernel */
     int reorders;       /* reorder steps */
+    int split_steps;    /* convolutions run as channel parts (kernel name ending in "_split") */
 } result;
 
-static frt_model *load(const ob_buf *mb, int dnnl, int threads) {
-    setenv("FRT_DNNL", dnnl ? "threads" : "0", 1); /* "threads": also with 2 threads */
+/* parts > 0: every convolution the provider can split is split into that many parts */
+static frt_model *load_parts(const ob_buf *mb, int dnnl, int threads, int parts) {
+    setenv("FRT_DNNL", dnnl ? "1" : "0", 1);
+    char pn[16];
+    snprintf(pn, sizeof pn, "%d", parts);
+    if (parts > 0) setenv("FRT_DNNL_PARTS", pn, 1);
     frt_options opt;
     frt_options_init(&opt);
     opt.num_threads = threads;
     frt_model *m = NULL;
     CHECK_OK(frt_model_load_buffer(mb->p, mb->n, NULL, &opt, &m));
     unsetenv("FRT_DNNL");
+    unsetenv("FRT_DNNL_PARTS");
     return m;
 }
 
-static void run(const ob_buf *mb, int dnnl, int threads, const int64_t *xd, int rank,
+static frt_model *load(const ob_buf *mb, int dnnl, int threads) {
+    return load_parts(mb, dnnl, threads, 0);
+}
+
+static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_t *xd, int rank,
                 const char *const *outs, result *r) {
     memset(r, 0, sizeof *r);
-    frt_model *m = load(mb, dnnl, threads);
+    frt_model *m = load_parts(mb, dnnl, threads, parts);
     if (!m) return;
     const frt_program *p = m->blocks[0].prog;
     for (size_t i = 0; i < p->n_steps; i++) {
         const char *kn = p->steps[i].k.name ? p->steps[i].k.name : "";
+        size_t kl = strlen(kn);
         r->onednn_steps += strncmp(kn, "onednn:", 7) == 0;
+        r->split_steps += kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
         r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
@@ -182,25 +195,30 @@ static void free_result(result *r) {
     for (int i = 0; i < r->n_out; i++) free(r->out[i]);
 }
 
-/* Runs mb with and without the provider (1 and 2 threads) and compares; returns the provider
- * run's statistics in *with (outputs freed). */
+/* Runs mb with and without the provider (1 and 2 threads, then 2 and 3 threads with every
+ * convolution that has as many channel blocks split into that many parts) and compares; returns
+ * the 1-thread provider run's statistics in *with (outputs freed), split_steps from the 3-part run. */
 static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
                     const char *const *outs, result *with) {
     result ref, got;
-    run(&mb, 0, 1, xd, rank, outs, &ref);
+    run(&mb, 0, 1, 0, xd, rank, outs, &ref);
     CHECK_MSG(ref.onednn_steps == 0, "%s: provider used with FRT_DNNL=0", what);
-    for (int threads = 1; threads <= 2; threads++) {
-        run(&mb, 1, threads, xd, rank, outs, &got);
+    int split3 = 0;
+    for (int cfg = 0; cfg < 4; cfg++) {
+        int threads = cfg == 0 ? 1 : cfg == 3 ? 3 : 2, parts = cfg < 2 ? 0 : threads;
+        run(&mb, 1, threads, parts, xd, rank, outs, &got);
+        if (parts == 3) split3 = got.split_steps;
         CHECK_MSG(got.n_out == ref.n_out, "%s: outputs", what);
         for (int o = 0; o < ref.n_out && o < got.n_out; o++) {
             CHECK_MSG(got.n[o] == ref.n[o], "%s: output %d size", what, o);
             if (got.n[o] == ref.n[o] && got.out[o] && ref.out[o])
                 CHECK_MSG(t_close(got.out[o], ref.out[o], ref.n[o], 1e-5f, 2e-5f),
-                          "%s: output %d, %d threads", what, o, threads);
+                          "%s: output %d, %d threads, %d parts", what, o, threads, parts);
         }
-        if (threads == 1) *with = got;
+        if (cfg == 0) *with = got;
         else free_result(&got);
     }
+    with->split_steps = split3;
     free_result(with);
     free_result(&ref);
     free(mb.p);
@@ -243,6 +261,8 @@ static void test_chain(int64_t batch) {
     CHECK_MSG(r.onednn_steps >= 8, "chain: %d onednn steps", r.onednn_steps);
     /* reorders only at the graph outputs (w, v2, t) */
     CHECK_MSG(r.reorders == 3, "chain: %d reorders", r.reorders);
+    /* split into parts: c1 (plain input), c3 (depthwise), c4 (with the residual sum), c5 */
+    CHECK_MSG(r.split_steps == 4, "chain: %d split steps", r.split_steps);
 }
 
 /* Clip as a fused activation (opset 13 Clip with constant bounds), auto_pad SAME_UPPER/LOWER with
@@ -292,6 +312,7 @@ static void test_blocks(void) {
     if (!g_on) return;
     CHECK_MSG(r.onednn_steps == 8, "blocks: %d onednn steps", r.onednn_steps);
     CHECK_MSG(r.reorders == 2, "blocks: %d reorders", r.reorders);
+    CHECK_MSG(r.split_steps >= 1, "blocks: %d split steps", r.split_steps);
 }
 
 /* Fused SiLU and HardSigmoid conv activations (fuse_cnn.c; HardSwish needs opset 14, these
@@ -341,6 +362,7 @@ static void test_cnn_ops(void) {
     if (!g_on) return;
     CHECK_MSG(r.onednn_steps == 8, "cnn_ops: %d onednn steps", r.onednn_steps);
     CHECK_MSG(r.reorders == 2, "cnn_ops: %d reorders", r.reorders);
+    CHECK_MSG(r.split_steps >= 3, "cnn_ops: %d split steps", r.split_steps);
 }
 
 /* DenseNet's pre-activation: BatchNormalization -> Relu fused into one step (fuse.c; oneDNN's

@@ -24,12 +24,13 @@
  * oneDNN 2.6.3), which test_noalloc counts apart (docs/dependencies.md).
  *
  * Threads: Debian's oneDNN runs on OpenMP and plans each primitive's work split for the calling
- * thread's omp_get_max_threads() when the primitive is created. Select sets it (omp_set_num_threads,
- * a per-thread setting) to the model's intra-op thread count (the provider's ctx) before creating
- * primitives, and every kernel sets it to that count again before executing, so a 1-thread model
- * runs oneDNN on the calling thread only (no OpenMP team) and runtimes on different threads do not
- * share a team. A runtime of a model with provider steps has no flatrt pool (runtime.c): with N
- * threads, oneDNN's steps run on N OpenMP threads, the others on the calling thread. */
+ * thread's omp_get_max_threads() when the primitive is created, and runs it with the count current
+ * at the call. Select sets it (omp_set_num_threads, a per-thread setting) to 1 before creating
+ * primitives, every kernel sets it to 1 again before executing, and the runtime's pool workers set
+ * it when they start (frt_onednn_thread_init), so oneDNN always runs on the thread that calls it and
+ * never starts an OpenMP team: runtimes on different threads do not share one. A model of N > 1
+ * intra-op threads splits big convolutions into channel parts that run on the runtime's own pool
+ * (split.c); the other kernels run on the calling thread. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -41,6 +42,9 @@
 
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
+
+#include "onednn_impl.h"
+#include "split.h"
 
 
 /* ---- engine, streams, threads ---------------------------------------------------------------- */
@@ -81,6 +85,11 @@ static void engine_init(void) {
     if (frt_cpu_tier() < FRT_ISA_AVX512) dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) g_engine = NULL;
     if (pthread_key_create(&g_thread_key, thread_state_free) != 0) g_engine = NULL;
+}
+
+static pthread_once_t g_omp_once = PTHREAD_ONCE_INIT;
+
+static void omp_init(void) {
     /* libdnnl links libgomp, so its omp_set_num_threads is in the process */
     *(void **)&g_omp_set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
 }
@@ -167,8 +176,14 @@ static dnnl_memory_t thread_mem(thread_state *t, const dnnl_memory_desc_t *md,
 }
 
 static void set_threads(int n) {
+    pthread_once(&g_omp_once, omp_init);
     if (g_omp_set) g_omp_set(n > 0 ? n : 1);
 }
+
+static dnnl_stream_t stream_of(frt_dn_thread *t) { return t->stream; }
+
+/* what split.c uses (onednn_impl.h) */
+static const dn_env g_env = {engine, this_thread, stream_of, thread_mem, set_threads};
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
@@ -249,8 +264,10 @@ typedef struct dn_prim {
     int nthr;                   /* OpenMP threads it was planned for (the provider's count) */
 } dn_prim;
 
-/* The thread count of the provider selecting on this thread (set by onednn_select). */
+/* The OpenMP thread count primitives are made for (1: see the header) and the intra-op thread
+ * count of the model selecting on this thread (the provider's ctx, set by onednn_select). */
 static _Thread_local int g_sel_threads = 1;
+static _Thread_local int g_model_threads = 1;
 
 /* Creates the primitive of pd into p (pd is destroyed). */
 static dnnl_status_t make_prim(dn_prim *p, dnnl_primitive_desc_t pd) {
@@ -344,6 +361,7 @@ typedef struct dn_conv {
     dnnl_memory_t wmem, bmem;   /* reordered weights and bias (model arena), read-only */
     dnnl_memory_desc_t z_md;    /* FusedConv: the sum input (the output's layout) */
     int has_z;                  /* 1: sum input as a binary post-op; -1: as a sum post-op */
+    dn_split *split;            /* non-NULL: runs as channel parts on the pool (split.c) */
 } dn_conv;
 
 static void conv_destroy(void *params) {
@@ -351,10 +369,17 @@ static void conv_destroy(void *params) {
     if (p->p.prim) dnnl_primitive_destroy(p->p.prim);
     if (p->wmem) dnnl_memory_destroy(p->wmem);
     if (p->bmem) dnnl_memory_destroy(p->bmem);
+    frt_dn_split_free(p->split);
 }
 
 static frt_status conv_run(const frt_step *s, frt_exec *x) {
     const dn_conv *p = s->k.params;
+    if (p->split) {
+        frt_status st = check_image(s, &p->p, &x->values[s->in[0]]);
+        return st ? st : frt_dn_split_run(s, x, p->split, &x->values[s->in[0]],
+                                          &x->values[s->out[0]],
+                                          p->has_z ? &x->values[s->in[3]] : NULL);
+    }
     dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
     const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
     return run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
@@ -554,16 +579,31 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     }
     memset(p, 0, sizeof *p);
     const dnnl_memory_desc_t wmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    /* a model of several threads runs big convolutions as channel parts (split.c) */
+    frt_status sst = frt_dn_split_conv(c, pd, g_model_threads, Wt, B, &g_env, &p->split);
+    if (sst) {
+        dnnl_primitive_desc_destroy(pd);
+        return sst;
+    }
     ds = make_prim(&p->p, pd);
-    if (ds) return dnnl_fail(c, "creating the convolution", ds);
+    if (ds) {
+        frt_dn_split_free(p->split);
+        return dnnl_fail(c, "creating the convolution", ds);
+    }
     p->p.C = C, p->p.H = H, p->p.W = W, p->p.OC = M, p->p.OH = OH, p->p.OW = OW;
     p->p.in_img = image_bytes(X, Lin);
     p->p.out_img = image_bytes(Y, L);
     p->z_md = dst;
     p->has_z = sum_z ? -1 : fused;
-    /* weights: plain [G, Mg, Cg, kh, kw] -> the primitive's layout, once */
+    /* weights: plain [G, Mg, Cg, kh, kw] -> the primitive's layout, once (the parts hold
+       their own slices) */
     k->params = p;
     k->destroy = conv_destroy;
+    if (p->split) {
+        p->p.sp_bytes = frt_dn_split_scratch(p->split);
+        k->const_copied = 1u << 1;
+        goto layouts;
+    }
     size_t wbytes = dnnl_memory_desc_get_size(&wmd);
     void *wbuf = frt_arena_alloc(c->arena, wbytes, 64);
     if (!wbuf) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for weights");
@@ -596,6 +636,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         ds = dnnl_memory_create(&p->bmem, &bia, g_engine, b);
         if (ds) return dnnl_fail(c, "wrapping the bias", ds);
     }
+layouts:;
     const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
     if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     in[0] = Lin;
@@ -604,6 +645,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     k->in_layouts = in;
     k->out_layouts = out;
     k->name = group == C && group > 1 ? "conv_dw" : "conv";
+    if (p->split) k->name = group > 1 ? "conv_dw_split" : "conv_split";
     k->fn = conv_run;
     k->scratch = prim_scratch;
     return FRT_OK;
@@ -967,8 +1009,10 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
     if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0)
         return decline(c, "internal op");
     if (!engine()) return decline(c, "no oneDNN CPU engine");
-    /* oneDNN plans a primitive's work split for the thread count current at its creation */
-    g_sel_threads = (int)(intptr_t)pr->ctx;
+    /* oneDNN plans a primitive's work split for the thread count current at its creation: one
+       thread; a model of several threads splits a step into parts on its pool (split.c) */
+    g_sel_threads = 1;
+    g_model_threads = (int)(intptr_t)pr->ctx;
     set_threads(g_sel_threads);
     const char *skip = getenv("FRT_DNNL_SKIP"); /* debugging aid: op types left to builtin */
     if (skip) {
@@ -1005,7 +1049,11 @@ const frt_provider *frt_onednn_provider(int num_threads) {
     return &g_prov[num_threads];
 }
 
+void frt_onednn_thread_init(void) { set_threads(1); }
+
 #else
+
+void frt_onednn_thread_init(void) {}
 
 const frt_provider *frt_onednn_provider(int num_threads) {
     (void)num_threads;

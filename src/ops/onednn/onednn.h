@@ -16,6 +16,11 @@
  * not built or num_threads is out of [1, FRT_MAX_THREADS]. */
 const frt_provider *frt_onednn_provider(int num_threads);
 
+/* Prepares the calling thread to run the provider's primitives: OpenMP thread count 1, so oneDNN
+ * runs on this thread alone (the first call on a thread allocates libgomp's per-thread settings).
+ * A runtime calls it on each worker of its intra-op pool when the pool starts. */
+void frt_onednn_thread_init(void);
+
 /* Whether the oneDNN provider is compiled in and not switched off by FRT_DNNL. */
 bool frt_onednn_enabled(void);
 
