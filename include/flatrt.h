@@ -201,13 +201,13 @@ typedef struct frt_options {
      * Inception block, the embedding lookups of a DLRM) run concurrently on up to N threads (the
      * caller + N - 1 workers of the runtime). The memory plan is made for that: two tensors share
      * memory only when every use of one happens before the other is written, by the dataflow
-     * graph. Threads: the runtime's intra-op pool then has max(num_threads, N) threads, and
-     * kernels are chosen for that many. A step ordered (by the dataflow graph) with every other
-     * step, which can never run beside one, uses the whole pool; every other step runs on one
-     * thread. So at most max(num_threads, N) threads compute at once (give N <= cores), and each
-     * step's thread count, hence its result, is the same in every run. Results may differ from
-     * a sequential run in the last bits where a kernel rounds differently on one thread than on
-     * several. Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph
+     * graph. Threads: the runtime's intra-op pool then has max(num_threads, N) threads, of which
+     * the N inter-op threads are part (an idle one helps a running step whose kernel splits its
+     * work, e.g. a GEMM, instead of waiting), and kernels are chosen for that many. So at most
+     * max(num_threads, N) threads compute at once (give N <= cores). Kernels split work without
+     * changing any summation order, so a step's result does not depend on how many threads
+     * helped: outputs are bit-identical to a sequential run's (test runtime.interop).
+     * Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph
      * with steps whose outputs are sized at run time (NonZero, Unique, data-dependent shapes)
      * runs sequentially. */
     int32_t inter_op_threads;

@@ -104,8 +104,8 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
 
     frt_compile_stats cs;
     size_t n_prov;
-    /* kernels plan for the largest intra-op pool a step may get: with inter-op threads, a step
-       running alone uses max(num_threads, inter_op_threads) (runtime.c, interop.c) */
+    /* kernels plan for the largest intra-op pool a step may get: with inter-op threads, the
+       pool has max(num_threads, inter_op_threads) threads (runtime.c, interop.c) */
     int pool = m->opt.num_threads;
     if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
     const frt_provider *const *prov = frt_providers_for_threads(pool, &n_prov);
