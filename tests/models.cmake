@@ -80,12 +80,13 @@ foreach(tier avx2 portable)
   endforeach()
 endforeach()
 
-# Steady-state runs of the recurrent models and of CNNs that run on the oneDNN provider allocate
+# Steady-state runs of the recurrent models, the transformers and of CNNs that run on the oneDNN provider allocate
 # nothing (test_noalloc, tests/runtime.cmake; oneDNN's own dnnl_primitive_execute is counted
 # apart), on one and two threads (with two, the provider's convolutions run as channel parts on
 # the runtime's pool: src/ops/onednn/split.c).
 if(NOT FRT_SANITIZE MATCHES "thread")
-  foreach(m lstm gru squeezenet1_1 mobilenet_v2 resnet18)
+  foreach(m lstm gru squeezenet1_1 mobilenet_v2 resnet18 mobilenet_v3_small efficientnet_b0 bert4
+            gpt2mini)
     foreach(t 1 2)
       add_test(NAME runtime.noalloc.${m}_threads${t}
                COMMAND test_noalloc ${FRT_MODELS_DIR}/${m}/model.onnx ${t})
