@@ -3,22 +3,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 struct frt_arena_chunk {
     frt_arena_chunk *next;
-    size_t size; /* usable bytes at data */
+    size_t size; /* usable bytes after the header */
     size_t used;
-    unsigned char *data; /* right after the header, or a separate huge block (see below) */
+    _Alignas(64) unsigned char data[];
 };
-#define HDR (((sizeof(frt_arena_chunk)) + 63) & ~(size_t)63)
-
-/* One-off allocations of at least HUGE bytes (packed GEMM weights of transformers, large
- * tables) get their own 2 MiB-aligned block, advised as transparent huge pages: a GEMM that
- * streams its weights from memory then walks a few huge pages instead of hundreds of 4 KiB pages
- * (about 4% faster for 64 x 512 x 2048 with cold weights on the Zen 5 host). The block is rounded
- * up to 2 MiB; only the bytes handed out are touched. */
-#define HUGE ((size_t)2 << 20)
 
 /* Smallest chunk. The allocation-failure test builds this file with a tiny value, so that almost
  * every arena allocation is a heap allocation that can fail. */
@@ -45,27 +36,10 @@ void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
             return memset(c->data + off, 0, size);
         }
     }
-    size_t need = size + (align > 64 ? align : 0); /* data is 64-byte aligned */
+    size_t need = size + align;
     size_t cap = need > CHUNK_MIN ? need : CHUNK_MIN;
-    frt_arena_chunk *n;
-    if (need >= HUGE && need <= SIZE_MAX - HUGE) {
-        size_t bytes = (need + HUGE - 1) & ~(HUGE - 1);
-        n = malloc(sizeof *n);
-        unsigned char *d = n ? aligned_alloc(HUGE, bytes) : NULL;
-        if (!d) {
-            free(n);
-            return NULL;
-        }
-#ifdef MADV_HUGEPAGE
-        (void)madvise(d, bytes, MADV_HUGEPAGE); /* a hint: no huge pages is fine */
-#endif
-        n->data = d;
-    } else {
-        if (cap > SIZE_MAX - HDR - 63) return NULL;
-        n = aligned_alloc(64, (HDR + cap + 63) & ~(size_t)63);
-        if (!n) return NULL;
-        n->data = (unsigned char *)n + HDR;
-    }
+    frt_arena_chunk *n = aligned_alloc(64, (sizeof *n + cap + 63) & ~(size_t)63);
+    if (!n) return NULL;
     n->size = cap;
     n->used = 0;
     /* A large one-off allocation goes behind the head so the head's free space stays usable. */
@@ -101,7 +75,6 @@ void frt_arena_free(frt_arena *a) {
     frt_arena_chunk *c = a->head;
     while (c) {
         frt_arena_chunk *n = c->next;
-        if (c->data != (unsigned char *)c + HDR) free(c->data);
         free(c);
         c = n;
     }
