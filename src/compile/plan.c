@@ -281,6 +281,38 @@ static int by_first(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Group choice shared by both group planners: among free groups, g beats the current best
+ * (size bs) when it fits t and best does not or is larger, or when neither fits and g is larger
+ * (it grows less). */
+static bool group_better(size_t gs, size_t bs, size_t need) {
+    bool fit_b = bs >= need, fit_g = gs >= need;
+    return (fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs);
+}
+
+/* Puts t in group best (-1: a new group), growing the group to t's size; returns the group. */
+static int32_t group_take(frt_plan *p, size_t *n_groups, int32_t best, const frt_plan_item *t) {
+    if (best < 0) {
+        best = (int32_t)(*n_groups)++;
+        p->groups[best].size = t->size;
+    } else {
+        if (t->id >= 0) p->num_reused++;
+        if (p->groups[best].size < t->size) p->groups[best].size = t->size;
+    }
+    return best;
+}
+
+/* Lays the groups out one after another and gives each item its group's offset. */
+static void group_offsets(frt_plan *p, size_t n_groups, size_t n) {
+    size_t total = 0;
+    for (size_t g = 0; g < n_groups; g++) {
+        size_t sz = p->groups[g].size;
+        p->groups[g].size = total; /* reuse as the group's offset */
+        total += sz;
+    }
+    for (size_t i = 0; i < n; i++) p->items[i].off = p->groups[p->items[i].group].size;
+    p->slab_bytes = total;
+}
+
 /* Storage groups over the DAG: items in order of their first write; a group is free for item t
  * when every use of the item placed last in it happens before every write of t (by induction,
  * then so do the uses of all its earlier items). */
@@ -297,28 +329,13 @@ static void plan_groups_dag(const frt_program *prog, frt_plan *p, size_t n, bool
                 best = (int32_t)g;
                 continue;
             }
-            size_t bs = p->groups[best].size, gs = p->groups[g].size;
-            bool fit_b = bs >= t->size, fit_g = gs >= t->size;
-            if ((fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs)) best = (int32_t)g;
+            if (group_better(p->groups[g].size, p->groups[best].size, t->size)) best = (int32_t)g;
         }
-        if (best < 0) {
-            best = (int32_t)n_groups++;
-            p->groups[best].size = t->size;
-        } else {
-            if (t->id >= 0) p->num_reused++;
-            if (p->groups[best].size < t->size) p->groups[best].size = t->size;
-        }
+        best = group_take(p, &n_groups, best, t);
         p->groups[best].last = (int32_t)i;
         t->group = best;
     }
-    size_t total = 0;
-    for (size_t g = 0; g < n_groups; g++) {
-        size_t sz = p->groups[g].size;
-        p->groups[g].size = total;
-        total += sz;
-    }
-    for (size_t i = 0; i < n; i++) it[i].off = p->groups[it[i].group].size;
-    p->slab_bytes = total;
+    group_offsets(p, n_groups, n);
 }
 
 static void plan_groups(frt_plan *p, size_t n, size_t n_compute, bool reuse) {
@@ -340,30 +357,16 @@ static void plan_groups(frt_plan *p, size_t n, size_t n_compute, bool reuse) {
                     best = (int32_t)g;
                     continue;
                 }
-                size_t bs = p->groups[best].size, gs = p->groups[g].size;
-                bool fit_b = bs >= t->size, fit_g = gs >= t->size;
-                if ((fit_g && (!fit_b || gs < bs)) || (!fit_g && !fit_b && gs > bs)) best = (int32_t)g;
+                if (group_better(p->groups[g].size, p->groups[best].size, t->size))
+                    best = (int32_t)g;
             }
-            if (best < 0) {
-                best = (int32_t)n_groups++;
-                p->groups[best].size = t->size;
-            } else {
-                if (t->id >= 0) p->num_reused++;
-                if (p->groups[best].size < t->size) p->groups[best].size = t->size;
-            }
+            best = group_take(p, &n_groups, best, t);
             p->groups[best].busy = true;
             t->group = best;
         }
         for (int32_t i = p->end_head[pos]; i >= 0; i = p->end_next[i]) p->groups[it[i].group].busy = false;
     }
-    size_t total = 0;
-    for (size_t g = 0; g < n_groups; g++) {
-        size_t s = p->groups[g].size;
-        p->groups[g].size = total; /* reuse as the group's offset */
-        total += s;
-    }
-    for (size_t i = 0; i < n; i++) it[i].off = p->groups[it[i].group].size;
-    p->slab_bytes = total;
+    group_offsets(p, n_groups, n);
 }
 
 static int by_size_desc(const void *a, const void *b) {
