@@ -614,6 +614,10 @@ FRT_API void frt_selection_reset(void);
 /* Number of recorded facts, and fact i (valid until frt_selection_reset; NULL past the end). */
 FRT_API size_t frt_selection_count(void);
 FRT_API const char *frt_selection_at(size_t i);
+/* Facts the recorder could not keep since the last reset (out of memory, or a record longer than
+ * 511 bytes). Nonzero means the recorded set is incomplete: a selection built from it could leave
+ * out something the traced models need. */
+FRT_API size_t frt_selection_dropped(void);
 /* The ISA tier kernels are picked for in this process ("avx512", "avx2", "portable"), after
  * FRT_ISA. */
 FRT_API const char *frt_isa_tier(void);

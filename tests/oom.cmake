@@ -45,6 +45,8 @@ if(NOT FRT_SANITIZE MATCHES "thread")
                ${oom_tiny}/view_alias.onnx)
   # frt_model_load_buffer: no mapping of the model file (external data is still mapped)
   frt_oom_test(load_buffer tiny --buffer ${oom_digits} ${oom_tiny}/external_gemm.onnx)
+  # selection recording on: a trace that lost facts to a failed allocation says so
+  frt_oom_test(trace tiny --trace ${oom_digits} ${oom_dynamic})
   # the Nth allocation and every later one fail: error paths that allocate
   frt_oom_test(persistent tiny --persistent ${oom_digits} ${oom_dynamic}
                ${oom_tiny}/external_gemm.onnx)

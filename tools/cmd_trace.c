@@ -118,6 +118,9 @@ int cmd_trace(int argc, char **argv) {
         frt_selection_record(1);
         rc = trace_model(&c, c.args[i], input_used, shape_used);
         frt_selection_record(0);
+        if (!rc && frt_selection_dropped())
+            rc = fail("trace of %s is incomplete: %zu facts could not be recorded (out of memory)",
+                      c.args[i], frt_selection_dropped());
         for (size_t k = 0; k < frt_selection_count() && !rc; k++)
             rc = sel_add(&r, frt_selection_at(k));
         if (!rc) rc = sel_addf(&r, "model\t%s", c.args[i]);

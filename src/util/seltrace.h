@@ -44,5 +44,8 @@ void frt_seltrace_feature(const char *name);
 /* The recorded set, in insertion order (strings valid until frt_seltrace_reset). */
 size_t frt_seltrace_count(void);
 const char *frt_seltrace_at(size_t i);
+/* Facts lost since the last reset (out of memory, or a record longer than 511 bytes): a trace
+ * with dropped facts is incomplete and must not be written as a selection. */
+size_t frt_seltrace_dropped(void);
 
 #endif

@@ -33,6 +33,10 @@
  *   --sample-load K[:F]  see above
  *   --only N         allocation fail point N alone (debugging; with OOM_BACKTRACE=1 the stack
  *                    of each injected failure is printed, resolve it with addr2line -f)
+ *   --trace          selection recording (frt_selection_record) on during every scenario: when
+ *                    every call succeeded, the recorded facts equal those of the clean run unless
+ *                    frt_selection_dropped() says the recorder lost some (an incomplete trace
+ *                    must be visible, never silently short)
  * OOM_VERBOSE=1 lists the fail points that every call survived. */
 #include <errno.h>
 #include <execinfo.h>
@@ -75,6 +79,7 @@ static int g_full;       /* FRT_OOM_FULL=1: --sample-load K:F steps by F */
 static int g_persistent; /* --persistent: the Nth call and every later one fail */
 static long g_only;     /* --only N: try allocation fail point N alone (debugging) */
 static int g_backtrace; /* OOM_BACKTRACE=1: print the call stack of every injected failure */
+static int g_trace;     /* --trace: selection recording on in every scenario */
 
 static int inject(int kind) {
     if (!atomic_load(&g_armed)) return 0;
@@ -215,6 +220,8 @@ typedef struct {
     long stage_start[STAGE_N + 1];           /* allocation index at each stage start (clean run) */
     long total[K_N];                         /* calls of each kind in a clean run */
     long baseline;                           /* g_live between scenarios */
+    char **facts;                            /* --trace: facts of the clean run (test-owned) */
+    size_t n_facts;
 } mcase;
 
 static frt_status load(const mcase *c, frt_model **m) {
@@ -333,12 +340,47 @@ static void disarm(void) { atomic_store(&g_armed, 0); }
 
 /* The sequence with the at-th call of `kind` failing (at = 0: clean; record = 1: store the
  * outputs as references and the stage boundaries). Returns the stage that failed, or STAGE_N. */
+/* --trace: ends recording; a clean run keeps the facts, a run whose calls all succeeded must have
+ * recorded the same set or report dropped facts. Frees the recorder's memory either way. */
+static void trace_end(mcase *c, int record, int succeeded, long at) {
+    frt_selection_record(0);
+    size_t n = frt_selection_count(), dropped = frt_selection_dropped();
+    if (record) {
+        if (dropped) fail("%s: clean traced run dropped %zu facts", c->path, dropped);
+        c->facts = t_alloc((n ? n : 1) * sizeof *c->facts);
+        for (size_t i = 0; i < n; i++) {
+            const char *f = frt_selection_at(i);
+            c->facts[i] = t_alloc(strlen(f) + 1);
+            memcpy(c->facts[i], f, strlen(f) + 1);
+        }
+        c->n_facts = n;
+    } else if (succeeded && !dropped) {
+        g_checks++;
+        size_t missing = 0;
+        const char *first = NULL;
+        for (size_t i = 0; i < c->n_facts; i++) {
+            size_t j = 0;
+            while (j < n && strcmp(frt_selection_at(j), c->facts[i])) j++;
+            if (j == n && !missing++) first = c->facts[i];
+        }
+        if (missing || n != c->n_facts)
+            fail("%s: allocation fail point %ld: every call succeeded and no fact was reported "
+                 "dropped, but the trace has %zu facts (clean: %zu; %zu missing, first '%s')",
+                 c->path, at, n, c->n_facts, missing, first ? first : "-");
+    }
+    frt_selection_reset();
+}
+
 static int scenario(mcase *c, int kind, long at, int record) {
     frt_model *m = NULL;
     frt_runtime *rt = NULL, *rt2 = NULL;
     frt_tensor out_a[MAX_IO] = {{0}}, out_b[MAX_IO] = {{0}}, out_c[MAX_IO] = {{0}};
     frt_status st = FRT_OK;
     int stage = STAGE_LOAD;
+    if (g_trace) {
+        frt_selection_reset();
+        frt_selection_record(1);
+    }
     arm(kind, at);
 #define STAGE(s)                                                                                   \
     do {                                                                                           \
@@ -425,6 +467,7 @@ done:
     frt_runtime_free(rt2);
     frt_runtime_free(rt);
     frt_model_free(m);
+    if (g_trace) trace_end(c, record, stage == STAGE_N, at);
 #undef STAGE
     if (record) {
         for (int k = 0; k < K_N; k++) c->total[k] = atomic_load(&g_seen[k]);
@@ -544,6 +587,8 @@ static void test_model(const char *path, const frt_options *opt, int manage, int
         __real_free(c->ref_a[o].data);
         __real_free(c->ref_b[o].data);
     }
+    for (size_t i = 0; i < c->n_facts; i++) __real_free(c->facts[i]);
+    __real_free(c->facts);
     __real_free(names);
     __real_free(c->buf);
     __real_free(c);
@@ -562,6 +607,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--manage") == 0) manage = 1;
         else if (strcmp(argv[i], "--buffer") == 0) buffer = 1;
         else if (strcmp(argv[i], "--persistent") == 0) g_persistent = 1;
+        else if (strcmp(argv[i], "--trace") == 0) g_trace = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) g_only = atol(argv[++i]);
         else if (strcmp(argv[i], "--sample-load") == 0 && i + 1 < argc) {
             char *colon;
@@ -571,7 +617,7 @@ int main(int argc, char **argv) {
         }
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: test_oom [--threads N] [--manage] [--buffer] [--persistent] "
-                            "[--sample-load K[:F]] [--only N] MODEL.onnx...\n");
+                            "[--trace] [--sample-load K[:F]] [--only N] MODEL.onnx...\n");
             return 2;
         } else {
             test_model(argv[i], &opt, manage, buffer, sample);
