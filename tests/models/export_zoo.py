@@ -33,7 +33,11 @@ bert4 138 MB ~11 s, gpt2mini 109 MB ~4-9 s, lstm 3.7 MB, gru 0.3 MB, mobilenet_v
 10 MB, efficientnet_b0 21 MB (under 1 s each); the whole zoo takes ~35 s wall.
 
 A model is skipped when its meta.json (written last) and model.onnx exist and
-are newer than this script, unless --force is given.
+meta.json names this script's content hash (not its mtime: every checkout of the
+repository has a fresh one, and several checkouts may share one models
+directory), unless --force is given. Every file is written under a temporary
+name and renamed into place, so a process that has a model open or mapped
+while it is re-exported keeps reading the old, complete file.
 """
 
 import argparse
@@ -476,7 +480,16 @@ def _save_npy(path, t):
     a = t.detach().cpu().numpy()
     if a.dtype != np.int64 and a.dtype != np.bool_:
         a = a.astype(np.float32)
-    np.save(path, a.copy(order="C"))  # ascontiguousarray would make a 0-d array 1-d
+    tmp = f"{path}.{os.getpid()}.tmp"  # two exporters may share a directory
+    with open(tmp, "wb") as f:
+        np.save(f, a.copy(order="C"))  # ascontiguousarray would make a 0-d array 1-d
+    os.replace(tmp, path)
+
+
+def _script_hash():
+    import hashlib
+    with open(os.path.abspath(__file__), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _stats(t):
@@ -515,15 +528,19 @@ def _check_sane(name, ys):
             raise RuntimeError(f"{name}: degenerate output {st}")
 
 
-def _up_to_date(d, script_mtime):
+def _up_to_date(d, script_hash):
     meta = os.path.join(d, "meta.json")
     onnx_path = os.path.join(d, "model.onnx")
     if not (os.path.exists(meta) and os.path.exists(onnx_path)):
         return False
-    return min(os.path.getmtime(meta), os.path.getmtime(onnx_path)) > script_mtime
+    try:
+        with open(meta) as f:
+            return json.load(f).get("exporter_sha256") == script_hash
+    except (OSError, ValueError):
+        return False
 
 
-def export_one(name, spec, out_dir):
+def export_one(name, spec, out_dir, script_hash):
     import onnx
 
     d = os.path.join(out_dir, name)
@@ -560,6 +577,7 @@ def export_one(name, spec, out_dir):
         extra.append((b, xb, yb))
 
     onnx_path = os.path.join(d, "model.onnx")
+    onnx_tmp = f"{onnx_path}.{os.getpid()}.tmp"
     dyn = {k: {int(a): v for a, v in ax.items()}
            for k, ax in spec["dynamic"].items()}
     with warnings.catch_warnings():
@@ -567,15 +585,16 @@ def export_one(name, spec, out_dir):
         # ours is in eval mode, so nothing is mutated.
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            model, tuple(xs), onnx_path,
+            model, tuple(xs), onnx_tmp,
             export_params=True, opset_version=OPSET,
             do_constant_folding=True,
             training=torch.onnx.TrainingMode.PRESERVE,
             input_names=in_names, output_names=out_names,
             dynamic_axes=dyn if dyn else None)
 
-    m = onnx.load(onnx_path)
+    m = onnx.load(onnx_tmp)
     onnx.checker.check_model(m)
+    os.replace(onnx_tmp, onnx_path)
     ops = {}
     for node in m.graph.node:
         ops[node.op_type] = ops.get(node.op_type, 0) + 1
@@ -611,6 +630,7 @@ def export_one(name, spec, out_dir):
 
     meta = {
         "name": name,
+        "exporter_sha256": script_hash,
         "opset": OPSET,
         "seed": seed,
         "inputs": [{"name": n, "shape": list(x.shape),
@@ -625,7 +645,7 @@ def export_one(name, spec, out_dir):
         "op_counts": dict(sorted(ops.items())),
         "output_stats": {n: _stats(y) for n, y in zip(out_names, ys)},
     }
-    tmp = meta_path + ".tmp"
+    tmp = f"{meta_path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
@@ -655,15 +675,15 @@ def main(argv):
             return 2
 
     os.makedirs(args.out_dir, exist_ok=True)
-    script_mtime = os.path.getmtime(os.path.abspath(__file__))
+    script_hash = _script_hash()
     t_all = time.time()
     for name in names:
         d = os.path.join(args.out_dir, name)
-        if not args.force and _up_to_date(d, script_mtime):
+        if not args.force and _up_to_date(d, script_hash):
             print(f"{name}: up to date, skipped")
             continue
         t0 = time.time()
-        meta, size = export_one(name, zoo[name], args.out_dir)
+        meta, size = export_one(name, zoo[name], args.out_dir, script_hash)
         dt = time.time() - t0
         for o in meta["outputs"]:
             st = meta["output_stats"][o["name"]]
