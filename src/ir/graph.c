@@ -212,6 +212,11 @@ static frt_status set_from_tensor(frt_graph *g, int32_t id, const frt_onnx_tenso
         if (!c) return frt_error(FRT_ERR_NO_MEMORY, "out of memory copying initializer '%s'", t->name);
         memcpy(c, t->data, t->nbytes);
         g->values[id].v.data = c;
+        /* the mapped bytes are not read again: out of the resident set before the next copy */
+        const frt_graph *root = g;
+        while (root->parent) root = root->parent;
+        if (t->in_place && root->release_bytes)
+            root->release_bytes(root->release_ctx, t->data, t->nbytes);
     }
     return FRT_OK;
 }
@@ -306,8 +311,12 @@ static frt_status build_subgraphs(const frt_onnx_model *m, const frt_onnx_node *
     return FRT_OK;
 }
 
-frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g) {
+frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena,
+                           void (*release)(void *ctx, const void *data, size_t nbytes),
+                           void *release_ctx, frt_graph *g) {
     memset(g, 0, sizeof *g);
+    g->release_bytes = release;
+    g->release_ctx = release_ctx;
     g->arena = arena;
     g->path = "";
     g->owner = -1;

@@ -167,7 +167,12 @@ struct frt_graph {
  * looked up in the enclosing graphs and becomes an FRT_VALUE_OUTER value of the subgraph, captured
  * by the owner node (and by every enclosing owner in between). Subgraph inputs need a type; their
  * shape may be absent (rank -1). */
-frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena, frt_graph *g);
+/* release/release_ctx become g->release_bytes/release_ctx (NULL: none); the builder already hands
+ * it the mapped bytes of each misaligned initializer it copies, since the graph never reads them
+ * again. */
+frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena,
+                           void (*release)(void *ctx, const void *data, size_t nbytes),
+                           void *release_ctx, frt_graph *g);
 
 /* Values the node reads: its inputs followed by its captured outer values. */
 static inline int32_t frt_node_n_reads(const frt_node *n) { return n->n_in + n->n_cap; }

@@ -63,11 +63,9 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     if (st) return st;
     st = frt_onnx_map_external(m->onnx, base_dir);
     if (st) return st;
-    st = frt_graph_build(m->onnx, &m->arena, &m->g);
+    st = frt_graph_build(m->onnx, &m->arena, release_model_bytes, m, &m->g);
     if (st) return st;
     frt_graph *g = &m->g;
-    g->release_bytes = release_model_bytes;
-    g->release_ctx = m;
 
     /* statistics of the original graph, before passes change it */
     m->stats.opset = g->opset;
