@@ -18,13 +18,13 @@
 static const frt_gemv_variant gemv_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512},
+    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512, frt_gemv_rows_avx512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2},
+    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2, NULL},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "portable", NULL, NULL},
+    {FRT_ISA_PORTABLE, "portable", NULL, NULL, NULL},
 };
 
 const frt_gemv_variant *frt_gemv_pick(frt_isa cap) { return FRT_PICK_VARIANT(gemv_variants, cap); }
@@ -223,6 +223,11 @@ void frt_wpack_gemm(frt_isa cap, const frt_wpack *w, int transA, int64_t M, floa
         return;
     }
     const frt_gemv_variant *gv = frt_gemv_pick(cap);
+    if (gv->rows && w->prec == FRT_WPREC_F32 && !transA && alpha == 1.0f && beta == 0.0f &&
+        N <= P && K * round_up(N, 16) <= 32768) { /* one panel of at most 128 KB */
+        gv->rows(M, K, A, lda, (const float *)panel_at(w, 0), panel_w(N, 0), C, ldc, N);
+        return;
+    }
     const frt_sgemm_variant *sv;
     int64_t mr, nr;
     tile_of(cap, &mr, &nr, &sv);

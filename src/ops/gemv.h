@@ -72,6 +72,11 @@ typedef struct frt_gemv_variant {
      * register panels: column c at dst + (c / nr) * kc * nr + k * nr + c % nr, nr in {16, 32}. */
     void (*unpack)(frt_wprec prec, const void *W, int64_t w, int64_t k0, int64_t kc, int64_t nr,
                    float *dst);
+    /* C[M, n] = A[M, K] (row stride lda) * one f32 panel W [K][w] (w in {16, 32, 48, 64}; the
+     * first n <= w columns stored, ldc) for M > 1 rows: the fp32 M > 1 product without the
+     * conversion to SGEMM panels (frt_wpack_gemm). NULL: not available on this tier. */
+    void (*rows)(int64_t M, int64_t K, const float *A, int64_t lda, const float *W, int64_t w,
+                 float *C, int64_t ldc, int64_t n);
 } frt_gemv_variant;
 
 const frt_gemv_variant *frt_gemv_pick(frt_isa cap);
@@ -85,6 +90,8 @@ void frt_gemv_panel_avx512(frt_wprec prec, int64_t K, const void *W, int64_t w, 
                            float *out);
 void frt_gemv_unpack_avx512(frt_wprec prec, const void *W, int64_t w, int64_t k0, int64_t kc,
                             int64_t nr, float *dst);
+void frt_gemv_rows_avx512(int64_t M, int64_t K, const float *A, int64_t lda, const float *W,
+                          int64_t w, float *C, int64_t ldc, int64_t n);
 #endif
 
 #endif

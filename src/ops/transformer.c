@@ -149,12 +149,17 @@ static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
     p->rows_fn = frt_actp_variant_get(c->isa)->bias_rows;
     p->isa = c->isa;
     size_t np = frt_sgemm_pack_b_size(p->K, p->N);
-    if (c->node->wprec != 0) { /* half-precision W (keeps fp32 if fp16 cannot hold it) */
-        size_t nh = frt_wpack_bytes((frt_wprec)c->node->wprec, p->K, p->N);
+    /* N <= 16 (one vector of columns, e.g. a classifier head): fp32 W in the packed-weight
+     * layout, whose row kernel (frt_wpack_gemm) computes only those columns */
+    const bool small_n = c->node->wprec == 0 && p->N <= 16 && frt_gemv_pick(c->isa)->rows;
+    const frt_wprec wprec = small_n ? FRT_WPREC_F32 : (frt_wprec)c->node->wprec;
+    if (c->node->wprec != 0 || small_n) {
+        /* half-precision W (keeps fp32 if fp16 cannot hold it), or the fp32 small-N case */
+        size_t nh = frt_wpack_bytes(wprec, p->K, p->N);
         void *wh = frt_arena_alloc(c->arena, nh, 64);
         if (!wh) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes", nh);
-        if (frt_wpack_fill((frt_wprec)c->node->wprec, 0, p->K, p->N, w->data, p->N, wh)) {
-            p->wh = (frt_wpack){(frt_wprec)c->node->wprec, p->K, p->N, wh};
+        if (frt_wpack_fill(wprec, 0, p->K, p->N, w->data, p->N, wh)) {
+            p->wh = (frt_wpack){wprec, p->K, p->N, wh};
             np = 0;
         }
     }

@@ -191,10 +191,13 @@ static void test_ops(void) {
 }
 
 /* flatrt::FusedMatMul (transformer.c) with half weights: Y = A W + bias + R. */
+/* prec 0: float32 weights with N <= 16, which the tiers with a row kernel (frt_gemv_variant.rows)
+ * run through frt_wpack_gemm (kernel named f32 either way). */
 static void test_fused_matmul(void) {
-    for (int prec = 1; prec < 3; prec++)
-        for (int64_t M = 1; M <= 5; M += 4) {
-            int64_t K = 70, N = 90, ad[2] = {M, K}, wd[2] = {K, N}, bd[1] = {N}, rd[2] = {M, N};
+    for (int prec = 0; prec < 3; prec++)
+        for (int64_t M = 1; M <= 37; M += prec ? 36 : 4) {
+            int64_t K = prec ? 70 : 75, N = prec ? 90 : 1 + M % 16;
+            int64_t ad[2] = {M, K}, wd[2] = {K, N}, bd[1] = {N}, rd[2] = {M, N};
             float *A = malloc((size_t)(M * K) * 4), *W = malloc((size_t)(K * N) * 4);
             float *b = malloc((size_t)N * 4), *R0 = malloc((size_t)(M * N) * 4);
             t_fill(A, (size_t)(M * K), 11u);
@@ -210,7 +213,8 @@ static void test_fused_matmul(void) {
             frt_value out;
             const char *name = NULL;
             CHECK_OK(frt_test_run_op(&op, &out, &name));
-            CHECK_MSG(name && strstr(name, prec == 1 ? "_f16w_" : "_bf16w_"), "FusedMatMul kernel %s",
+            CHECK_MSG(name && strstr(name, prec == 0 ? "_f32_" : prec == 1 ? "_f16w_" : "_bf16w_"),
+                      "FusedMatMul kernel %s",
                       name ? name : "(null)");
             double *R = malloc((size_t)(M * N) * 8), *S = malloc((size_t)(M * N) * 8);
             float *C0 = malloc((size_t)(M * N) * 4);

@@ -133,4 +133,80 @@ void frt_gemv_unpack_avx512(frt_wprec prec, const void *W, int64_t w, int64_t k0
     }
 }
 
+/* ---- f32 rows: C[M, n] = A[M, K] (lda) * one f32 panel [K][w] (w = 16 * NV, n <= w columns
+ * stored): MR rows x NV vectors of accumulators, W row k loaded once per MR rows, A[r][k]
+ * broadcast. Each block shape is its own small function (compile time under sanitizers). */
+AI void f32_rows_blk(const int MR, const int NV, int64_t K, const float *A, int64_t lda,
+                     const float *W, float *C, int64_t ldc, int64_t n) {
+    const int64_t w = 16 * NV;
+    __m512 acc[12][4];
+    #pragma GCC unroll 12
+    for (int r = 0; r < MR; r++)
+        #pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < K; k++, W += w) {
+        __m512 b[4];
+        #pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) b[v] = _mm512_load_ps(W + 16 * v);
+        #pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) {
+            __m512 a = _mm512_set1_ps(A[r * lda + k]);
+            #pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+        const int64_t c0 = 16 * (int64_t)v;
+        if (c0 >= n) break;
+        const __mmask16 m = c0 + 16 <= n ? (__mmask16)0xffff : (__mmask16)((1u << (n - c0)) - 1u);
+        #pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) _mm512_mask_storeu_ps(C + r * ldc + c0, m, acc[r][v]);
+    }
+}
+
+#define ROWS_FN(MR, NV)                                                                            \
+    static __attribute__((noinline)) void rows_##MR##_##NV(int64_t K, const float *A,             \
+                                                           int64_t lda, const float *W, float *C, \
+                                                           int64_t ldc, int64_t n) {              \
+        f32_rows_blk(MR, NV, K, A, lda, W, C, ldc, n);                                             \
+    }
+ROWS_FN(12, 1)
+ROWS_FN(8, 1)
+ROWS_FN(4, 1)
+ROWS_FN(6, 2)
+ROWS_FN(4, 2)
+ROWS_FN(4, 3)
+ROWS_FN(3, 4)
+ROWS_FN(2, 1)
+ROWS_FN(2, 2)
+ROWS_FN(2, 3)
+ROWS_FN(2, 4)
+ROWS_FN(1, 1)
+ROWS_FN(1, 2)
+ROWS_FN(1, 3)
+ROWS_FN(1, 4)
+
+typedef void (*rows_fn)(int64_t K, const float *A, int64_t lda, const float *W, float *C,
+                        int64_t ldc, int64_t n);
+
+void frt_gemv_rows_avx512(int64_t M, int64_t K, const float *A, int64_t lda, const float *W,
+                          int64_t w, float *C, int64_t ldc, int64_t n) {
+    /* per NV: block functions from the most rows down, and their row counts */
+    static const rows_fn fns[4][4] = {{rows_12_1, rows_8_1, rows_4_1, rows_2_1},
+                                      {rows_6_2, rows_4_2, rows_2_2, rows_1_2},
+                                      {rows_4_3, rows_2_3, rows_1_3, rows_1_3},
+                                      {rows_3_4, rows_2_4, rows_1_4, rows_1_4}};
+    static const int mrs[4][4] = {{12, 8, 4, 2}, {6, 4, 2, 1}, {4, 2, 1, 1}, {3, 2, 1, 1}};
+    const int nv = (int)(w / 16) - 1;
+    int64_t i = 0;
+    for (int f = 0; f < 4; f++)
+        for (; M - i >= mrs[nv][f]; i += mrs[nv][f])
+            fns[nv][f](K, A + i * lda, lda, W, C + i * ldc, ldc, n);
+    for (; i < M; i++) { /* NV = 1: the last odd row */
+        static const rows_fn one[4] = {rows_1_1, rows_1_2, rows_1_3, rows_1_4};
+        one[nv](K, A + i * lda, lda, W, C + i * ldc, ldc, n);
+    }
+}
+
 #endif

@@ -99,7 +99,9 @@ void frt_rnn_mm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
  * both, and tanh takes expm1 directly instead of evaluating a polynomial and an exp and
  * blending them. Measured against double precision over [-100, 100]: sigmoid within 2e-7
  * relative, tanh within 1e-6 relative (2e-7 absolute); NaN stays NaN, +-inf give the limits,
- * sigmoid(x) for x < -86 is sigmoid(-86) ~ 4.5e-38. */
+ * sigmoid(x) for x < -86 is sigmoid(-86) ~ 4.5e-38. The LSTM step (one_exp_neg, tanh_frac) has
+ * the same accuracy with its arguments clamped to [-60, 60] (sigmoid(x < -60) = sigmoid(-60) ~
+ * 8.8e-27) and |x| <= 10 for tanh (tanh(10) rounds to 1). */
 /* 2^(j/32), j = 0..31, rounded to float: the table of exp_parts. */
 static const float exp2_32[32] __attribute__((aligned(64))) = {
     1.000000000e+00f, 1.021897197e+00f, 1.044273734e+00f, 1.067140460e+00f,
@@ -151,7 +153,61 @@ static inline __m512 tanh_g(__m512 x) {
     return _mm512_or_ps(_mm512_andnot_ps(sign, t), _mm512_and_ps(x, sign));
 }
 
+/* LSTM gate math in fewer operations (lstm_unit): the denominators of the sigmoids and tanhs are
+ * kept apart and combined before dividing, 3 divisions per unit instead of 5.
+ * 2^(m/32) for the m held in the low bits of t = y * 32/ln2 + 1.5 * 2^23 (as in exp_split). */
+static inline __m512 pow2_32(__m512 t) {
+    __m512i ti = _mm512_castps_si512(t);
+    __m512 tj = _mm512_permutex2var_ps(_mm512_load_ps(exp2_32), ti, _mm512_load_ps(exp2_32 + 16));
+    __m512i n23 = _mm512_slli_epi32(_mm512_srli_epi32(ti, 5), 23);
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(tj), n23));
+}
+#define EXP_SHIFTER 12582912.0f  /* 1.5 * 2^23 */
+#define EXP_L2E32 46.16624131f   /* 32 / ln 2 */
+#define EXP_LN2_32_HI 0.02166748046875f /* ln2 / 32 = HI + LO, HI * m exact */
+#define EXP_LN2_32_LO (-6.631076252e-06f)
+
+/* 1 + exp(-x) (sigmoid(x) = 1 / that), x clamped to [-60, 60]: at most 1 + e^60; NaN stays NaN. */
+static inline __m512 one_exp_neg(__m512 x) {
+    x = _mm512_min_ps(_mm512_set1_ps(60.0f), _mm512_max_ps(_mm512_set1_ps(-60.0f), x));
+    const __m512 sh = _mm512_set1_ps(EXP_SHIFTER);
+    __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(EXP_L2E32), sh); /* y = -x */
+    __m512 mf = _mm512_sub_ps(t, sh);
+    __m512 rn = _mm512_fmadd_ps(mf, _mm512_set1_ps(EXP_LN2_32_HI), x); /* rn = -r */
+    rn = _mm512_fmadd_ps(mf, _mm512_set1_ps(EXP_LN2_32_LO), rn);
+    /* expm1(r) ~ r + r^2/2 + r^3/6 = rn^2 (1/2 - rn/6) - rn */
+    __m512 q = _mm512_fnmadd_ps(rn, _mm512_set1_ps(0.16666667f), _mm512_set1_ps(0.5f));
+    __m512 p = _mm512_fmsub_ps(q, _mm512_mul_ps(rn, rn), rn);
+    __m512 s = pow2_32(t);
+    return _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(s, p, s));
+}
+
+/* tanh(x) = n / d: m = expm1(-2 |x|) in (-1, 0] (|x| clamped to 10), d = 2 + m, n = -m with the
+ * sign of x (as tanh_g, without the division). NaN gives NaN. */
+typedef struct frac {
+    __m512 n, d;
+} frac;
+static inline frac tanh_frac(__m512 x) {
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    __m512 ax = _mm512_min_ps(_mm512_set1_ps(10.0f), _mm512_andnot_ps(sign, x));
+    const __m512 sh = _mm512_set1_ps(EXP_SHIFTER);
+    __m512 t = _mm512_fnmadd_ps(ax, _mm512_set1_ps(2.0f * EXP_L2E32), sh); /* y = -2|x| */
+    __m512 mf = _mm512_sub_ps(t, sh);
+    __m512 rn = _mm512_fmadd_ps(mf, _mm512_set1_ps(0.5f * EXP_LN2_32_HI), ax); /* rn = -r/2 */
+    rn = _mm512_fmadd_ps(mf, _mm512_set1_ps(0.5f * EXP_LN2_32_LO), rn);
+    /* expm1(r), r = -2 rn: rn (rn (2 - 4/3 rn) - 2) */
+    __m512 q = _mm512_fnmadd_ps(rn, _mm512_set1_ps(1.33333333f), _mm512_set1_ps(2.0f));
+    __m512 p = _mm512_mul_ps(_mm512_fmsub_ps(q, rn, _mm512_set1_ps(2.0f)), rn);
+    __m512 s = pow2_32(t);
+    __m512 m = _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.0f)));
+    frac f;
+    f.d = _mm512_add_ps(_mm512_set1_ps(2.0f), m);
+    f.n = _mm512_xor_ps(m, _mm512_andnot_ps(x, sign)); /* -m for x >= 0, m for x < 0 */
+    return f;
+}
+
 #define GW FRT_RNN_GROUP
+#define RNN_PF 16 /* inputs (k) the prefetches of R run ahead */
 
 enum { K_LSTM = 0, K_GRU = 1 };
 
@@ -173,12 +229,16 @@ static NOINLINE void lstm_unit(const frt_rnn_step_args *a, const __m512 *acc,
         _mm512_mask_storeu_ps(hn + j0, m, _mm512_maskz_loadu_ps(m, hp + j0));
         return;
     }
-    __m512 gi = sig_g(acc[0]), go = sig_g(acc[1]), gf = sig_g(acc[2]);
-    __m512 gc = tanh_g(acc[3]);
+    /* i g = tanh(pre_c) / (1 + e^-pre_i), f c = c / (1 + e^-pre_f), h = tanh(c) / (1 + e^-pre_o):
+     * denominators at most (1 + e^60) * 3 */
+    const __m512 di = one_exp_neg(acc[0]), dout = one_exp_neg(acc[1]), df = one_exp_neg(acc[2]);
+    const frac gc = tanh_frac(acc[3]);
     float *c = a->c + row * H + j0;
-    __m512 cn = _mm512_fmadd_ps(gf, _mm512_maskz_loadu_ps(m, c), _mm512_mul_ps(gi, gc));
+    __m512 ig = _mm512_div_ps(gc.n, _mm512_mul_ps(di, gc.d));
+    __m512 cn = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(m, c), df), ig);
     _mm512_mask_storeu_ps(c, m, cn);
-    __m512 h = _mm512_mul_ps(go, tanh_g(cn));
+    const frac tc = tanh_frac(cn);
+    __m512 h = _mm512_div_ps(tc.n, _mm512_mul_ps(dout, tc.d));
     _mm512_mask_storeu_ps(hn + j0, m, h);
     if (a->y[row]) _mm512_mask_storeu_ps(a->y[row] + j0, m, h);
 }
@@ -231,8 +291,19 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
         }
     }
     const int64_t K = a->h_prev_zero ? 0 : H;
-    for (int64_t k = 0; k < K; k++) {
+    /* k runs down in reverse steps, so the whole step reads R as one stream (up in forward steps,
+     * down in reverse ones) that the prefetches, RNN_PF inputs ahead, carry across blocks; the
+     * prefetch addresses may lie outside R (never dereferenced: integer arithmetic). */
+    const int64_t kd = a->reverse ? -1 : 1, pf = kd * RNN_PF * G * GW * (int64_t)sizeof(float);
+    for (int64_t kk = 0, k = a->reverse ? K - 1 : 0; kk < K; kk++, k += kd) {
         __m512 b[4][4];
+        const uintptr_t row = (uintptr_t)(Bq + k * G * GW) + (uintptr_t)pf;
+#pragma GCC unroll 4
+        for (int n = 0; n < NG; n++)
+#pragma GCC unroll 4
+            for (int v = 0; v < G; v++)
+                _mm_prefetch((const char *)(row + (uintptr_t)((n * gs + v * GW) * (int64_t)sizeof(float))),
+                             _MM_HINT_T0);
 #pragma GCC unroll 4
         for (int n = 0; n < NG; n++)
 #pragma GCC unroll 4

@@ -77,9 +77,11 @@ typedef struct frt_rnn_step_args {
     float *const *y;         /* per row: where to write the row's new h (H floats), or NULL */
     const float *bias;       /* G*H: LSTM Wb + Rb; GRU z, r: Wb + Rb, h: Wbh */
     const float *rbh;        /* GRU: Rbh (H) */
-    int reverse;             /* sweep the unit groups last to first (callers alternate it from
-                                step to step, so the part of R the previous step read last, still
-                                in cache when R is larger than it, is read first) */
+    int reverse;             /* sweep the unit groups last to first, and the inputs k of each
+                                group last to first (callers alternate it from step to step, so
+                                the part of R the previous step read last, still in cache when R
+                                is larger than it, is read first; AVX-512 also prefetches R along
+                                that order) */
     int h_prev_zero;         /* nonzero: h_prev is all zeros and R finite, so the recurrent
                                 product is 0 and is skipped (the first step without initial_h) */
 } frt_rnn_step_args;
