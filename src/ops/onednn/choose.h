@@ -10,7 +10,7 @@
 
 #include <dnnl.h>
 
-/* The Winograd implementation to prefer for a 3x3, stride-1, pad-1 convolution of C input and M
+/* The Winograd implementation to prefer for a 3x3, stride-1 convolution of C input and M
  * output channels on an H x W image (oneDNN 2.6 names, e.g. "jit_wino_4x3:avx512_core"), or NULL
  * to take oneDNN's first. The environment variable FRT_DNNL_WINO_IMPL (debugging aid) overrides
  * the rule with the name it holds. */
