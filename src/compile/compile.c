@@ -297,7 +297,8 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
         stats->num_fused += (size_t)r;
         frt_graph_count_uses(g);
         frt_pass_dce(g);
-        if (r > 0 && (st = resolve_defs(cx, g, defs))) return st;
+        /* nodes may also have moved (fuse_pool.c) */
+        if ((st = resolve_defs(cx, g, defs))) return st;
     }
 
     /* 3. Kernel selection: one step per live node; 4. layouts: reorder steps; 5. classes. */

@@ -7,6 +7,7 @@
  *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
  *                                    shape (residual connections), written in the conv's tiles
  *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
+ *   Conv 1x1 -> [zero Pad ->] AveragePool  the pool moved in front of the conv (fuse_pool.c)
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
  *   LayerNorm, GELU, MatMul+bias     transformer patterns: fuse_xf.c (frt_pass_fuse_xf)
@@ -227,6 +228,11 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         bool gemm = strcmp(n->op_type, "Gemm") == 0;
         bool bn = strcmp(n->op_type, "BatchNormalization") == 0 && n->n_out == 1 &&
                   frt_attr_int(n, "training_mode", 0) == 0;
+        if (conv) {
+            bool swapped;
+            removed += frt_pass_pool_before_conv(g, n, &swapped); /* fuse_pool.c */
+            if (swapped) continue; /* n is the pool now; the conv comes later in the loop */
+        }
         if (conv) {
             int r = fuse_conv_bn(g, arena, n, transformed_bytes, st);
             if (r < 0) return -1;

@@ -35,6 +35,11 @@ int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), 
 /* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
  * frt_pass_fuse. Returns the number of nodes removed. */
 int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
+/* Moves an AveragePool without pads (after an optional all-zero Pad) in front of the 1x1 Conv
+ * node `conv` that feeds it (src/passes/fuse_pool.c), called by frt_pass_fuse. *swapped is set
+ * when it did: the pool then sits at conv's index and the conv at the pool's. Returns the number
+ * of nodes removed (the Pad). */
+int frt_pass_pool_before_conv(frt_graph *g, frt_node *conv, bool *swapped);
 /* Transformer fusions (src/passes/fuse_xf.c: LayerNorm, GELU, MatMul + bias [+ GELU] [+ residual]),
  * called by frt_pass_fuse. Returns the number of nodes removed, or -1 with *st set. */
 int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st);

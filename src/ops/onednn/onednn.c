@@ -43,6 +43,7 @@
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
 
+#include "choose.h"
 #include "onednn_impl.h"
 #include "split.h"
 
@@ -561,7 +562,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
                                                        dnnl_convolution_winograd, &src, &wei,
                                                        B ? &bia : NULL, &dst, strides, dil, pl,
                                                        pr) != dnnl_success ||
-            dnnl_primitive_desc_create(&pd, &wd_, wattr, g_engine, NULL) != dnnl_success)
+            frt_dn_pd_prefer(&pd, &wd_, wattr, g_engine, frt_dn_wino_pref(C, M, H, W)) !=
+                dnnl_success)
             pd = NULL;
         sum_z = fused && pd;
         if (wpo) dnnl_post_ops_destroy(wpo);
