@@ -70,6 +70,12 @@ double now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+double cpu_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 long proc_status_kib(const char *key) {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;

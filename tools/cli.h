@@ -162,6 +162,8 @@ void warn(const char *fmt, ...) PRINTF_LIKE(1, 2);
 extern const char *cli_current_command;
 
 double now_us(void);
+/* CPU time of the whole process (all threads), microseconds. */
+double cpu_us(void);
 long proc_status_kib(const char *key);
 void shape_str(char *buf, size_t n, int32_t rank, const int64_t *shape,
                const char *const *dim_names);

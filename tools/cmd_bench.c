@@ -299,6 +299,7 @@ int cmd_bench(int argc, char **argv) {
     inputs in = {0};
     frt_tensor *outs = NULL;
     double *lat = NULL;
+    double cpu_run = 0; /* process CPU time per timed run, all threads */
     long rss_before_load = proc_status_kib("VmRSS");
     double load_ms;
 
@@ -371,6 +372,7 @@ int cmd_bench(int argc, char **argv) {
     fprintf(out, "timed runs: %ld ...\n", iters);
     fflush(out);
     prog.what = "timed runs";
+    double cpu0 = cpu_us();
     for (long r = 0; r < iters; r++) {
         progress_update(&prog, r, iters);
         double a = now_us();
@@ -383,6 +385,7 @@ int cmd_bench(int argc, char **argv) {
         lat[r] = b - a;
     }
     progress_update(&prog, iters, iters);
+    cpu_run = iters > 0 ? (cpu_us() - cpu0) / (double)iters : 0;
     if (c->profile) frt_runtime_set_profiling(rt, 0);
 
     if (c->trace_file) {
@@ -492,6 +495,7 @@ int cmd_bench(int argc, char **argv) {
     fig(fg, &nf, "runtimes", 0, "%ld", runtimes);
     fig(fg, &nf, "throughput_per_s", 0, "%.1f", tput);
     fig(fg, &nf, "inter_op", 0, "%ld", c->inter_op);
+    fig(fg, &nf, "cpu_us", 0, "%.3f", cpu_run);
     fig(fg, &nf, "outputs", 1, "%s", "");
     fg[nf - 1].sval = od[0] ? od : "none";
     print_kv_line(out, fg, nf);

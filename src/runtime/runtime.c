@@ -915,7 +915,14 @@ static frt_status run_bound(frt_runtime *rt, const char *const *names, const frt
                             const frt_io_value *vals, size_t n_in) {
     frt_status st = run_inputs(rt, names, inputs, vals, n_in);
     if (st) return st;
-    st = rt->iop && rt->m->blocks[0].prog->dag ? frt_iop_run(rt) : brt_run(&rt->blk[0], rt->profiling, rt->tp);
+    if (rt->iop && rt->m->blocks[0].prog->dag) {
+        st = frt_iop_run(rt);
+    } else {
+        /* the run owns its pool: workers poll between its steps (threadpool.h) */
+        frt_threadpool_hold(rt->tp, 1);
+        st = brt_run(&rt->blk[0], rt->profiling, rt->tp);
+        frt_threadpool_hold(rt->tp, 0);
+    }
     return run_done(rt, st);
 }
 

@@ -26,6 +26,16 @@
 #define SPIN_NS_DEFAULT 0
 #define SPIN_NS_MAX 10000000
 #define JOIN_SPIN_NS 50000
+/* While the owner holds the pool (frt_threadpool_hold), own workers poll between regions for up
+ * to HOLD_SPIN_NS after the last region or the hold began before they sleep, and a region's
+ * caller polls for joined threads up to that long before it sleeps. */
+#define HOLD_SPIN_NS 1000000
+/* A poller that finds more than PREEMPTED_NS between two of its clock checks (normally ~1 us
+ * apart) lost its core to another thread: the host is oversubscribed, where polling only makes
+ * the poller wait behind others when a region needs it (a sleeper is woken promptly instead). It
+ * then sleeps, and the hold's polling is off for BACKOFF_NS. */
+#define PREEMPTED_NS 100000
+#define BACKOFF_NS 50000000
 
 struct frt_threadpool {
     int n_threads;        /* the split planned for: caller + workers + helpers */
@@ -45,6 +55,8 @@ struct frt_threadpool {
     int closer_waits;     /* the caller sleeps on done (under mu) */
     atomic_ulong epoch;   /* bumped per region (under mu, so sleeping workers cannot miss it) */
     atomic_int stop;
+    atomic_int hold;      /* the owner is between frt_threadpool_hold(1) and (0) */
+    _Atomic uint64_t backoff_until; /* no hold polling before this time (now_ns) */
     void (*notify)(void *);
     void *notify_ctx;
     void (*thread_init)(void);
@@ -77,14 +89,43 @@ static uint64_t spin_window_ns(void) {
     return SPIN_NS_DEFAULT;
 }
 
-/* Polls until a new region (or stop) is published or spin_ns passed; returns whether one was. */
+/* Whether the hold's polling is on: held, and no preemption seen within BACKOFF_NS. */
+static int hold_polls(frt_threadpool *tp, uint64_t now) {
+    return atomic_load_explicit(&tp->hold, memory_order_relaxed) &&
+           now >= atomic_load_explicit(&tp->backoff_until, memory_order_relaxed);
+}
+
+static void note_preempted(frt_threadpool *tp, uint64_t now) {
+    atomic_store_explicit(&tp->backoff_until, now + BACKOFF_NS, memory_order_relaxed);
+}
+
+/* Polls until a new region (or stop) is published or the polling window passed (spin_ns, or
+ * HOLD_SPIN_NS while the hold polls); returns whether one was. */
 static int spin_until_new_epoch(frt_threadpool *tp, unsigned long seen) {
-    uint64_t t0 = tp->spin_ns ? now_ns() : 0;
+    uint64_t t0 = now_ns(), last = t0;
+    int held = hold_polls(tp, t0);
+    uint64_t win = held && tp->spin_ns < HOLD_SPIN_NS ? HOLD_SPIN_NS : tp->spin_ns;
     for (int k = 0;; k++) {
         if (atomic_load_explicit(&tp->epoch, memory_order_acquire) != seen ||
             atomic_load_explicit(&tp->stop, memory_order_acquire))
             return 1;
-        if (!tp->spin_ns || ((k & 63) == 63 && now_ns() - t0 > tp->spin_ns)) return 0;
+        if (!win) return 0;
+        if ((k & 63) == 63) {
+            uint64_t t = now_ns();
+            if (held && t - last > PREEMPTED_NS) {
+                note_preempted(tp, t);
+                return 0;
+            }
+            last = t;
+            if (held && !atomic_load_explicit(&tp->hold, memory_order_relaxed)) {
+                held = 0; /* released: back to the pool's own window, counted from now */
+                win = tp->spin_ns;
+                if (!win) return 0;
+                t0 = t;
+            } else if (t - t0 > win) {
+                return 0;
+            }
+        }
         cpu_relax();
     }
 }
@@ -115,6 +156,12 @@ int frt_threadpool_help(frt_threadpool *tp) {
         pthread_cond_signal(&tp->done);
     pthread_mutex_unlock(&tp->mu);
     return 1;
+}
+
+void frt_threadpool_hold(frt_threadpool *tp, int on) {
+    /* no wake-up here: a run without a region (a tiny model) costs one store; the first
+       region's broadcast wakes sleeping workers, which then poll for the rest of the run */
+    if (tp && tp->n_workers) atomic_store_explicit(&tp->hold, on != 0, memory_order_relaxed);
 }
 
 void frt_threadpool_set_notify(frt_threadpool *tp, void (*notify)(void *), void *ctx) {
@@ -230,12 +277,20 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
     atomic_store(&tp->open, 0);
     pthread_mutex_unlock(&tp->mu);
     /* only threads running a task remain: poll, then sleep */
-    uint64_t t0 = 0;
+    uint64_t t0 = 0, last = 0, join_ns = JOIN_SPIN_NS;
     for (int k = 0; atomic_load_explicit(&tp->joined, memory_order_acquire) > 0; k++) {
         if ((k & 63) == 63) {
             uint64_t t = now_ns();
-            if (!t0) t0 = t;
-            else if (t - t0 > JOIN_SPIN_NS) {
+            int preempted = 0;
+            if (!t0) {
+                t0 = t;
+                if (hold_polls(tp, t)) join_ns = HOLD_SPIN_NS;
+            } else if (join_ns == HOLD_SPIN_NS && t - last > PREEMPTED_NS) {
+                note_preempted(tp, t);
+                preempted = 1;
+            }
+            last = t;
+            if (preempted || t - t0 > join_ns) {
                 pthread_mutex_lock(&tp->mu);
                 tp->closer_waits = 1;
                 while (atomic_load_explicit(&tp->joined, memory_order_acquire) > 0)

@@ -36,6 +36,19 @@ int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
  * the calling thread. Each task must give the same result on any thread. */
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
+/* Run-scoped polling. Between frt_threadpool_hold(tp, 1) and (tp, 0) (the owner, around one
+ * run of a model: it owns its pool for that long) the pool's own workers poll between regions
+ * for up to 1 ms after each region instead of sleeping at once, and a region's caller polls up
+ * to 1 ms for the threads that joined, so the steps of a run do not each pay a futex wake-up
+ * (only its first region wakes sleeping workers: a run without regions costs nothing more).
+ * After hold(0) they sleep as before (after FRT_SPIN_US, if set): the polling ends with the
+ * run. On an oversubscribed host polling loses (a poller that used
+ * up its time slice waits behind other threads when a region needs it; a sleeper is woken
+ * promptly): a poller that finds itself preempted (over 100 us between two clock checks) sleeps,
+ * and the hold polls no more for 50 ms. Called by the pool's owner only, never from a task;
+ * no-op for NULL or a pool without own workers. */
+void frt_threadpool_hold(frt_threadpool *tp, int on);
+
 /* ---- helpers (pools from frt_threadpool_create_shared) ----
  * notify(ctx) is called by the thread that opens a region (after opening it), so the owner can
  * wake helpers it let sleep; NULL: none. Set before any region runs. */
@@ -62,8 +75,10 @@ void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
 #define FRT_PAR_MIN_NS 10000.0           /* least work per thread worth a fork/join */
 #define FRT_PAR_NS_PER_FLOP (1.0 / 64.0) /* ~64 GFLOP/s per thread in the float32 FMA kernels */
 #define FRT_PAR_NS_PER_BYTE (1.0 / 16.0) /* ~16 GB/s per thread streaming through memory */
-/* oneDNN's convolutions on blocked activations (src/ops/onednn/split.c) */
+/* oneDNN's convolutions on blocked activations (src/ops/onednn/split.c); its depthwise ones
+ * are bound by memory, not FMAs (70-95 GFLOP/s on the 14x14..56x56 layers of mobilenet_v2) */
 #define FRT_PAR_NS_PER_FLOP_DNNL (1.0 / 200.0)
+#define FRT_PAR_NS_PER_FLOP_DNNL_DW (1.0 / 80.0)
 
 /* Threads to use for work_ns of work: 1..frt_threadpool_size(tp). */
 int frt_par_threads(const frt_threadpool *tp, double work_ns);

@@ -4,7 +4,8 @@
  * the default polling window and with FRT_SPIN_US=0 (sleep at once); a bad FRT_SPIN_US falls
  * back to the default. Shared pools (frt_threadpool_create_shared): helper threads that join with
  * frt_threadpool_help, two callers at once (the second runs its region alone), nested calls,
- * notify. Usage: test_threadpool */
+ * notify. Holds (frt_threadpool_hold): regions inside and outside run-scoped polling.
+ * Usage: test_threadpool */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -129,6 +130,49 @@ static void test_regions(void) {
     unsetenv("FRT_SPIN_US");
 }
 
+/* Regions inside and outside holds (workers polling between regions while held, asleep
+ * otherwise), with pauses longer than the hold's polling window inside a hold, holds without
+ * any region, and hold calls on NULL and on a pool without own workers. */
+static void test_hold(int threads) {
+    frt_threadpool_hold(NULL, 1);
+    frt_threadpool_hold(NULL, 0);
+    frt_threadpool *tp = frt_threadpool_create(threads, NULL);
+    CHECK(frt_threadpool_size(tp) == threads);
+    enum { N = 23, RUNS = 300, PER_RUN = 10 };
+    int64_t slots[N] = {0};
+    sum_ctx c = {slots, N};
+    long regions = 0;
+    for (int r = 0; r < RUNS; r++) {
+        frt_threadpool_hold(tp, 1);
+        for (int k = 0; k < PER_RUN && r % 7 != 3; k++) { /* every 7th hold runs nothing */
+            if (r % 50 == 1 && k == 5) sleep_us(2500); /* past the 1 ms polling window */
+            frt_parallel_for(tp, N, fill_task, &c);
+            regions++;
+        }
+        frt_threadpool_hold(tp, 0);
+        if (r % 3 == 0) {
+            frt_parallel_for(tp, N, fill_task, &c); /* between holds */
+            regions++;
+        }
+        if (r % 100 == 99) sleep_us(2000);
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += slots[i] != regions * (i + 1);
+    CHECK_MSG(bad == 0, "hold, %d threads: %d slots wrong", threads, bad);
+    frt_threadpool_free(tp);
+    /* a pool whose only other thread is a helper: hold is a no-op */
+    tp = frt_threadpool_create_shared(2, 0, NULL);
+    CHECK(frt_threadpool_size(tp) == 2);
+    frt_threadpool_hold(tp, 1);
+    memset(slots, 0, sizeof slots);
+    frt_parallel_for(tp, N, fill_task, &c); /* nobody joins: the caller runs every task */
+    frt_threadpool_hold(tp, 0);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += slots[i] != i + 1;
+    CHECK_MSG(bad == 0, "hold without workers: %d slots wrong", bad);
+    frt_threadpool_free(tp);
+}
+
 /* ---- shared pools: regions served by helper threads ---- */
 
 typedef struct {
@@ -232,6 +276,8 @@ int main(void) {
     test_cost_model();
     test_ranges();
     test_regions();
+    test_hold(2);
+    test_hold(3);
     test_shared();
     TEST_MAIN_END();
 }

@@ -17,8 +17,9 @@
  * of Z is copied into the output.
  *
  * How many parts: the cost model of src/util/threadpool.h (frt_par_split) on the convolution's
- * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL), at most one part per channel block and at
- * most DN_MAX_PARTS. A convolution that stays whole runs as before on the calling thread.
+ * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL; depthwise: FRT_PAR_NS_PER_FLOP_DNNL_DW), at
+ * most one part per channel block and at most DN_MAX_PARTS. A convolution that stays whole runs
+ * as before on the calling thread.
  *
  * Outputs: every output element is computed by the same kind of kernel as in the unsplit
  * primitive, over the same input channels in the same order, so a split changes no summation
@@ -242,7 +243,9 @@ frt_status frt_dn_split_conv(frt_op_ctx *c, const_dnnl_primitive_desc_t pd, int 
         return FRT_OK;
     int64_t nb = (OC + blk - 1) / blk;
     double flops = 2.0 * (double)OC * (double)(OH * OW) * (double)(Cg * kh * kw);
-    int n = parts_for(threads, flops * FRT_PAR_NS_PER_FLOP_DNNL, nb);
+    int n = parts_for(threads,
+                      flops * (grouped ? FRT_PAR_NS_PER_FLOP_DNNL_DW : FRT_PAR_NS_PER_FLOP_DNNL),
+                      nb);
     if (n < 2) return FRT_OK;
 
     dn_split *sp = frt_arena_alloc(c->arena, sizeof *sp + (size_t)n * sizeof(dn_part), 64);
