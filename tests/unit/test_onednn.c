@@ -490,6 +490,14 @@ int main(void) {
     test_bn_act();
     test_shapes();
     test_huge_images();
+    /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of
+       the chain: stride 2, asymmetric pads, 20 channels; c2 of cnn_ops: SiLU), at one thread */
+    setenv("FRT_DNNL_OWN_DW", "1", 1);
+    test_chain(1);
+    test_chain(2);
+    test_cnn_ops();
+    test_shapes();
+    unsetenv("FRT_DNNL_OWN_DW");
     TEST_MAIN_END();
 }
 

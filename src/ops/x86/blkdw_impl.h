@@ -1,0 +1,207 @@
+/* The blocked depthwise loop (blkdw.h), written once over the vector vocabulary of
+ * x86/vec_avx2.h (8 lanes) / x86/vec_avx512.h (16 lanes), which the including file
+ * (blkdw_{avx2,avx512}.c) includes first, and then defines BLKDW_NAME (the function) and
+ * BLKDW_T (outputs of a row per register block).
+ *
+ * The block size b is VW: one vector holds one pixel of one channel block, so every tap is one
+ * FMA on full vectors. Per channel block and output row, the columns whose K taps all lie inside
+ * the row ([ow_lo, ow_hi)) run in register blocks of BLKDW_T outputs (K, S, T compile-time
+ * constants: each input vector is loaded once per kernel row and feeds every output it touches),
+ * the columns at the left/right edges one output at a time with bounds checks. Kernel rows
+ * outside [0, H) are skipped. K in {3, 5} with S in {1, 2} only (frt_blkdw_get). */
+#include <math.h>
+#include <stdbool.h>
+
+#include "ops/blkdw.h"
+
+#define BLKDW_INLINE static inline __attribute__((always_inline))
+
+/* e^x for x <= 88 (clamped below at -104): Cody-Waite split of ln2 and a degree-6 polynomial;
+ * NaN stays NaN. */
+BLKDW_INLINE V bd_exp(V x) {
+    x = vmax(vset(-104.0f), x);
+    x = vmin(vset(88.0f), x);
+    V n = vround(vmul(x, vset(1.44269504088896341f)));
+    V r = vfnma(n, vset(0.693359375f), x);
+    r = vfnma(n, vset(-2.12194440e-4f), r);
+    V q = vfma(vset(0.0013822003f), r, vset(0.008362863f));
+    q = vfma(q, r, vset(0.0416678f));
+    q = vfma(q, r, vset(0.16666579f));
+    q = vfma(q, r, vset(0.49999997f));
+    V p = vfma(q, vmul(r, r), vadd(r, vset(1.0f)));
+    return vscale(p, n);
+}
+
+/* 1 / d estimate: 14 bits (AVX-512) / 12 bits (AVX2) */
+#if VW == 16
+BLKDW_INLINE V bd_rcp(V d) { return _mm512_rcp14_ps(d); }
+#else
+BLKDW_INLINE V bd_rcp(V d) { return _mm256_rcp_ps(d); }
+#endif
+
+BLKDW_INLINE V bd_act(V v, int act, V lo, V hi) {
+    const V zero = vset(0.0f);
+    switch (act) {
+    case FRT_BLKDW_RELU: return vmax(zero, v);
+    case FRT_BLKDW_CLIP: return vmin(hi, vmax(lo, v));
+    case FRT_BLKDW_SILU: {
+        /* v / d with d = 1 + e^-v in [1, 1.7e38]: the reciprocal estimate and one Newton step */
+        V d = vadd(vset(1.0f), bd_exp(vsub(zero, v)));
+        V r = bd_rcp(d);
+        r = vfma(r, vfnma(d, r, vset(1.0f)), r);
+        V y = vmul(v, r);
+        return vsel(veq(v, vset(-INFINITY)), vset(NAN), y);
+    }
+    case FRT_BLKDW_HARDSWISH:
+        return vmul(v, vmax(zero, vmin(vset(1.0f), vfma(v, vset(1.0f / 6.0f), vset(0.5f)))));
+    }
+    return v;
+}
+
+/* T outputs of row oh at columns ow.. (all taps inside the row): xr points at column
+ * ow S - pl of input row ih0 + i0 (ih0 = oh S - pt); kernel rows [i0, i1) are inside the image.
+ * wv: the K K weight vectors. */
+BLKDW_INLINE void bd_tile(const float *xr, int64_t rs, int64_t i0, int64_t i1, const V *wv,
+                          V bv, float *y, const int K, const int S, const int T, int act, V lo,
+                          V hi) {
+    V acc[16];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) acc[t] = bv;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = xr + (i - i0) * rs;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; j++) {
+            V w = wv[i * K + j];
+#pragma GCC unroll 16
+            for (int t = 0; t < T; t++) acc[t] = vfma(vload(xi + (t * S + j) * VW), w, acc[t]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) vstore(y + t * VW, bd_act(acc[t], act, lo, hi));
+}
+
+/* The same with all K kernel rows inside the image (the rows unrolled too). */
+BLKDW_INLINE void bd_tile_full(const float *xr, int64_t rs, const V *wv, V bv, float *y,
+                               const int K, const int S, const int T, int act, V lo, V hi) {
+    V acc[16];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) acc[t] = bv;
+#pragma GCC unroll 7
+    for (int i = 0; i < K; i++) {
+        const float *xi = xr + i * rs;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; j++) {
+#pragma GCC unroll 16
+            for (int t = 0; t < T; t++)
+                acc[t] = vfma(vload(xi + (t * S + j) * VW), wv[i * K + j], acc[t]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < T; t++) vstore(y + t * VW, bd_act(acc[t], act, lo, hi));
+}
+
+/* one output at column ow with column bounds checks; xr as for bd_tile at column 0 of the row
+ * (c0 = ow S - pl may be outside [0, W)) */
+BLKDW_INLINE void bd_edge(const float *xr, int64_t rs, int64_t c0, int64_t W, int64_t i0,
+                          int64_t i1, const V *wv, V bv, float *y, const int K, int act, V lo,
+                          V hi) {
+    V acc = bv;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = xr + (i - i0) * rs;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; j++)
+            if (c0 + j >= 0 && c0 + j < W) acc = vfma(vload(xi + (c0 + j) * VW), wv[i * K + j], acc);
+    }
+    vstore(y, bd_act(acc, act, lo, hi));
+}
+
+/* n < BLKDW_T interior outputs in one register block */
+#define BD_REM(N)                                                                               \
+    case N:                                                                                     \
+        if (full) bd_tile_full(xc, rs, wv, bv, yc, K, S, N, act, lo, hi);                       \
+        else bd_tile(xc, rs, i0, i1, wv, bv, yc, K, S, N, act, lo, hi);                         \
+        break;
+
+BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
+                           const frt_blkdw_geom *g, const int K, const int S) {
+    const V lo = vset(g->lo), hi = vset(g->hi);
+    const int act = g->act;
+    V wv[49];
+#pragma GCC unroll 49
+    for (int t = 0; t < K * K; t++) wv[t] = vload(wk + t * VW);
+    int64_t H = g->H, W = g->W, OW = g->OW, rs = W * VW;
+    /* columns whose taps all lie in [0, W) */
+    int64_t ow_lo = (g->pl + S - 1) / S, ow_hi = W - K + g->pl >= 0 ? (W - K + g->pl) / S + 1 : 0;
+    if (ow_lo > OW) ow_lo = OW;
+    if (ow_hi > OW) ow_hi = OW;
+    if (ow_hi < ow_lo) ow_hi = ow_lo;
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        int64_t ih0 = oh * S - g->pt;
+        int64_t i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < K ? H - ih0 : K;
+        if (i1 < i0) i1 = i0;
+        bool full = i0 == 0 && i1 == K;
+        float *yr = yk + oh * OW * VW;
+        /* input row ih0 + i0 (inside the image when i1 > i0) */
+        const float *xr = i1 > i0 ? xk + (ih0 + i0) * rs : xk;
+        int64_t ow = 0;
+        for (; ow < ow_lo; ow++)
+            bd_edge(xr, rs, ow * S - g->pl, W, i0, i1, wv, bv, yr + ow * VW, K, act, lo, hi);
+        if (full)
+            for (; ow + BLKDW_T <= ow_hi; ow += BLKDW_T)
+                bd_tile_full(xr + (ow * S - g->pl) * VW, rs, wv, bv, yr + ow * VW, K, S, BLKDW_T,
+                             act, lo, hi);
+        else
+            for (; ow + BLKDW_T <= ow_hi; ow += BLKDW_T)
+                bd_tile(xr + (ow * S - g->pl) * VW, rs, i0, i1, wv, bv, yr + ow * VW, K, S,
+                        BLKDW_T, act, lo, hi);
+        if (ow < ow_hi) {
+            const float *xc = xr + (ow * S - g->pl) * VW;
+            float *yc = yr + ow * VW;
+            switch (ow_hi - ow) {
+                BD_REM(1)
+                BD_REM(2)
+                BD_REM(3)
+#if BLKDW_T > 4
+                BD_REM(4)
+                BD_REM(5)
+                BD_REM(6)
+                BD_REM(7)
+#endif
+            }
+            ow = ow_hi;
+        }
+        for (; ow < OW; ow++)
+            bd_edge(xr, rs, ow * S - g->pl, W, i0, i1, wv, bv, yr + ow * VW, K, act, lo, hi);
+    }
+}
+
+#define BLKDW_CASE(KK, SS)                                                                      \
+    static void bd_run_##KK##_##SS(const float *xk, const float *wk, V bv, float *yk,           \
+                                   const frt_blkdw_geom *g) {                                   \
+        bd_block(xk, wk, bv, yk, g, KK, SS);                                                    \
+    }
+BLKDW_CASE(3, 1)
+BLKDW_CASE(3, 2)
+BLKDW_CASE(5, 1)
+BLKDW_CASE(5, 2)
+
+void BLKDW_NAME(const float *x, const float *w, const float *bias, float *y,
+                const frt_blkdw_geom *g, int64_t b) {
+    void (*run)(const float *, const float *, V, float *, const frt_blkdw_geom *) =
+        g->K == 3 && g->S == 1   ? bd_run_3_1
+        : g->K == 3 && g->S == 2 ? bd_run_3_2
+        : g->K == 5 && g->S == 1 ? bd_run_5_1
+        : g->K == 5 && g->S == 2 ? bd_run_5_2
+                                 : NULL;
+    if (!run || b != VW) return; /* not a geometry of this loop: frt_blkdw_get never picks it */
+    int64_t cb = (g->C + VW - 1) / VW, osz = g->OH * g->OW * VW;
+    for (int64_t k = 0; k < cb; k++) {
+        float *yk = y + k * osz;
+        run(x + k * g->H * g->W * VW, w + k * g->K * g->K * VW, vload(bias + k * VW), yk, g);
+        int64_t valid = g->C - k * VW;
+        /* padding lanes: zero weights and bias, but the input's padding lanes may hold anything */
+        if (valid < VW)
+            for (int64_t s = 0; s < g->OH * g->OW; s++)
+                for (int64_t l = valid; l < VW; l++) yk[s * VW + l] = 0.0f;
+    }
+}
