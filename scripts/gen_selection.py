@@ -24,8 +24,12 @@ import re
 import sys
 
 VERSION = 1
-# Optional features a selective build leaves out unless kept: name -> the file that implements it
-FEATURES = {"describe": "src/runtime/describe.c", "step_trace": "src/runtime/trace.c"}
+# Optional features a selective build leaves out unless kept: name -> the files that implement it.
+# thread_pool (recorded by `flatrt trace --threads N` with N > 1): the intra-op pool, inter-op
+# scheduling and its DAG, frt_run_async; runtime_pool: the frt_pool_* API (never recorded).
+FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/trace.c"],
+            "thread_pool": ["src/util/threadpool.c", "src/runtime/interop.c", "src/compile/dag.c"],
+            "runtime_pool": ["src/runtime/pool.c"]}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -198,7 +202,7 @@ def main():
         die("FRT_SELECT_KEEP: unknown feature(s) %s (known: %s)"
             % (", ".join(sorted(bad)), ", ".join(sorted(FEATURES))))
     feat_off = sorted(f for f in FEATURES if f not in keep and f not in sel["features"])
-    off_files = {FEATURES[f] for f in feat_off}
+    off_files = {x for f in feat_off for x in FEATURES[f]}
     ops = read_ops_def(src)
     families = set()
     names = set()

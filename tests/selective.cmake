@@ -38,3 +38,14 @@ add_test(NAME selective.trace
           ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx)
 set_tests_properties(selective.trace PROPERTIES LABELS selective TIMEOUT 300
   FIXTURES_REQUIRED frt_models)
+
+# The conv GEMM tile a selective build compiles (channel tails as 8/4/2/1-row sub-tiles, fewer
+# instantiations) is bit-identical to the full build's per-row-count tile.
+if(FRT_HAVE_X86 AND FRT_X86_AVX512_SOURCES)
+  add_executable(test_tile_rows selective/test_tile_rows.c)
+  target_include_directories(test_tile_rows PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(test_tile_rows PRIVATE -Wno-unused-function -mavx2 -mfma -mf16c
+    -mavx512f -mavx512bw -mavx512vl -mavx512dq)
+  add_test(NAME selective.tile_rows COMMAND test_tile_rows)
+  set_tests_properties(selective.tile_rows PROPERTIES LABELS "selective;unit" SKIP_RETURN_CODE 77)
+endif()
