@@ -37,10 +37,15 @@ TIERS = ("avx2", "avx512")
 KERNEL_CLASSES = {
     "Gemm": {"WGEMV": r"^gemv_(f32|f16|bf16)w_", "WGEMM": r"^gemm_(f32|f16|bf16)w_",
              "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_"},
-    "Conv": {"DW": r"^conv_depthwise", "GEMM": r"^conv_(1x1|im2col)_gemm_",
-             "SGEMM": r"^conv_im2col_sgemm"},
+    "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
+             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
 }
+# Classes that traces record only since a later flatrt: (op, class) -> (a pattern of the kernel
+# names that such traces record for the op, the pattern of the kernels an older trace recorded
+# instead). An older trace (none of the first, some of the second) keeps the class.
+KERNEL_CLASSES_SINCE = {("Conv", "DW5"): (r"^conv_depthwise_k\d+$", r"^conv_depthwise")}
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
+KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
 
 
 def die(msg):
@@ -287,6 +292,12 @@ def main():
                 if not hit:  # a kernel this table does not know: keep every class
                     hit = list(KERNEL_CLASSES[op])
                 kept += hit
+            recorded = [k.partition(":")[2] for k in sel.get("kernels", {}).get(op, ())
+                        if k.startswith("builtin:")]
+            for (sop, cls), (new_rx, old_rx) in KERNEL_CLASSES_SINCE.items():
+                if sop == op and not any(re.match(new_rx, k) for k in recorded) and \
+                        any(re.match(old_rx, k) for k in recorded):
+                    kept.append(cls)
             for c in sorted(set(kept)):
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
         for dt in sorted(sel["dtypes"]):
