@@ -317,6 +317,13 @@ def main():
         f.write("set(FRT_SEL_BLAS %s)\n" % ("ON" if "openblas" in sel["providers"] else "OFF"))
         f.write("set(FRT_SEL_DNNL %s)\n" % ("ON" if dnnl else "OFF"))
         f.write("set(FRT_SEL_FEATURES_OFF %s)\n" % " ".join(feat_off))
+        # memory planners: only those traced (a selection naming none keeps all); no DAG paths
+        # without the thread pool
+        planners = {x[len("planner_"):] for x in sel["features"] if x.startswith("planner_")}
+        plan_defs = ["FRT_PLANNER_OFF_GREEDY"] if planners and "greedy" not in planners else []
+        if "thread_pool" in feat_off:
+            plan_defs.append("FRT_PLAN_NO_DAG")
+        f.write("set(FRT_SEL_PLAN_DEFS %s)\n" % " ".join(plan_defs))
     print("FRT_SELECT: %d ops, %d library sources, features left out: %s"
           % (len(names), len(chosen - set(extra_roots)), " ".join(feat_off) or "none"))
 

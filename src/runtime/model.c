@@ -177,6 +177,10 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
     }
+    if ((tst = frt_plan_available(m->opt.planner))) {
+        free(m);
+        return tst;
+    }
     if (m->opt.weights_precision != FRT_WEIGHTS_FP32 &&
         m->opt.weights_precision != FRT_WEIGHTS_FP16 &&
         m->opt.weights_precision != FRT_WEIGHTS_BF16) {

@@ -86,6 +86,16 @@ if ! grep -q "^features: .*thread_pool" "$sel"; then
   echo "$name: 2 threads refused (no thread_pool in the selection)"
 fi
 
+# traced with the standard planner only: greedy is left out and refused at load
+if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
+  if "$selrt" run "$model" "$@" --planner greedy --output-dir "$work/out-greedy" >"$work/greedy.txt" 2>&1; then
+    echo "ran with the greedy planner on a build without it"; exit 1
+  fi
+  grep -q "planner 'greedy' not in this build's selection ($name\.yaml)" "$work/greedy.txt" ||
+    { cat "$work/greedy.txt"; exit 1; }
+  echo "$name: planner greedy refused (not in the selection)"
+fi
+
 # kernel classes the trace did not record: refused at load, naming the kernel and the selection
 if ! grep -q "^isa: \[portable\]" "$sel"; then
   if FRT_ISA=portable "$selrt" run "$model" "$@" --output-dir "$work/out-portable" >"$work/portable.txt" 2>&1; then
