@@ -472,7 +472,10 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     case FRT_ACT_SIGMOID: p->post = FRT_CONV_POST_SIGMOID; break;
     default: return frt_op_fail(c, FRT_ERR_INTERNAL, "unknown fused activation");
     }
-    if (p->post == FRT_CONV_POST_SIGMOID) p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
+    if (p->post == FRT_CONV_POST_SIGMOID) {
+        p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
+        if (!p->post_sigmoid) return frt_op_kernel_missing(c, "sigmoid"); /* selective, no Sigmoid */
+    }
     else if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
