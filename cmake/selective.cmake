@@ -71,8 +71,14 @@ add_compile_options(-ffunction-sections -fdata-sections -fno-asynchronous-unwind
 # FRT_SELECT_SIZE_KERNELS=ON compiles the kernels with -Os too: smaller, same results, slower.
 option(FRT_SELECT_SIZE "Compile the non-kernel sources of a selective build with -Os" ON)
 option(FRT_SELECT_SIZE_KERNELS "Compile the kernels (src/ops) of a selective build with -Os" OFF)
+# The op family files (src/ops/*.c: attribute parsing, infer, select, weight packing, portable and
+# generic-dtype loops) at -Os too (9.2 KB of mobilenet_v2's library); the SIMD kernel files
+# (src/ops/x86) keep -O2. Measured (docs/selective.md): mobilenet_v2 as fast (its run time is in
+# src/ops/x86), deep_wide's 0.3 us run 6.6% slower (its Gemm/MatMul drivers are family code).
+option(FRT_SELECT_SIZE_FAMILIES "Compile src/ops/*.c (not src/ops/x86) of a selective build with -Os" ON)
 foreach(f ${FRT_SOURCES})
-  if((FRT_SELECT_SIZE AND NOT f MATCHES "/src/ops/") OR FRT_SELECT_SIZE_KERNELS)
+  if((FRT_SELECT_SIZE AND NOT f MATCHES "/src/ops/") OR FRT_SELECT_SIZE_KERNELS OR
+     (FRT_SELECT_SIZE_FAMILIES AND NOT f MATCHES "/src/ops/x86/"))
     set_property(SOURCE ${f} APPEND PROPERTY COMPILE_OPTIONS -Os)
   endif()
 endforeach()
