@@ -56,6 +56,10 @@ foreach(feature ${FRT_SEL_FEATURES_OFF})
   set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/runtime/features_off.c APPEND PROPERTY
     COMPILE_DEFINITIONS FRT_FEATURE_OFF_${feature})
 endforeach()
+if(FRT_SEL_PLAN_DEFS)
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/compile/plan.c APPEND PROPERTY COMPILE_DEFINITIONS
+    ${FRT_SEL_PLAN_DEFS})
+endif()
 include_directories(${FRT_SEL_DIR})
 add_compile_definitions(FRT_SELECTIVE=1 FRT_OPS_SELECTION=<frt_selection.h>)
 # No unwind tables: flatrt is C and never unwinds (about 10% of a selective library's bytes).
@@ -67,8 +71,14 @@ add_compile_options(-ffunction-sections -fdata-sections -fno-asynchronous-unwind
 # FRT_SELECT_SIZE_KERNELS=ON compiles the kernels with -Os too: smaller, same results, slower.
 option(FRT_SELECT_SIZE "Compile the non-kernel sources of a selective build with -Os" ON)
 option(FRT_SELECT_SIZE_KERNELS "Compile the kernels (src/ops) of a selective build with -Os" OFF)
+# The op family files (src/ops/*.c: attribute parsing, infer, select, weight packing, portable and
+# generic-dtype loops) at -Os too (9.2 KB of mobilenet_v2's library); the SIMD kernel files
+# (src/ops/x86) keep -O2. Measured (docs/selective.md): mobilenet_v2 as fast (its run time is in
+# src/ops/x86), deep_wide's 0.3 us run 6.6% slower (its Gemm/MatMul drivers are family code).
+option(FRT_SELECT_SIZE_FAMILIES "Compile src/ops/*.c (not src/ops/x86) of a selective build with -Os" ON)
 foreach(f ${FRT_SOURCES})
-  if((FRT_SELECT_SIZE AND NOT f MATCHES "/src/ops/") OR FRT_SELECT_SIZE_KERNELS)
+  if((FRT_SELECT_SIZE AND NOT f MATCHES "/src/ops/") OR FRT_SELECT_SIZE_KERNELS OR
+     (FRT_SELECT_SIZE_FAMILIES AND NOT f MATCHES "/src/ops/x86/"))
     set_property(SOURCE ${f} APPEND PROPERTY COMPILE_OPTIONS -Os)
   endif()
 endforeach()
@@ -79,6 +89,14 @@ include(CheckLinkerFlag)
 check_linker_flag(C "-Wl,-z,pack-relative-relocs" FRT_HAVE_RELR)
 if(FRT_HAVE_RELR)
   add_link_options(-Wl,-z,pack-relative-relocs)
+endif()
+# RELRO makes the relocated pointers (GOT, .data.rel.ro) read-only after loading, but GNU ld then
+# ends them on a page boundary, padding the file by up to a page (1.7-3.4 KB of a ~160 KB
+# mobilenet_v2 library). A selective build is a size build: without FRT_SELECT_RELRO those
+# pointers stay writable (as in a non-PIE static executable) and the segments are packed.
+option(FRT_SELECT_RELRO "Keep RELRO (-z relro) in a selective build (up to a page larger)" OFF)
+if(NOT FRT_SELECT_RELRO)
+  add_link_options(-Wl,-z,norelro -Wl,-z,common-page-size=64)
 endif()
 option(FRT_SELECT_LTO "Link-time optimization in a selective build" ON)
 if(FRT_SELECT_LTO)

@@ -24,8 +24,12 @@ import re
 import sys
 
 VERSION = 1
-# Optional features a selective build leaves out unless kept: name -> the file that implements it
-FEATURES = {"describe": "src/runtime/describe.c", "step_trace": "src/runtime/trace.c"}
+# Optional features a selective build leaves out unless kept: name -> the files that implement it.
+# thread_pool (recorded by `flatrt trace --threads N` with N > 1): the intra-op pool, inter-op
+# scheduling and its DAG, frt_run_async; runtime_pool: the frt_pool_* API (never recorded).
+FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/trace.c"],
+            "thread_pool": ["src/util/threadpool.c", "src/runtime/interop.c", "src/compile/dag.c"],
+            "runtime_pool": ["src/runtime/pool.c"]}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -33,10 +37,15 @@ TIERS = ("avx2", "avx512")
 KERNEL_CLASSES = {
     "Gemm": {"WGEMV": r"^gemv_(f32|f16|bf16)w_", "WGEMM": r"^gemm_(f32|f16|bf16)w_",
              "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_"},
-    "Conv": {"DW": r"^conv_depthwise", "GEMM": r"^conv_(1x1|im2col)_gemm_",
-             "SGEMM": r"^conv_im2col_sgemm"},
+    "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
+             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
 }
+# Classes that traces record only since a later flatrt: (op, class) -> (a pattern of the kernel
+# names that such traces record for the op, the pattern of the kernels an older trace recorded
+# instead). An older trace (none of the first, some of the second) keeps the class.
+KERNEL_CLASSES_SINCE = {("Conv", "DW5"): (r"^conv_depthwise_k\d+$", r"^conv_depthwise")}
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
+KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
 
 
 def die(msg):
@@ -198,7 +207,7 @@ def main():
         die("FRT_SELECT_KEEP: unknown feature(s) %s (known: %s)"
             % (", ".join(sorted(bad)), ", ".join(sorted(FEATURES))))
     feat_off = sorted(f for f in FEATURES if f not in keep and f not in sel["features"])
-    off_files = {FEATURES[f] for f in feat_off}
+    off_files = {x for f in feat_off for x in FEATURES[f]}
     ops = read_ops_def(src)
     families = set()
     names = set()
@@ -283,6 +292,12 @@ def main():
                 if not hit:  # a kernel this table does not know: keep every class
                     hit = list(KERNEL_CLASSES[op])
                 kept += hit
+            recorded = [k.partition(":")[2] for k in sel.get("kernels", {}).get(op, ())
+                        if k.startswith("builtin:")]
+            for (sop, cls), (new_rx, old_rx) in KERNEL_CLASSES_SINCE.items():
+                if sop == op and not any(re.match(new_rx, k) for k in recorded) and \
+                        any(re.match(old_rx, k) for k in recorded):
+                    kept.append(cls)
             for c in sorted(set(kept)):
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
         for dt in sorted(sel["dtypes"]):
@@ -302,6 +317,13 @@ def main():
         f.write("set(FRT_SEL_BLAS %s)\n" % ("ON" if "openblas" in sel["providers"] else "OFF"))
         f.write("set(FRT_SEL_DNNL %s)\n" % ("ON" if dnnl else "OFF"))
         f.write("set(FRT_SEL_FEATURES_OFF %s)\n" % " ".join(feat_off))
+        # memory planners: only those traced (a selection naming none keeps all); no DAG paths
+        # without the thread pool
+        planners = {x[len("planner_"):] for x in sel["features"] if x.startswith("planner_")}
+        plan_defs = ["FRT_PLANNER_OFF_GREEDY"] if planners and "greedy" not in planners else []
+        if "thread_pool" in feat_off:
+            plan_defs.append("FRT_PLAN_NO_DAG")
+        f.write("set(FRT_SEL_PLAN_DEFS %s)\n" % " ".join(plan_defs))
     print("FRT_SELECT: %d ops, %d library sources, features left out: %s"
           % (len(names), len(chosen - set(extra_roots)), " ".join(feat_off) or "none"))
 

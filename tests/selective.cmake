@@ -38,3 +38,22 @@ add_test(NAME selective.trace
           ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx)
 set_tests_properties(selective.trace PROPERTIES LABELS selective TIMEOUT 300
   FIXTURES_REQUIRED frt_models)
+
+# The conv GEMM tile and the SGEMM edge micro-kernel a selective build compiles (row tails as
+# 8/4/2/1-row sub-tiles, fewer instantiations) are bit-identical to the full build's per-row-count
+# kernels.
+if(FRT_HAVE_X86 AND FRT_X86_AVX512_SOURCES)
+  add_executable(test_tile_rows selective/test_tile_rows.c)
+  target_include_directories(test_tile_rows PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(test_tile_rows PRIVATE -Wno-unused-function -mavx2 -mfma -mf16c
+    -mavx512f -mavx512bw -mavx512vl -mavx512dq)
+  add_test(NAME selective.tile_rows COMMAND test_tile_rows)
+  add_executable(test_ukr_rows selective/test_ukr_rows.c)
+  target_include_directories(test_ukr_rows PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+  target_compile_definitions(test_ukr_rows PRIVATE FRT_HAVE_X86=1)
+  target_compile_options(test_ukr_rows PRIVATE -Wno-unused-function -mavx2 -mfma -mf16c
+    -mavx512f -mavx512bw -mavx512vl -mavx512dq)
+  add_test(NAME selective.ukr_rows COMMAND test_ukr_rows)
+  set_tests_properties(selective.tile_rows selective.ukr_rows PROPERTIES LABELS "selective;unit"
+    SKIP_RETURN_CODE 77)
+endif()

@@ -27,6 +27,20 @@
 
 #include "program.h"
 
+/* A selective build compiles only the planners its selection lists (FRT_PLANNER_OFF_<NAME>,
+ * cmake/selective.cmake) and, without the thread pool (FRT_PLAN_NO_DAG), never sees a DAG: the
+ * code of the others compiles out and frt_plan_available refuses them at load. */
+#ifdef FRT_PLAN_NO_DAG
+#define DAG(prog) ((void)(prog), (const frt_dag *)NULL)
+#else
+#define DAG(prog) ((prog)->dag)
+#endif
+#ifdef FRT_PLANNER_OFF_GREEDY
+#define HAVE_GREEDY 0
+#else
+#define HAVE_GREEDY 1
+#endif
+
 #define ALIGN 64
 static size_t align_up(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
@@ -119,7 +133,7 @@ static bool inside_slice(const frt_plan *p, int32_t v) {
  * position q. */
 static bool uses_before(const frt_program *prog, const frt_plan *p, const frt_plan_item *a,
                         int32_t q) {
-    const frt_dag *d = prog->dag;
+    const frt_dag *d = DAG(prog);
     if (a->id < 0) return frt_dag_before(d, -a->id - 1, q);
     for (int32_t m = p->mhead[a->id]; m >= 0; m = p->mnext[m]) {
         if (!frt_dag_before(d, prog->def_pos[m], q)) return false;
@@ -142,14 +156,14 @@ static bool item_before(const frt_program *prog, const frt_plan *p, const frt_pl
  * neither is ordered before the other. */
 static bool items_conflict(const frt_program *prog, const frt_plan *p, const frt_plan_item *a,
                            const frt_plan_item *b) {
-    if (!prog->dag) return !(a->first > b->last || b->first > a->last);
+    if (!DAG(prog)) return !(a->first > b->last || b->first > a->last);
     return !item_before(prog, p, a, b) && !item_before(prog, p, b, a);
 }
 
 /* Value u (a managed root) is read at pos and, with a DAG, every other read of it happens before
  * pos; without one, pos is its last read. */
 static bool dies_at(const frt_program *prog, int32_t u, int32_t pos) {
-    const frt_dag *d = prog->dag;
+    const frt_dag *d = DAG(prog);
     if (!d) return prog->last_pos[u] == pos;
     bool read = false;
     for (int32_t k = d->rd_off[u]; k < d->rd_off[u + 1]; k++) {
@@ -416,6 +430,19 @@ static void plan_greedy(const frt_program *prog, frt_plan *p, size_t n) {
     p->slab_bytes = total;
 }
 
+frt_status frt_plan_available(frt_planner which) {
+#ifdef FRT_PLANNER_OFF_GREEDY
+    if (which == FRT_PLANNER_GREEDY) {
+        const char *sel = frt_op_selection_file();
+        return frt_error(FRT_ERR_UNSUPPORTED,
+                         "planner 'greedy' not in this build's selection (%s); trace with "
+                         "--planner greedy to keep it", sel ? sel : "?");
+    }
+#endif
+    (void)which;
+    return FRT_OK;
+}
+
 frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, frt_planner which,
                             frt_plan *p) {
     size_t nv = p->n_values, nc = prog->n_compute;
@@ -473,7 +500,7 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
         if (!p->skip[pos]) live += align_up(p->scratch_bytes[pos]);
         if (live > lower) lower = live;
     }
-    if (prog->dag) { /* members of each storage root, for ordering items by the DAG */
+    if (DAG(prog)) { /* members of each storage root, for ordering items by the DAG */
         for (size_t v = 0; v < nv; v++) p->mhead[v] = -1;
         for (size_t v = nv; v-- > 0;) {
             if (prog->vclass[v] != FRT_VC_MANAGED) continue;
@@ -482,9 +509,9 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
             p->mhead[r] = (int32_t)v;
         }
     }
-    if (which == FRT_PLANNER_GREEDY) {
+    if (HAVE_GREEDY && which == FRT_PLANNER_GREEDY) {
         plan_greedy(prog, p, n);
-    } else if (prog->dag && which == FRT_PLANNER_STANDARD) {
+    } else if (DAG(prog) && which == FRT_PLANNER_STANDARD) {
         /* over a DAG, storage groups fragment (branches that may run at once each grow their
            own group): keep the smaller of groups and greedy by size */
         plan_groups_dag(prog, p, n, true);
@@ -495,7 +522,7 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
             p->num_reused = 0;
             plan_groups_dag(prog, p, n, true);
         }
-    } else if (prog->dag) {
+    } else if (DAG(prog)) {
         plan_groups_dag(prog, p, n, false);
     } else {
         plan_groups(p, n, nc, which == FRT_PLANNER_STANDARD);
@@ -526,7 +553,7 @@ frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, fr
 
 /* With a DAG: every read of a value made by a compute step is ordered after that step. */
 static frt_status check_dag(const frt_program *prog, const frt_graph *g) {
-    const frt_dag *d = prog->dag;
+    const frt_dag *d = DAG(prog);
     for (size_t q = 0; q < prog->n_compute; q++) {
         const frt_node *nd = prog->steps[prog->compute[q]].ir;
         int32_t nr = frt_node_n_reads(nd);
@@ -547,7 +574,7 @@ frt_status frt_plan_check(const frt_program *prog, const frt_graph *g, const frt
                           const frt_plan *p) {
     const frt_plan_item *it = p->items;
     size_t n = p->n_items;
-    if (prog->dag) {
+    if (DAG(prog)) {
         frt_status st = check_dag(prog, g);
         if (st) return st;
     }

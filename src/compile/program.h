@@ -158,6 +158,9 @@ typedef struct frt_plan {
 } frt_plan;
 
 frt_status frt_plan_init(frt_plan *plan, size_t n_values, size_t n_compute);
+/* FRT_OK when this build has planner `which`; FRT_ERR_UNSUPPORTED naming the selection file when
+ * a selective build left it out (checked when a model is loaded). */
+frt_status frt_plan_available(frt_planner which);
 /* Plans memory for the sizes in values (all dims known) with plan->scratch_bytes filled. */
 frt_status frt_plan_compute(const frt_program *prog, const frt_value *values, frt_planner which,
                             frt_plan *plan);

@@ -89,13 +89,37 @@ static void vmul_f32_c(float *y, const float *r, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] *= r[i];
 }
 
+/* A selective build keeps the sigmoid, tanh and softmax loops only when an op that reaches them
+ * through this table is built (NULL otherwise): sigmoid for Sigmoid/Tanh and the RNNs (and a
+ * FusedConv with a sigmoid, which conv.c refuses when it is NULL), tanh for Tanh and the RNNs,
+ * the softmax loops (softmax_rows, vmax, expsub_acc, vmul) for Softmax, LogSoftmax, Hardmax and
+ * Attention. */
+#if FRT_OP_BUILT(Sigmoid) || FRT_OP_BUILT(Tanh) || FRT_OP_BUILT(LSTM) || FRT_OP_BUILT(GRU) || \
+    FRT_OP_BUILT(RNN)
+#define ACT_SIGMOID(f) f
+#else
+#define ACT_SIGMOID(f) NULL
+#endif
+#if FRT_OP_BUILT(Tanh) || FRT_OP_BUILT(LSTM) || FRT_OP_BUILT(GRU) || FRT_OP_BUILT(RNN)
+#define ACT_TANH(f) f
+#else
+#define ACT_TANH(f) NULL
+#endif
+#if FRT_OP_BUILT(Softmax) || FRT_OP_BUILT(LogSoftmax) || FRT_OP_BUILT(Hardmax) || \
+    FRT_OP_BUILT(Attention)
+#define ACT_SOFTMAX(f) f
+#else
+#define ACT_SOFTMAX(f) NULL
+#endif
+
 /* Float32 loop variants, best tier first. */
 static const frt_act_variant act_variants[] = {
 #if FRT_HAVE_X86
 #define X86_ACT(T, ISA)                                                                          \
-    {ISA,                 "_" #T,           frt_relu_f32_##T, frt_sigmoid_f32_##T,               \
-     frt_tanh_f32_##T,    frt_clip_f32_##T, frt_softmax_rows_f32_##T, frt_vmax_f32_##T,          \
-     frt_expsub_acc_f32_##T, frt_vmul_f32_##T}
+    {ISA,                 "_" #T,           frt_relu_f32_##T, ACT_SIGMOID(frt_sigmoid_f32_##T),  \
+     ACT_TANH(frt_tanh_f32_##T), frt_clip_f32_##T, ACT_SOFTMAX(frt_softmax_rows_f32_##T),        \
+     ACT_SOFTMAX(frt_vmax_f32_##T), ACT_SOFTMAX(frt_expsub_acc_f32_##T),                         \
+     ACT_SOFTMAX(frt_vmul_f32_##T)}
 #if FRT_TIER_AVX512
     X86_ACT(avx512, FRT_ISA_AVX512),
 #endif
@@ -104,8 +128,9 @@ static const frt_act_variant act_variants[] = {
 #endif
 #undef X86_ACT
 #endif
-    {FRT_ISA_PORTABLE, "", relu_f32_c, sigmoid_f32_c, tanh_f32_c, clip_f32_c, softmax_rows_f32_c,
-     vmax_f32_c, expsub_acc_f32_c, vmul_f32_c},
+    {FRT_ISA_PORTABLE, "", relu_f32_c, ACT_SIGMOID(sigmoid_f32_c), ACT_TANH(tanh_f32_c), clip_f32_c,
+     ACT_SOFTMAX(softmax_rows_f32_c), ACT_SOFTMAX(vmax_f32_c), ACT_SOFTMAX(expsub_acc_f32_c),
+     ACT_SOFTMAX(vmul_f32_c)},
 };
 
 const frt_act_variant *frt_act_variant_get(frt_isa cap) {

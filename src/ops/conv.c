@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/seltrace.h"
 #include "util/threadpool.h"
 #include "cpu.h"
 #include "sgemm.h"
@@ -32,7 +33,7 @@
 
 #define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
 /* Kernel classes (FRT_KERNEL_BUILT, op.h) of Conv and FusedConv: DW the depthwise kernels
- * ("conv_depthwise*"), GEMM the tier's packed GEMM ("conv_1x1_gemm_*", "conv_im2col_gemm_*"),
+ * ("conv_depthwise*"), DW5 their 5x5 channel-blocked cases ("conv_depthwise_k5"), GEMM the tier's packed GEMM ("conv_1x1_gemm_*", "conv_im2col_gemm_*"),
  * SGEMM the portable im2col + frt_sgemm path ("conv_im2col_sgemm*"). */
 #define K_CLASS(cls) (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls))
 #define K_DW K_CLASS(DW)
@@ -471,7 +472,10 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     case FRT_ACT_SIGMOID: p->post = FRT_CONV_POST_SIGMOID; break;
     default: return frt_op_fail(c, FRT_ERR_INTERNAL, "unknown fused activation");
     }
-    if (p->post == FRT_CONV_POST_SIGMOID) p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
+    if (p->post == FRT_CONV_POST_SIGMOID) {
+        p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
+        if (!p->post_sigmoid) return frt_op_kernel_missing(c, "sigmoid"); /* selective, no Sigmoid */
+    }
     else if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
@@ -481,6 +485,15 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->dwvar = frt_conv_dw_pick(cap);
         k->name = p->dwvar ? p->dwvar->name : "conv_depthwise";
         if (!K_DW) return frt_op_kernel_missing(c, k->name);
+        /* the tier's channel-blocked depthwise kernels are compiled per kernel size: the trace
+           records a 5x5 one, and a selective build without it (class DW5) refuses 5x5 nodes */
+        if (p->dwvar && p->kh == p->kw && (p->kh == 3 || p->kh == 5)) {
+            const char *ks = p->kh == 5 ? "conv_depthwise_k5" : "conv_depthwise_k3";
+            if (FRT_SELTRACE_ON)
+                frt_seltrace_add("kernel", frt_seltrace_domain(c->node->domain), c->node->op_type,
+                                 "builtin", ks, NULL);
+            if (p->kh == 5 && !K_CLASS(DW5)) return frt_op_kernel_missing(c, ks);
+        }
         k->fn = frt_conv_depthwise_run;
         return FRT_OK;
     }

@@ -6,6 +6,11 @@
  *
  *   FRT_FEATURE_OFF_DESCRIBE    frt_desc_* (src/runtime/describe.c)
  *   FRT_FEATURE_OFF_STEP_TRACE  frt_runtime_*trace* and the Chrome JSON writer (src/runtime/trace.c)
+ *   FRT_FEATURE_OFF_THREAD_POOL the intra-op pool (src/util/threadpool.c: every region runs on the
+ *                               caller, as with a NULL pool), inter-op scheduling and async runs
+ *                               (src/runtime/interop.c), the dataflow DAG (src/compile/dag.c); a
+ *                               model asking for more than one thread fails at load
+ *   FRT_FEATURE_OFF_RUNTIME_POOL frt_pool_* (src/runtime/pool.c)
  */
 #include <string.h>
 
@@ -13,8 +18,14 @@
 #include "ops/op.h"
 #include "runtime/model.h"
 #include "util/error.h"
+#include "util/threadpool.h"
+#ifdef FRT_FEATURE_OFF_THREAD_POOL
+#include "compile/program.h"
+#include "runtime/interop.h"
+#endif
 
-#if defined(FRT_FEATURE_OFF_DESCRIBE) || defined(FRT_FEATURE_OFF_STEP_TRACE)
+#if defined(FRT_FEATURE_OFF_DESCRIBE) || defined(FRT_FEATURE_OFF_STEP_TRACE) || \
+    defined(FRT_FEATURE_OFF_THREAD_POOL) || defined(FRT_FEATURE_OFF_RUNTIME_POOL)
 static frt_status left_out(const char *fn, const char *feature) {
     const char *sel = frt_op_selection_file();
     return frt_error(FRT_ERR_UNSUPPORTED,
@@ -98,6 +109,136 @@ frt_status frt_runtime_trace_event(const frt_runtime *rt, size_t index, frt_trac
 frt_status frt_runtime_write_trace(const frt_runtime *rt, const char *path) {
     (void)rt, (void)path;
     return left_out("frt_runtime_write_trace", "step_trace");
+}
+#endif
+
+#ifdef FRT_FEATURE_OFF_THREAD_POOL
+frt_status frt_threadpool_check(int threads) {
+    if (threads <= 1) return FRT_OK;
+    const char *sel = frt_op_selection_file();
+    return frt_error(FRT_ERR_UNSUPPORTED,
+                     "%d threads (num_threads / inter_op_threads): feature 'thread_pool' not in "
+                     "this build's selection (%s); trace with --threads %d to keep it",
+                     threads, sel ? sel : "?", threads);
+}
+
+/* Every pool is NULL: regions run on the calling thread, exactly as the full build's do with
+ * one thread. */
+frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void)) {
+    (void)n_threads, (void)thread_init;
+    return NULL;
+}
+
+frt_threadpool *frt_threadpool_create_shared(int n_threads, int n_workers,
+                                             void (*thread_init)(void)) {
+    (void)n_threads, (void)n_workers, (void)thread_init;
+    return NULL;
+}
+
+void frt_threadpool_free(frt_threadpool *tp) { (void)tp; }
+
+int frt_threadpool_size(const frt_threadpool *tp) {
+    (void)tp;
+    return 1;
+}
+
+void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {
+    (void)tp;
+    for (size_t i = 0; i < n; i++) fn(ctx, i);
+}
+
+void frt_threadpool_set_notify(frt_threadpool *tp, void (*notify)(void *), void *ctx) {
+    (void)tp, (void)notify, (void)ctx;
+}
+
+int frt_threadpool_open(const frt_threadpool *tp) {
+    (void)tp;
+    return 0;
+}
+
+int frt_threadpool_help(frt_threadpool *tp) {
+    (void)tp;
+    return 0;
+}
+
+int frt_par_threads(const frt_threadpool *tp, double work_ns) {
+    (void)tp, (void)work_ns;
+    return 1;
+}
+
+int frt_par_split(int threads, double work_ns) {
+    if (threads <= 1 || !(work_ns >= 2 * FRT_PAR_MIN_NS)) return 1; /* as threadpool.c */
+    double fit = work_ns / FRT_PAR_MIN_NS;
+    return fit < (double)threads ? (int)fit : threads;
+}
+
+void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
+                         void (*fn)(void *ctx, int64_t lo, int64_t hi), void *ctx) {
+    (void)tp, (void)item_ns;
+    if (n > 0) fn(ctx, 0, n);
+}
+
+/* Never reached with one thread (no DAG is built); kept for the contract. */
+frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena) {
+    (void)g, (void)arena;
+    prog->dag = NULL;
+    return frt_threadpool_check(2);
+}
+
+frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
+    (void)rt, (void)hooks;
+    *out = NULL;
+    return left_out("inter-op scheduling", "thread_pool");
+}
+
+void frt_iop_free(frt_iop *io) { (void)io; }
+
+frt_status frt_iop_run(frt_runtime *rt) {
+    (void)rt;
+    return left_out("inter-op scheduling", "thread_pool");
+}
+
+frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
+                         const frt_task_launcher *launcher,
+                         void (*fin)(frt_runtime *, frt_status, void *), void *fin_arg) {
+    (void)rt, (void)hooks, (void)launcher, (void)fin, (void)fin_arg;
+    return left_out("frt_run_async", "thread_pool");
+}
+#endif
+
+#ifdef FRT_FEATURE_OFF_RUNTIME_POOL
+void frt_pool_options_init(frt_pool_options *opt) {
+    if (!opt) return;
+    opt->max_runtimes = 8;
+    opt->idle_timeout_ms = 10000;
+}
+
+frt_status frt_pool_create(const frt_model *model, const frt_pool_options *opt, frt_pool **out) {
+    (void)opt;
+    if (out) *out = NULL;
+    if (!model || !out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_pool_create: NULL argument");
+    return left_out("frt_pool_create", "runtime_pool");
+}
+
+void frt_pool_free(frt_pool *p) { (void)p; }
+
+frt_status frt_pool_run(frt_pool *p, const char *const *input_names, const frt_tensor *inputs,
+                        size_t n_inputs, frt_tensor *outputs, size_t n_outputs,
+                        frt_output_mode mode, int64_t timeout_ms) {
+    (void)input_names, (void)inputs, (void)n_inputs, (void)outputs, (void)n_outputs, (void)mode,
+        (void)timeout_ms;
+    if (!p) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_pool_run: pool is NULL");
+    return left_out("frt_pool_run", "runtime_pool");
+}
+
+size_t frt_pool_collect(frt_pool *p, int64_t idle_ms) {
+    (void)p, (void)idle_ms;
+    return 0;
+}
+
+void frt_pool_get_stats(frt_pool *p, frt_pool_stats *s) {
+    (void)p;
+    if (s) memset(s, 0, sizeof *s);
 }
 #endif
 

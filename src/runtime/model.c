@@ -165,11 +165,21 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
                          "inter_op_threads is %d; it must be 1 to %d (frt_options_init sets 1)", n,
                          FRT_MAX_THREADS);
     }
+    frt_status tst = frt_threadpool_check(m->opt.num_threads > m->opt.inter_op_threads
+                                              ? m->opt.num_threads : m->opt.inter_op_threads);
+    if (tst) {
+        free(m);
+        return tst;
+    }
     if (m->opt.planner != FRT_PLANNER_STANDARD && m->opt.planner != FRT_PLANNER_NONE &&
         m->opt.planner != FRT_PLANNER_GREEDY) {
         int pl = (int)m->opt.planner;
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "unknown planner %d", pl);
+    }
+    if ((tst = frt_plan_available(m->opt.planner))) {
+        free(m);
+        return tst;
     }
     if (m->opt.weights_precision != FRT_WEIGHTS_FP32 &&
         m->opt.weights_precision != FRT_WEIGHTS_FP16 &&

@@ -252,6 +252,11 @@ void frt_threadpool_free(frt_threadpool *tp) {
     free(tp);
 }
 
+frt_status frt_threadpool_check(int threads) {
+    (void)threads;
+    return FRT_OK;
+}
+
 int frt_threadpool_size(const frt_threadpool *tp) { return tp ? tp->n_threads : 1; }
 
 void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flatrt.h"
+
 typedef struct frt_threadpool frt_threadpool;
 
 /* A pool that runs regions on n_threads threads in all (the caller + n_threads-1 workers).
@@ -27,6 +29,10 @@ frt_threadpool *frt_threadpool_create(int n_threads, void (*thread_init)(void));
 frt_threadpool *frt_threadpool_create_shared(int n_threads, int n_workers,
                                              void (*thread_init)(void));
 void frt_threadpool_free(frt_threadpool *tp);
+/* Whether this build can run `threads` threads: FRT_OK, or (a selective build without the
+ * thread_pool feature, src/runtime/features_off.c) FRT_ERR_UNSUPPORTED for threads > 1 with a
+ * message naming the selection file. Checked when a model is loaded. */
+frt_status frt_threadpool_check(int threads);
 int frt_threadpool_size(const frt_threadpool *tp); /* 1 for NULL */
 
 /* Calls fn(ctx, i) for every i in [0, n) across the pool and returns when all are done.

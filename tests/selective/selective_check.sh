@@ -76,6 +76,26 @@ case "$keepl" in
 esac
 echo "$name: optional features kept: ${keep:-none}; the others refused"
 
+# traced with one thread: the thread pool is left out and more threads are refused at load
+if ! grep -q "^features: .*thread_pool" "$sel"; then
+  if "$selrt" run "$model" "$@" --threads 2 --output-dir "$work/out-threads" >"$work/threads.txt" 2>&1; then
+    echo "ran with 2 threads on a build without the thread pool"; exit 1
+  fi
+  grep -q "feature 'thread_pool' not in this build's selection ($name\.yaml)" "$work/threads.txt" ||
+    { cat "$work/threads.txt"; exit 1; }
+  echo "$name: 2 threads refused (no thread_pool in the selection)"
+fi
+
+# traced with the standard planner only: greedy is left out and refused at load
+if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
+  if "$selrt" run "$model" "$@" --planner greedy --output-dir "$work/out-greedy" >"$work/greedy.txt" 2>&1; then
+    echo "ran with the greedy planner on a build without it"; exit 1
+  fi
+  grep -q "planner 'greedy' not in this build's selection ($name\.yaml)" "$work/greedy.txt" ||
+    { cat "$work/greedy.txt"; exit 1; }
+  echo "$name: planner greedy refused (not in the selection)"
+fi
+
 # kernel classes the trace did not record: refused at load, naming the kernel and the selection
 if ! grep -q "^isa: \[portable\]" "$sel"; then
   if FRT_ISA=portable "$selrt" run "$model" "$@" --output-dir "$work/out-portable" >"$work/portable.txt" 2>&1; then

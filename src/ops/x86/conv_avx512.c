@@ -61,6 +61,30 @@ static inline __attribute__((always_inline)) void tile(int64_t kc, const float *
 #define TILE_CASE(n)                                                                         \
     case n: tile(kc, a, b, c, ldc, n, cm, flags, bias, z, act, lo, hi); break;
 
+/* rows x cols tile, rows in [1, 16], cols in [1, 16]. A selective build (FRT_SELECTIVE) keeps
+ * five row counts instead of sixteen (about 9 KB less code): rows below 16 run as sub-tiles of
+ * 8, 4, 2 and 1 rows. Each output row accumulates the same products in the same order either
+ * way, so the results are bit-identical; only channel tails reload the col panel per sub-tile. */
+#ifdef FRT_SELECTIVE
+static void tile_any(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                     int64_t rows, int64_t cols, int flags, const float *bias, const float *z,
+                     int act, float lo, float hi) {
+    __mmask16 cm = (__mmask16)(cols >= NR ? 0xffffu : (1u << cols) - 1u);
+    if (rows >= MR) {
+        tile(kc, a, b, c, ldc, MR, cm, flags, bias, z, act, lo, hi);
+        return;
+    }
+    for (int64_t r0 = 0; r0 < rows;) {
+        const float *br = bias ? bias + r0 : NULL, *zr = z ? z + r0 * ldc : NULL;
+        int64_t left = rows - r0;
+        if (left >= 8) tile(kc, a + r0, b, c + r0 * ldc, ldc, 8, cm, flags, br, zr, act, lo, hi);
+        else if (left >= 4) tile(kc, a + r0, b, c + r0 * ldc, ldc, 4, cm, flags, br, zr, act, lo, hi);
+        else if (left >= 2) tile(kc, a + r0, b, c + r0 * ldc, ldc, 2, cm, flags, br, zr, act, lo, hi);
+        else tile(kc, a + r0, b, c + r0 * ldc, ldc, 1, cm, flags, br, zr, act, lo, hi);
+        r0 += left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    }
+}
+#else
 /* rows x cols tile, rows in [1, 16], cols in [1, 16]. */
 static void tile_any(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                      int64_t rows, int64_t cols, int flags, const float *bias, const float *z,
@@ -73,6 +97,7 @@ static void tile_any(int64_t kc, const float *a, const float *b, float *c, int64
     default: tile(kc, a, b, c, ldc, 16, cm, flags, bias, z, act, lo, hi); break;
     }
 }
+#endif
 
 /* One MR x NR tile: weight panel mp times col panel j of the packed block. */
 static inline void compute_tile(const frt_conv_gemm_ctx *t, int64_t mp, int64_t j) {

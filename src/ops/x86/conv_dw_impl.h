@@ -205,14 +205,18 @@ static inline __attribute__((always_inline)) void dwb_run_ks(
     }
 }
 
-/* Dispatch on (k, s); the caller checked k in {3, 5}, s in {1, 2}. */
+/* Dispatch on (k, s); the caller checked k in {3, 5}, s in {1, 2}. A selective build whose trace
+ * saw no 5x5 depthwise conv (kernel class DW5, conv.c) compiles the 5x5 cases out; its Conv
+ * select refuses 5x5 depthwise nodes at load. */
 static void dwb_run(const frt_conv_params *p, const frt_conv_geom *g, const float *x,
                     const float *w, const float *b, float *y, int64_t nc, int64_t band, int k,
                     int s) {
     if (k == 3 && s == 1) dwb_run_ks(p, g, x, w, b, y, nc, band, 3, 1);
     else if (k == 3) dwb_run_ks(p, g, x, w, b, y, nc, band, 3, 2);
+#if FRT_KERNEL_BUILT(Conv, DW5) || FRT_KERNEL_BUILT(FusedConv, DW5)
     else if (s == 1) dwb_run_ks(p, g, x, w, b, y, nc, band, 5, 1);
     else dwb_run_ks(p, g, x, w, b, y, nc, band, 5, 2);
+#endif
 }
 
 #endif

@@ -83,6 +83,26 @@ static inline __attribute__((always_inline)) void ukr_rows(const int R, int64_t 
     }
 }
 
+#ifdef FRT_SELECTIVE
+/* A selective build keeps five row counts instead of twelve (about 9 KB less code): mr below 12
+ * runs as sub-tiles of 8, 4, 2 and 1 rows. Each row of C gets the same products summed in the
+ * same order, so the results are bit-identical (ctest selective.tile_rows). */
+void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float *Bp, float *C,
+                            int64_t ldc, float alpha, float beta) {
+    if (mr >= MR) {
+        frt_sgemm_ukr_avx512(kc, Ap, Bp, C, ldc, alpha, beta);
+        return;
+    }
+    for (int64_t r0 = 0; r0 < mr;) {
+        int64_t left = mr - r0, n = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        if (n == 8) ukr_rows(8, kc, Ap + r0, Bp, C + r0 * ldc, ldc, alpha, beta);
+        else if (n == 4) ukr_rows(4, kc, Ap + r0, Bp, C + r0 * ldc, ldc, alpha, beta);
+        else if (n == 2) ukr_rows(2, kc, Ap + r0, Bp, C + r0 * ldc, ldc, alpha, beta);
+        else ukr_rows(1, kc, Ap + r0, Bp, C + r0 * ldc, ldc, alpha, beta);
+        r0 += n;
+    }
+}
+#else
 void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float *Bp, float *C,
                             int64_t ldc, float alpha, float beta) {
     switch (mr) {
@@ -100,6 +120,7 @@ void frt_sgemm_ukr_m_avx512(int64_t mr, int64_t kc, const float *Ap, const float
     default: ukr_rows(12, kc, Ap, Bp, C, ldc, alpha, beta); break;
     }
 }
+#endif
 
 void frt_sgemm_row_avx512(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                           float alpha, float beta) {
