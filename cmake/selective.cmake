@@ -92,9 +92,10 @@ if(FRT_HAVE_RELR)
 endif()
 # RELRO makes the relocated pointers (GOT, .data.rel.ro) read-only after loading, but GNU ld then
 # ends them on a page boundary, padding the file by up to a page (1.7-3.4 KB of a ~160 KB
-# mobilenet_v2 library). A selective build is a size build: without FRT_SELECT_RELRO those
-# pointers stay writable (as in a non-PIE static executable) and the segments are packed.
-option(FRT_SELECT_RELRO "Keep RELRO (-z relro) in a selective build (up to a page larger)" OFF)
+# mobilenet_v2 library). It stays on by default (hardening is not traded away silently);
+# -DFRT_SELECT_RELRO=OFF leaves those pointers writable (as in a non-PIE static executable) and
+# packs the segments.
+option(FRT_SELECT_RELRO "Keep RELRO (-z relro) in a selective build (up to a page larger)" ON)
 if(NOT FRT_SELECT_RELRO)
   add_link_options(-Wl,-z,norelro -Wl,-z,common-page-size=64)
 endif()
