@@ -21,6 +21,13 @@
  * SPIN_NS before sleeping (a futex wake-up costs tens of microseconds on a VM); opening a region
  * wakes sleeping participants.
  *
+ * Hand-off: a synchronous run (frt_iop_run) queues no tasks. The caller resets the schedule
+ * under the mutex and bumps the workers' run epoch; workers poll it (SPIN_NS after their last
+ * run or task, then sleep until woken) and take part, at most limit - 1 at a time (sync_in).
+ * The caller returns when no step is left and the next synchronous run does not wait for the
+ * workers to leave: one that arrives late sees either a finished schedule (and leaves) or the
+ * next run's (and takes part in it). Asynchronous starts and frt_iop_free wait for them.
+ *
  * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
  * carry is kept. After a step fails, the remaining steps are counted down without running and
  * the first failure (status and message) is the run's. */
@@ -62,6 +69,11 @@ typedef struct workers {
     task *q;
     size_t cap, head, n;
     atomic_size_t queued; /* == n, readable without the lock while polling */
+    /* synchronous inter-op runs: bumped (under mu) when one starts; a worker that sees it change
+       calls run(run_ctx) (interop.c's sync participant), no task needed */
+    atomic_ulong run_epoch;
+    void (*run)(void *);
+    void *run_ctx;
     int sleepers;
     int stop;
     int n_threads;
@@ -71,17 +83,29 @@ typedef struct workers {
 static void *worker_main(void *arg) {
     workers *w = arg;
     frt_sgemm_thread_warmup();
+    unsigned long seen = atomic_load(&w->run_epoch);
     for (;;) {
         uint64_t t0 = now_ns();
-        for (int k = 0; !atomic_load_explicit(&w->queued, memory_order_acquire); k++) {
+        for (int k = 0; !atomic_load_explicit(&w->queued, memory_order_acquire) &&
+                        atomic_load_explicit(&w->run_epoch, memory_order_acquire) == seen;
+             k++) {
             if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
             cpu_relax();
         }
         pthread_mutex_lock(&w->mu);
-        while (!w->n && !w->stop) {
+        while (!w->n && !w->stop && atomic_load_explicit(&w->run_epoch, memory_order_relaxed) == seen) {
             w->sleepers++;
             pthread_cond_wait(&w->cv, &w->mu);
             w->sleepers--;
+        }
+        unsigned long ep = atomic_load_explicit(&w->run_epoch, memory_order_relaxed);
+        if (ep != seen && !w->stop) { /* a synchronous run started */
+            seen = ep;
+            void (*run)(void *) = w->run;
+            void *ctx = w->run_ctx;
+            pthread_mutex_unlock(&w->mu);
+            run(ctx);
+            continue;
         }
         if (!w->n) { /* stop */
             pthread_mutex_unlock(&w->mu);
@@ -150,6 +174,14 @@ static void workers_launch(void *ctx, void (*fn)(void *), void *arg) {
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Starts a synchronous run: every worker not busy with a task calls w->run (set before). */
+static void workers_start_run(workers *w) {
+    pthread_mutex_lock(&w->mu);
+    atomic_fetch_add_explicit(&w->run_epoch, 1, memory_order_release);
+    if (w->sleepers) pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* ---- one run ----------------------------------------------------------------------------------- */
 
 struct frt_iop {
@@ -164,7 +196,9 @@ struct frt_iop {
     int32_t n_ready, n_left, running;
     atomic_int ready_hint; /* n_ready, for polling without the lock */
     atomic_int left_hint;  /* n_left */
-    atomic_int participants; /* still inside the run (written under mu) */
+    atomic_int participants; /* async tasks still inside the run (written under mu) */
+    atomic_int sync_in;    /* workers inside a synchronous run (written under mu) */
+    bool sync;             /* the current run is frt_iop_run's (under mu) */
     atomic_int sleepers;   /* participants asleep on cv (written under mu) */
     bool caller_waits;     /* a caller waits on cv for participants == 0 */
     frt_status st;
@@ -175,6 +209,7 @@ struct frt_iop {
 };
 
 static void notify_sleepers(void *arg);
+static void sync_participate(void *arg);
 
 frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
     *out = NULL;
@@ -201,6 +236,10 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
             frt_iop_free(io);
             return frt_error(FRT_ERR_NO_MEMORY, "cannot start %d inter-op threads", io->limit);
         }
+        pthread_mutex_lock(&io->w->mu);
+        io->w->run = sync_participate;
+        io->w->run_ctx = io;
+        pthread_mutex_unlock(&io->w->mu);
     }
     *out = io;
     return FRT_OK;
@@ -225,16 +264,24 @@ static void notify_sleepers(void *arg) {
     pthread_mutex_unlock(&io->mu);
 }
 
-/* Waits until the participants of the previous run have left (the sync caller returns as soon
- * as every step is done, without waiting for the others to notice). */
-static void wait_left(frt_iop *io) {
+/* Waits until the async participants of the previous run have left, and with all also the
+ * workers still inside a synchronous run (the sync caller returns as soon as every step is done,
+ * without waiting for the others to notice). A synchronous run need not wait for those: a
+ * worker that is late finds the schedule of the next run (reset under mu) and takes part in it,
+ * counted in sync_in, or nothing to do. */
+static int still_in(frt_iop *io, bool all) {
+    return atomic_load_explicit(&io->participants, memory_order_acquire) > 0 ||
+           (all && atomic_load_explicit(&io->sync_in, memory_order_acquire) > 0);
+}
+
+static void wait_left(frt_iop *io, bool all) {
     uint64_t t0 = now_ns();
-    for (int k = 0; atomic_load_explicit(&io->participants, memory_order_acquire) > 0; k++) {
+    for (int k = 0; still_in(io, all); k++) {
         if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
         cpu_relax();
     }
     pthread_mutex_lock(&io->mu);
-    while (atomic_load_explicit(&io->participants, memory_order_relaxed) > 0) {
+    while (still_in(io, all)) {
         io->caller_waits = true;
         pthread_cond_wait(&io->cv, &io->mu);
     }
@@ -329,10 +376,9 @@ static void idle_wait(frt_iop *io) {
     }
 }
 
-/* A participant: takes ready steps until every step is done. The last to leave ends the run. */
-static void participate(void *arg) {
-    frt_iop *io = arg;
-    pthread_mutex_lock(&io->mu);
+/* Takes ready steps (and helps open regions) until every step of the current run is done.
+ * Called and returns with mu held. */
+static void run_loop(frt_iop *io) {
     frt_threadpool *tp = io->rt->tp;
     for (;;) {
         /* a region of a running step first: that step is under way and others wait for it,
@@ -359,6 +405,27 @@ static void participate(void *arg) {
             (io->n_ready > 1 || !io->n_left))
             pthread_cond_broadcast(&io->cv);
     }
+}
+
+/* A worker's part in a synchronous run: at most limit - 1 workers at a time besides the caller. */
+static void sync_participate(void *arg) {
+    frt_iop *io = arg;
+    pthread_mutex_lock(&io->mu);
+    if (io->sync && atomic_load_explicit(&io->sync_in, memory_order_relaxed) < io->limit - 1) {
+        atomic_fetch_add_explicit(&io->sync_in, 1, memory_order_relaxed);
+        run_loop(io);
+        if (atomic_fetch_sub_explicit(&io->sync_in, 1, memory_order_release) == 1 &&
+            io->caller_waits)
+            pthread_cond_broadcast(&io->cv);
+    }
+    pthread_mutex_unlock(&io->mu);
+}
+
+/* An async participant (a launched task): the last to leave ends the run. */
+static void participate(void *arg) {
+    frt_iop *io = arg;
+    pthread_mutex_lock(&io->mu);
+    run_loop(io);
     bool last = atomic_fetch_sub_explicit(&io->participants, 1, memory_order_release) == 1;
     if (last && io->caller_waits) pthread_cond_broadcast(&io->cv);
     void (*fin)(frt_runtime *, frt_status, void *) = io->fin;
@@ -376,18 +443,19 @@ static void participate(void *arg) {
 
 frt_status frt_iop_run(frt_runtime *rt) {
     frt_iop *io = rt->iop;
-    wait_left(io);
+    wait_left(io, false);
+    pthread_mutex_lock(&io->mu);
     reset(io);
     io->fin = NULL;
-    /* the caller and limit - 1 workers (FRT_INTEROP_SERIAL=1: the caller alone, in a fixed
-       order: the reference the tests compare parallel runs with) */
-    int n = rt->m->interop_serial ? 1 : io->limit;
-    atomic_store(&io->participants, n);
-    for (int i = 1; i < n; i++) workers_launch(io->w, participate, io);
-    participate(io);
-    /* every step is done (the caller leaves only then); the others leave on their own, and the
-       next run (or frt_iop_free's join of the workers) waits for them */
+    io->sync = true;
+    pthread_mutex_unlock(&io->mu);
+    /* the caller and up to limit - 1 workers (FRT_INTEROP_SERIAL=1: the caller alone, in a
+       fixed order: the reference the tests compare parallel runs with) */
+    if (!rt->m->interop_serial && io->limit > 1) workers_start_run(io->w);
     pthread_mutex_lock(&io->mu);
+    run_loop(io);
+    /* every step is done; workers leave on their own (a late one may join the next run), and
+       an async start or frt_iop_free's join of the workers waits for them */
     frt_status st = io->st;
     pthread_mutex_unlock(&io->mu);
     if (st) return frt_error(st, "%s", io->msg);
@@ -422,7 +490,10 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
         own.ctx = io->w;
         launcher = &own;
     }
-    wait_left(io);
+    wait_left(io, true);
+    pthread_mutex_lock(&io->mu);
+    io->sync = false;
+    pthread_mutex_unlock(&io->mu);
     io->fin = fin;
     io->fin_arg = fin_arg;
     if (!rt->m->blocks[0].prog->dag || io->limit < 2) {
