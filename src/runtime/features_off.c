@@ -136,6 +136,10 @@ frt_threadpool *frt_threadpool_create_shared(int n_threads, int n_workers,
 }
 
 void frt_threadpool_free(frt_threadpool *tp) { (void)tp; }
+void frt_threadpool_hold(frt_threadpool *tp, int on) {
+    (void)tp;
+    (void)on;
+}
 
 int frt_threadpool_size(const frt_threadpool *tp) {
     (void)tp;
