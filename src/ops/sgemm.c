@@ -775,6 +775,9 @@ static void run_mt(frt_threadpool *tp, mt_job *j, int64_t rows, int64_t cols, in
         mt_task(j, 0);
         return;
     }
+    /* the caller runs tasks too, in this run or a later one: its packing buffer is allocated
+       now, not in whichever later run first hands it a task (steady-state runs allocate nothing) */
+    (void)thread_buf();
     frt_parallel_for(tp, (size_t)tasks, mt_task, j);
 }
 

@@ -915,6 +915,9 @@ static frt_status run_bound(frt_runtime *rt, const char *const *names, const frt
                             const frt_io_value *vals, size_t n_in) {
     frt_status st = run_inputs(rt, names, inputs, vals, n_in);
     if (st) return st;
+    /* with a pool, the calling thread runs parts of regions in some runs and not in others: its
+       GEMM packing buffer is made in its first run, as the workers' are when they start */
+    if (rt->tp) frt_sgemm_thread_warmup();
     if (rt->iop && rt->m->blocks[0].prog->dag) {
         st = frt_iop_run(rt);
     } else {

@@ -295,6 +295,7 @@ int main(int argc, char **argv) {
             bufs[i] = mode ? calloc(1, out[i].nbytes + 64) : NULL;
             if (mode) { out[i].data = bufs[i]; out[i].nbytes += 64; }
         }
+        t_alloc_trace(1);
         long before = atomic_load(&g_allocs), ex0 = atomic_load(&g_exempt_allocs);
         long calls0 = g_dnnl_calls;
         for (int it = 0; it < 50; it++) {
@@ -305,6 +306,7 @@ int main(int argc, char **argv) {
             if (mode) for (size_t i = 0; i < no; i++) { out[i].data = bufs[i]; out[i].nbytes += 64; }
         }
         long after = atomic_load(&g_allocs);
+        t_alloc_trace(0);
         printf("%s mode: %ld allocations in 50 steady-state runs\n", mode ? "caller" : "borrow",
                after - before);
         if (g_dnnl_calls != calls0)

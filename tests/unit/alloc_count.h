@@ -8,17 +8,46 @@
 #define FRT_TEST_ALLOC_COUNT_H
 
 #include <errno.h>
+#include <execinfo.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static atomic_long g_allocs;
 /* While g_alloc_exempt > 0 (a test sets it around calls into a library it does not hold to the
  * rule), allocations are counted in g_exempt_allocs instead of g_allocs. */
 static atomic_int g_alloc_exempt;
 static atomic_long g_exempt_allocs;
+/* While g_alloc_trace > 0 (a test sets it around the runs that must not allocate, and only when
+ * T_ALLOC_TRACE=1 is in the environment), each counted allocation prints its call stack to stderr:
+ * resolve it with addr2line -f -e <binary>. */
+static atomic_int g_alloc_trace;
+static _Thread_local int t_in_trace;
 static inline void t_count_alloc(void) {
-    if (atomic_load(&g_alloc_exempt) > 0) atomic_fetch_add(&g_exempt_allocs, 1);
-    else atomic_fetch_add(&g_allocs, 1);
+    if (atomic_load(&g_alloc_exempt) > 0) {
+        atomic_fetch_add(&g_exempt_allocs, 1);
+        return;
+    }
+    atomic_fetch_add(&g_allocs, 1);
+    if (atomic_load(&g_alloc_trace) > 0 && !t_in_trace) {
+        t_in_trace = 1;
+        void *pc[24];
+        int depth = backtrace(pc, 24);
+        fprintf(stderr, "counted allocation at:\n");
+        backtrace_symbols_fd(pc, depth, 2);
+        t_in_trace = 0;
+    }
+}
+/* Arms tracing when T_ALLOC_TRACE=1 (backtrace is called once first: its first call allocates). */
+static inline void t_alloc_trace(int on) {
+    const char *e = getenv("T_ALLOC_TRACE");
+    if (!e || e[0] != '1') return;
+    if (on) {
+        void *pc[2];
+        backtrace(pc, 2);
+    }
+    atomic_fetch_add(&g_alloc_trace, on ? 1 : -1);
 }
 
 #if defined(__has_feature)
