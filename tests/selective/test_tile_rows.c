@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "rows_util.h"
 
 /* The full build's dispatch (one tile instantiation per row count). */
 #define REF_CASE(n) \
@@ -23,19 +24,9 @@ static void tile_ref(int64_t kc, const float *a, const float *b, float *c, int64
     }
 }
 
-static uint32_t g_seed = 7;
-static float rnd(void) {
-    g_seed = g_seed * 1664525u + 1013904223u;
-    return (float)(g_seed >> 8) / 8388608.0f - 1.0f;
-}
-
 int main(void) {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq")) {
-        puts("test_tile_rows: skipped (no AVX-512 on this host)");
-        return 77;
-    }
+    if (!have_avx512("test_tile_rows")) return 77;
+    g_seed = 7;
     enum { KC = 37, LDC = 24 };
     static _Alignas(64) float a[(KC + 64) * MR], b[KC * NR], bias[MR], z[MR * LDC];
     static float c0[MR * LDC], c1[MR * LDC];

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "rows_util.h"
 
 /* The full build's dispatch (one instantiation per row count). */
 #define REF_CASE(n) \
@@ -20,19 +21,9 @@ static void ukr_ref(int64_t mr, int64_t kc, const float *Ap, const float *Bp, fl
     }
 }
 
-static uint32_t g_seed = 11;
-static float rnd(void) {
-    g_seed = g_seed * 1664525u + 1013904223u;
-    return (float)(g_seed >> 8) / 8388608.0f - 1.0f;
-}
-
 int main(void) {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq")) {
-        puts("test_ukr_rows: skipped (no AVX-512 on this host)");
-        return 77;
-    }
+    if (!have_avx512("test_ukr_rows")) return 77;
+    g_seed = 11;
     enum { KC = 29, LDC = 40 };
     static float Ap[KC * MR], Bp[KC * NR], c0[MR * LDC], c1[MR * LDC];
     for (size_t i = 0; i < sizeof Ap / sizeof *Ap; i++) Ap[i] = rnd();
