@@ -146,6 +146,16 @@ void *frt_graph_temp_const(frt_graph *g, int32_t vid, size_t nbytes) {
     return p;
 }
 
+/* A constant other than vid whose data starts at p: a view folded at load (Reshape, Identity,
+ * ...) shares its input's bytes, so a buffer is free only when no such value needs it. */
+static int32_t const_sharing(const frt_graph *g, const void *p, int32_t vid, const bool *used) {
+    for (size_t u = 0; u < g->n_values; u++)
+        if ((int32_t)u != vid && g->values[u].kind == FRT_VALUE_CONST && g->values[u].v.data == p &&
+            (!used || used[u]))
+            return (int32_t)u;
+    return -1;
+}
+
 size_t frt_graph_release_temps(frt_graph *g) {
     bool *used = calloc(g->n_values + 1, 1);
     size_t held = 0;
@@ -160,11 +170,14 @@ size_t frt_graph_release_temps(frt_graph *g) {
     for (size_t t = 0; t < g->n_temps; t++) {
         int32_t v = g->temp_vid[t];
         if (!g->temps[t]) continue;
-        if (used[v]) {
-            held += frt_value_nbytes(&g->values[v].v);
+        int32_t reader = used[v] ? v : const_sharing(g, g->temps[t], v, used);
+        if (reader >= 0) {
+            g->temp_vid[t] = reader;
+            held += frt_value_nbytes(&g->values[reader].v);
             continue;
         }
-        if (g->values[v].v.data == g->temps[t]) g->values[v].v.data = NULL;
+        for (size_t u = 0; u < g->n_values; u++)
+            if (g->values[u].v.data == g->temps[t]) g->values[u].v.data = NULL;
         free(g->temps[t]);
         g->temps[t] = NULL;
     }
@@ -177,9 +190,14 @@ void frt_graph_drop_const(frt_graph *g, int32_t vid) {
     if (v->kind != FRT_VALUE_CONST || !v->v.data) return;
     for (size_t t = 0; t < g->n_temps; t++)
         if (g->temps[t] == v->v.data) {
+            int32_t other = const_sharing(g, v->v.data, vid, NULL);
+            v->v.data = NULL;
+            if (other >= 0) { /* a view still reads these bytes: it owns them now */
+                g->temp_vid[t] = other;
+                return;
+            }
             free(g->temps[t]);
             g->temps[t] = NULL;
-            v->v.data = NULL;
             return;
         }
     if (v->in_place && g->release_bytes)

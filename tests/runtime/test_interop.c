@@ -26,14 +26,6 @@
 
 /* ---- an Inception-style model ---- */
 
-static void ob_attr_ints(ob_buf *node, const char *name, const int64_t *v, int n) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (int i = 0; i < n; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(node, 5, &a);
-}
-
 static float frand(uint32_t *s) {
     *s = *s * 1664525u + 1013904223u;
     return (float)(*s >> 8) / (float)(1u << 24) - 0.5f;

@@ -72,6 +72,16 @@ OB_UNUSED static ob_buf ob_tensor_f32(const char *name, const int64_t *dims, int
     return t;
 }
 
+/* TensorProto of a rank-1 int64 tensor of n values (raw_data). */
+OB_UNUSED static ob_buf ob_tensor_i64(const char *name, int64_t n, const int64_t *data) {
+    ob_buf t = {0};
+    ob_int(&t, 1, n);
+    ob_int(&t, 2, 7);
+    ob_str(&t, 8, name);
+    ob_bytes(&t, 9, data, (size_t)n * sizeof(int64_t));
+    return t;
+}
+
 /* ValueInfoProto of a tensor; rank < 0: no shape; a dim < 0 is left unknown. */
 OB_UNUSED static ob_buf ob_vinfo(const char *name, int elem, int rank, const int64_t *dims) {
     ob_buf vi = {0}, type = {0}, tt = {0};
@@ -108,6 +118,15 @@ OB_UNUSED static void ob_attr_int(ob_buf *node, const char *name, int64_t v) {
     ob_str(&a, 1, name);
     ob_int(&a, 3, v);
     ob_int(&a, 20, 2);
+    ob_msg(node, 5, &a);
+}
+
+/* INTS attribute of n values. */
+OB_UNUSED static void ob_attr_ints(ob_buf *node, const char *name, const int64_t *v, size_t n) {
+    ob_buf a = {0};
+    ob_str(&a, 1, name);
+    for (size_t i = 0; i < n; i++) ob_int(&a, 8, v[i]);
+    ob_int(&a, 20, 7);
     ob_msg(node, 5, &a);
 }
 

@@ -24,13 +24,6 @@ static void output(ob_buf *g, const char *name, int elem, int rank, const int64_
     ob_buf v = ob_vinfo(name, elem, rank, dims);
     ob_msg(g, OB_OUTPUT, &v);
 }
-static void attr_ints(ob_buf *n, const char *name, const int64_t *v, int k) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (int i = 0; i < k; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(n, 5, &a);
-}
 static void const_f32(ob_buf *g, const char *name, float v) {
     ob_buf t = ob_tensor_f32(name, NULL, 0, &v);
     ob_msg(g, OB_INIT, &t);
@@ -276,10 +269,10 @@ static ob_buf scan9_model(int64_t in_axis, int rev, int orev) {
                      (const char *[]){"sf", "ys", NULL});
     ob_attr_graph(&sc, "body", &body);
     ob_attr_int(&sc, "num_scan_inputs", 1);
-    attr_ints(&sc, "scan_input_axes", &in_axis, 1);
-    attr_ints(&sc, "scan_input_directions", (int64_t[]){rev}, 1);
-    attr_ints(&sc, "scan_output_axes", (int64_t[]){-1}, 1);
-    attr_ints(&sc, "scan_output_directions", (int64_t[]){orev}, 1);
+    ob_attr_ints(&sc, "scan_input_axes", &in_axis, 1);
+    ob_attr_ints(&sc, "scan_input_directions", (int64_t[]){rev}, 1);
+    ob_attr_ints(&sc, "scan_output_axes", (int64_t[]){-1}, 1);
+    ob_attr_ints(&sc, "scan_output_directions", (int64_t[]){orev}, 1);
     add(&g, sc);
     output(&g, "sf", F32, 1, (int64_t[]){3});
     output(&g, "ys", F32, 2, (int64_t[]){3, -1});
@@ -334,7 +327,7 @@ static void test_scan8(bool rev) {
                      (const char *[]){"sf", "ys", NULL});
     ob_attr_graph(&sc, "body", &body);
     ob_attr_int(&sc, "num_scan_inputs", 1);
-    if (rev) attr_ints(&sc, "directions", (int64_t[]){1}, 1);
+    if (rev) ob_attr_ints(&sc, "directions", (int64_t[]){1}, 1);
     add(&g, sc);
     output(&g, "sf", F32, 2, (int64_t[]){2, 2});
     output(&g, "ys", F32, 3, (int64_t[]){2, 4, 2});

@@ -159,13 +159,6 @@ static void vout(ob_buf *g, const char *name, int elem, int rank, const int64_t 
     ob_buf v = ob_vinfo(name, elem, rank, dims);
     ob_msg(g, OB_OUTPUT, &v);
 }
-static void attr_ints(ob_buf *n, const char *name, const int64_t *v, int k) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (int i = 0; i < k; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(n, 5, &a);
-}
 /* Constant node `out` holding int64 values (rank 0 when rank == 0) or one bool. */
 static void constant(ob_buf *g, const char *out, int elem, int rank, const int64_t *v, int n) {
     ob_buf t = {0}, a = {0};
@@ -228,7 +221,7 @@ static ob_buf torch_model(int mode, bool m_input) {
                     mode == SUM ? (const char *[]){"emb", "bax", NULL} : (const char *[]){"emb", NULL},
                     (const char *[]){"bag", NULL});
     ob_attr_int(&r, "keepdims", 0);
-    if (mode != SUM) attr_ints(&r, "axes", (int64_t[]){0}, 1);
+    if (mode != SUM) ob_attr_ints(&r, "axes", (int64_t[]){0}, 1);
     add(&b, r);
     ob_buf cast = node("Cast", "cast", (const char *[]){"true", NULL}, (const char *[]){"cout", NULL});
     ob_attr_int(&cast, "to", BOOL_);

@@ -11,23 +11,6 @@
 #include "runtime/model.h"
 #include "test_util.h"
 
-static void attr_ints(ob_buf *node, const char *name, const int64_t *v, size_t n) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (size_t i = 0; i < n; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(node, 5, &a);
-}
-
-static ob_buf tensor_i64(const char *name, int64_t n, const int64_t *data) {
-    ob_buf t = {0};
-    ob_int(&t, 1, n);
-    ob_int(&t, 2, 7);
-    ob_str(&t, 8, name);
-    ob_bytes(&t, 9, data, (size_t)n * sizeof(int64_t));
-    return t;
-}
-
 typedef struct pcase {
     const char *name;
     int64_t C, M, k, H, W, pk, ps, ppad; /* conv k x k (pad k/2), pool pk x pk stride ps, pads */
@@ -47,12 +30,12 @@ static ob_buf build(const pcase *t, const float *w, const float *b) {
     ob_msg(&g, OB_INIT, &wt);
     ob_msg(&g, OB_INIT, &bt);
     int64_t zp[8] = {0};
-    ob_buf pt = tensor_i64("P0", 8, zp);
+    ob_buf pt = ob_tensor_i64("P0", 8, zp);
     ob_msg(&g, OB_INIT, &pt);
     const char *ci[] = {"X", "W", "B", NULL}, *co[] = {"Y", NULL};
     ob_buf conv = ob_node("Conv", NULL, "conv", ci, co);
     int64_t cp = t->k / 2, pads[4] = {cp, cp, cp, cp};
-    attr_ints(&conv, "pads", pads, 4);
+    ob_attr_ints(&conv, "pads", pads, 4);
     ob_msg(&g, OB_NODE, &conv);
     const char *cur = "Y";
     if (t->relu) {
@@ -71,9 +54,9 @@ static ob_buf build(const pcase *t, const float *w, const float *b) {
     ob_buf ap = ob_node("AveragePool", NULL, "pool", ai, ao);
     int64_t ks[2] = {t->pk, t->pk}, st[2] = {t->ps, t->ps};
     int64_t pp[4] = {t->ppad, t->ppad, t->ppad, t->ppad};
-    attr_ints(&ap, "kernel_shape", ks, 2);
-    attr_ints(&ap, "strides", st, 2);
-    attr_ints(&ap, "pads", pp, 4);
+    ob_attr_ints(&ap, "kernel_shape", ks, 2);
+    ob_attr_ints(&ap, "strides", st, 2);
+    ob_attr_ints(&ap, "pads", pp, 4);
     ob_msg(&g, OB_NODE, &ap);
     ob_buf zo = ob_vinfo("Z", 1, -1, NULL);
     ob_msg(&g, OB_OUTPUT, &zo);

@@ -13,14 +13,6 @@
 #include "runtime/model.h"
 #include "test_util.h"
 
-static void ob_attr_ints(ob_buf *node, const char *name, const int64_t *v, int n) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (int i = 0; i < n; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(node, 5, &a);
-}
-
 /* A scalar float32 initializer. */
 static void add_scalar(ob_buf *g, const char *name, float v) {
     ob_buf t = ob_tensor_f32(name, NULL, 0, &v);
