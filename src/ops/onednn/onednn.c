@@ -46,6 +46,7 @@
 
 #include "choose.h"
 #include "dwconv.h"
+#include "gemvconv.h"
 #include "onednn_impl.h"
 #include "split.h"
 
@@ -540,6 +541,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
         frt_status st = frt_dn_dw_select(c, k, L, &geo);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* a 1x1 convolution of a 1x1 image (squeeze-and-excitation): the own GEMV (gemvconv.c) */
+    if (!fused && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
+        pl[1] == 0) {
+        frt_status st = frt_dn_gemvconv_select(c, k, L);
         if (st != FRT_DECLINE) return st;
     }
     dnnl_convolution_desc_t cd;
