@@ -130,6 +130,7 @@ typedef struct result {
     int onednn_steps;   /* steps with an "onednn:" kernel */
     int reorders;       /* reorder steps */
     int split_steps;    /* convolutions run as channel parts (kernel name ending in "_split") */
+    int gemvconv_steps; /* 1x1-image convolutions run by the own GEMV (gemvconv.c) */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -163,6 +164,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         size_t kl = strlen(kn);
         r->onednn_steps += strncmp(kn, "onednn:", 7) == 0;
         r->split_steps += kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
+        r->gemvconv_steps += strcmp(kn, "onednn:gemvconv") == 0;
         r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
@@ -365,6 +367,85 @@ static void test_cnn_ops(void) {
     CHECK_MSG(r.split_steps >= 3, "cnn_ops: %d split steps", r.split_steps);
 }
 
+/* Squeeze-and-excitation gates (1x1 convolutions of the 1x1 image a GlobalAveragePool makes,
+ * the provider's own GEMV kernel, gemvconv.c) with every activation it maps: Relu then
+ * HardSigmoid, SiLU (Sigmoid + Mul, fused) then Sigmoid, Clip, none; 40 / 10 / 12 / 24 channels
+ * (padded blocks), batch 2, with and without bias; the gates' inputs in the blocked layout (after
+ * a convolution) and, for gc/gd (graph outputs), read back as plain data. */
+static void test_se_gates(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {2, 40, 6, 5};
+    conv_spec c0 = {40, 40, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c0", "X", "x0", &c0);
+    const char *gin[] = {"x0", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec fa = {40, 10, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fa", "p", "a1", &fa);
+    add_op(&g, "Relu", "ra", "a1", NULL, "a2");
+    conv_spec fb = {10, 40, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 0};
+    add_conv(&g, "fb", "a2", "a3", &fb);
+    const char *hin[] = {"a3", NULL}, *hout[] = {"ga", NULL};
+    ob_buf hn = ob_node("HardSigmoid", NULL, "hsig", hin, hout);
+    attr_float(&hn, "alpha", 0.25f);
+    attr_float(&hn, "beta", 0.375f);
+    ob_msg(&g, OB_NODE, &hn);
+    conv_spec fc = {40, 12, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fc", "p", "b1", &fc);
+    add_op(&g, "Sigmoid", "sb", "b1", NULL, "b2");
+    add_op(&g, "Mul", "silu", "b1", "b2", "b3");
+    conv_spec fd = {12, 40, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fd", "b3", "b4", &fd);
+    add_op(&g, "Sigmoid", "sd", "b4", NULL, "gb");
+    conv_spec fe = {40, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fe", "p", "e1", &fe);
+    int64_t sd[1] = {1};
+    float lo = -0.25f, hi = 0.5f;
+    ob_buf tl = ob_tensor_f32("lo", sd, 0, &lo), th = ob_tensor_f32("hi", sd, 0, &hi);
+    ob_msg(&g, OB_INIT, &tl);
+    ob_msg(&g, OB_INIT, &th);
+    const char *cins[] = {"e1", "lo", "hi", NULL}, *couts[] = {"gc", NULL};
+    ob_buf cn = ob_node("Clip", NULL, "clip", cins, couts);
+    ob_msg(&g, OB_NODE, &cn);
+    conv_spec ff = {24, 40, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 0};
+    add_conv(&g, "ff", "gc", "gd", &ff);
+    add_op(&g, "Mul", "m1", "x0", "ga", "y1");
+    add_op(&g, "Mul", "m2", "y1", "gb", "y2");
+    const char *outs[] = {"y2", "gc", "gd", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("se_gates", ob_model(&g), xd, 4, outs, &r);
+    /* c0, the pool, 6 gate convolutions, 2 per-channel Muls */
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps == 10, "se_gates: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.gemvconv_steps == 6, "se_gates: %d gemvconv steps", r.gemvconv_steps);
+}
+
+/* efficientnet_b0's narrowest gate: 96 -> 4 (SiLU) -> 96 (Sigmoid), then the per-channel Mul. */
+static void test_se_narrow(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 96, 8, 8};
+    conv_spec c0 = {96, 96, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c0", "X", "x0", &c0);
+    const char *gin[] = {"x0", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec fc = {96, 4, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fc", "p", "b1", &fc);
+    add_op(&g, "Sigmoid", "sb", "b1", NULL, "b2");
+    add_op(&g, "Mul", "silu", "b1", "b2", "b3");
+    conv_spec fd = {4, 96, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fd", "b3", "b4", &fd);
+    add_op(&g, "Sigmoid", "sd", "b4", NULL, "gb");
+    add_op(&g, "Mul", "m2", "x0", "gb", "y2");
+    const char *outs[] = {"y2", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("se_narrow", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on) return;
+    CHECK_MSG(r.gemvconv_steps == 2, "se_narrow: %d gemvconv steps", r.gemvconv_steps);
+}
+
 /* DenseNet's pre-activation: BatchNormalization -> Relu fused into one step (fuse.c; oneDNN's
  * fused ReLU), and BatchNormalization -> Clip (after pools: a BatchNormalization right after a
  * Conv is folded into its weights), which the provider leaves to the builtin kernel
@@ -487,6 +568,8 @@ int main(void) {
     test_blocks();
     test_conv1d();
     test_cnn_ops();
+    test_se_gates();
+    test_se_narrow();
     test_bn_act();
     test_shapes();
     test_huge_images();

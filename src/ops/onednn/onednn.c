@@ -39,12 +39,14 @@
 
 #include "onednn.h"
 #include "ops/blocked.h"
+#include "ops/x86/simd_act.h"
 
 #if FRT_HAVE_DNNL
 #include <dnnl.h>
 
 #include "choose.h"
 #include "dwconv.h"
+#include "gemvconv.h"
 #include "onednn_impl.h"
 #include "split.h"
 
@@ -364,6 +366,7 @@ typedef struct dn_conv {
     dnnl_memory_desc_t z_md;    /* FusedConv: the sum input (the output's layout) */
     int has_z;                  /* 1: sum input as a binary post-op; -1: as a sum post-op */
     dn_split *split;            /* non-NULL: runs as channel parts on the pool (split.c) */
+    frt_actp_fn silu;           /* non-NULL: SiLU applied by this loop after the primitive */
 } dn_conv;
 
 static void conv_destroy(void *params) {
@@ -384,10 +387,18 @@ static frt_status conv_run(const frt_step *s, frt_exec *x) {
     }
     dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
     const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
-    return run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
-                      p->has_z > 0 ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1)
-                                   : p->has_z,
-                      &p->z_md, z);
+    frt_status st = run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
+                               p->has_z > 0 ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1)
+                                            : p->has_z,
+                               &p->z_md, z);
+    if (!st && p->silu) {
+        /* padding lanes hold 0 and SiLU(0) = 0, so the whole blocked buffer is mapped */
+        frt_value *Y = &x->values[s->out[0]];
+        static const float prm[4];
+        p->silu(FRT_ACTP_SILU, Y->data, Y->data, p->p.out_img / sizeof(float) * (size_t)Y->dims[0],
+                prm);
+    }
+    return st;
 }
 
 /* Spatial attributes shared by Conv and the pools; k* from kernel_shape (or W). Returns false with
@@ -478,7 +489,9 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     case FRT_ACT_NONE: break;
     case FRT_ACT_RELU: a = dnnl_eltwise_relu; break;
     case FRT_ACT_CLIP: a = dnnl_eltwise_clip; alpha = n->act.lo; beta = n->act.hi; break;
-    case FRT_ACT_SILU: a = dnnl_eltwise_swish; alpha = 1.0f; break; /* x sigmoid(1 x) */
+    case FRT_ACT_SILU: /* x sigmoid(1 x): oneDNN's swish post-op, or the own loop (see below) */
+        a = dnnl_eltwise_swish, alpha = 1.0f;
+        break;
     case FRT_ACT_HARDSWISH: a = dnnl_eltwise_hardswish; break;
     case FRT_ACT_SIGMOID: a = dnnl_eltwise_logistic; break;
     case FRT_ACT_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
@@ -487,6 +500,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         break;
     default: return decline(c, "fused activation kind not mapped to a oneDNN post-op");
     }
+    /* SiLU at one thread: the tier's own loop over the output after the primitive, in place of
+       oneDNN 2.6's swish post-op, which costs about twice as much per element (1x1 16->96 at
+       112x112: 198 us without a post-op, 566 with swish; docs/dependencies.md) */
+    bool own_silu = n->act.kind == FRT_ACT_SILU && g_model_threads == 1 &&
+                    !(getenv("FRT_DNNL_OWN_SILU") && !strcmp(getenv("FRT_DNNL_OWN_SILU"), "0"));
+    if (own_silu) a = 0;
     int nsp = X->rank - 2;
     spatial sp;
     const char *why = read_spatial(n, nsp, Wt->dims + 2, &sp);
@@ -522,6 +541,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
         frt_status st = frt_dn_dw_select(c, k, L, &geo);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* a 1x1 convolution of a 1x1 image (squeeze-and-excitation): the own GEMV (gemvconv.c) */
+    if (!fused && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
+        pl[1] == 0) {
+        frt_status st = frt_dn_gemvconv_select(c, k, L);
         if (st != FRT_DECLINE) return st;
     }
     dnnl_convolution_desc_t cd;
@@ -605,6 +630,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     p->p.out_img = image_bytes(Y, L);
     p->z_md = dst;
     p->has_z = sum_z ? -1 : fused;
+    if (own_silu) p->silu = frt_actp_variant_get(c->isa)->pointwise;
     /* weights: plain [G, Mg, Cg, kh, kw] -> the primitive's layout, once (the parts hold
        their own slices) */
     k->params = p;
