@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "gemv.h"
+#include "mm_small.h"
 #include "op.h"
 #include "util/threadpool.h"
 #include "sgemm.h"
@@ -34,6 +35,10 @@
 /* Products up to this many multiply-adds run as direct loops (a BLAS call costs ~0.2-1 us). */
 #define TINY_MACS 1024
 #define MM_CALL_NS 500.0 /* fixed cost of one small sgemm call (packing, dispatch), cost model */
+/* MatMul products up to this many multiply-adds (per batch item) run the direct small kernel
+ * (mm_small.h) instead of a packed GEMM; its fixed cost per call, cost model. */
+#define SMALL_MACS 32768
+#define MM_SMALL_CALL_NS 30.0
 
 /* ------------------------------------------------------------------------------------------ */
 /* shared helpers                                                                             */
@@ -80,6 +85,10 @@ static const char *const gemm_names[2][3][3][2][3] = {N_TIERS("gemm"), N_TIERS("
 #define M_TIERS(op) {M_IMPL(op, "portable"), M_IMPL(op, "avx2"), M_IMPL(op, "avx512")}
 static const char *const matmul_names[2][3][3][3] = {M_TIERS("matmul_f32"),
                                                      M_TIERS("matmul_f32_batched")};
+/* the direct small kernel (mm_small.h): [batched][tier][act] */
+#define S_TIERS(op) {N_ACT(op "_portable"), N_ACT(op "_avx2"), N_ACT(op "_avx512")}
+static const char *const matmul_small_names[2][3][3] = {S_TIERS("matmul_f32_small"),
+                                                        S_TIERS("matmul_f32_batched_small")};
 
 /* Y[M,N] (+)= alpha * op(A) * op(B) by direct loops, for tiny products where a library call
  * costs more than the arithmetic (init_zero: Y is overwritten, else accumulated into). */
@@ -408,6 +417,7 @@ typedef struct matmul_params {
     frt_isa isa;
     frt_act act;
     const frt_act_variant *av; /* activation loops of the tier */
+    frt_mm_small_fn small;     /* direct small products of the tier */
 } matmul_params;
 
 /* Shapes of a matmul after numpy promotion. */
@@ -481,12 +491,51 @@ static frt_status matmul_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
+/* ---- direct small products (mm_small.h) ---- */
+
+void frt_mm_small_portable(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, float *Y, int64_t ldy) {
+    for (int64_t i = 0; i < M; i++) {
+        float *y = Y + i * ldy;
+        const float *a = A + i * lda;
+        for (int64_t j = 0; j < N; j++) y[j] = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            const float ak = a[k];
+            const float *b = B + k * ldb;
+            for (int64_t j = 0; j < N; j++) y[j] += ak * b[j];
+        }
+    }
+}
+
+static const frt_mm_small_variant mm_small_variants[] = {
+#if FRT_HAVE_X86
+#if FRT_TIER_AVX512
+    {FRT_ISA_AVX512, "avx512", frt_mm_small_avx512},
+#endif
+#if FRT_TIER_AVX2
+    {FRT_ISA_AVX2, "avx2", frt_mm_small_avx2},
+#endif
+#endif
+    {FRT_ISA_PORTABLE, "portable", frt_mm_small_portable},
+};
+
+const frt_mm_small_variant *frt_mm_small_pick(frt_isa cap) {
+    return FRT_PICK_VARIANT(mm_small_variants, cap);
+}
+
+/* Whether a [M,K]x[K,N] product (not a gemv) runs the direct small kernel. */
+static int mm_is_small(int64_t M, int64_t N, int64_t K) {
+    return M > 1 && N > 1 && M * N * K > TINY_MACS && M * N * K <= SMALL_MACS;
+}
+
 /* One [M,K]x[K,N] product into Y (ldy = N), beta 0. */
 static void mm_one(frt_exec *x, const matmul_params *p, int64_t M, int64_t N, int64_t K,
                    const float *A, const float *B, float *Y, int allow_mt) {
     frt_threadpool *tp = allow_mt ? x->tp : NULL;
     if (M * N * K <= TINY_MACS) {
         tiny_mm(0, 0, M, N, K, 1.0f, A, K, B, N, 1, Y, N);
+    } else if (mm_is_small(M, N, K)) {
+        p->small(M, N, K, A, K, B, N, Y, N);
     } else if (M == 1) {
         frt_sgemv_mt(tp, 1, K, N, 1.0f, B, N, A, 0.0f, Y);
     } else if (N == 1) {
@@ -550,9 +599,11 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
         for (int i = 0; i < sh.batch_rank; i++) nb *= sh.batch[i];
         mm_batch_job j = {x, p, &sh, A, B, Y};
         int64_t macs = nb * sh.M * sh.N * sh.K;
-        /* each item is one sgemm call: ~MM_CALL_NS of packing and dispatch besides its flops
-           (dlrm_small's 32 items of 9x64x9: 0.8 us each, 27 us in all) */
-        double work = 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP + (double)nb * MM_CALL_NS;
+        /* each item is one call: ~MM_CALL_NS of packing and dispatch besides its flops for an
+           sgemm (dlrm_small's 32 items of 9x64x9 took 0.8 us each that way), ~MM_SMALL_CALL_NS
+           for the direct small kernel */
+        double call_ns = mm_is_small(sh.M, sh.N, sh.K) ? MM_SMALL_CALL_NS : MM_CALL_NS;
+        double work = 2.0 * (double)macs * FRT_PAR_NS_PER_FLOP + (double)nb * call_ns;
         if (nb > 1 && frt_par_threads(x->tp, work) > 1) {
             frt_parallel_for(x->tp, (size_t)nb, mm_batch_task, &j);
         } else if (nb == 1) {
@@ -580,6 +631,8 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->act = c->node->act;
     p->av = frt_act_variant_get(c->isa);
+    const frt_mm_small_variant *sv = frt_mm_small_pick(c->isa);
+    p->small = sv->fn;
     const frt_value *a = c->in[0], *b = c->in[1];
     /* a product known to have a single row (M == 1 after folding) runs as a gemv on raw B */
     int one_row = a->rank == 1 || (frt_shape_known(a) && a->dims[a->rank - 1] > 0 &&
@@ -607,6 +660,13 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     }
     k->name = matmul_names[b->rank > 2][tier_index()][impl_index(p->Bp != NULL)]
                           [act_index(&p->act)];
+    mm_shape sh;
+    if (frt_shape_known(a) && frt_shape_known(b) && mm_shape_of(a, b, &sh) && sh.K > 0) {
+        /* every product known to run the direct small kernel: name it */
+        int64_t M = b->rank <= 2 ? a->numel / sh.K : sh.M;
+        if (mm_is_small(M, sh.N, sh.K))
+            k->name = matmul_small_names[b->rank > 2][sv->isa][act_index(&p->act)];
+    }
     k->fn = matmul_kernel;
     k->params = p;
     return FRT_OK;

@@ -1,7 +1,10 @@
-/* Gemm and MatMul through the op harness against naive references. */
+/* Gemm and MatMul through the op harness against naive references; the direct small-product
+ * kernels (mm_small.h) of every tier up to this process's against a double reference and their
+ * portable twin. */
 #include <stdint.h>
 
 #include "op_harness.h"
+#include "ops/mm_small.h"
 #include "ops/sgemm.h"
 #include "ops/cpu.h"
 #include "test_util.h"
@@ -329,6 +332,11 @@ static void test_matmul(void) {
         {1, {90}, 3, {4, 90, 60}},
         {3, {1, 1, 100}, 2, {100, 200}},        /* folded M == 1 */
         {5, {2, 1, 3, 4, 5}, 4, {3, 1, 5, 2}},
+        {3, {5, 9, 64}, 3, {5, 64, 9}},         /* direct small kernel (dlrm interaction) */
+        {3, {3, 13, 17}, 3, {3, 17, 33}},
+        {4, {2, 3, 11, 20}, 4, {2, 3, 20, 19}},
+        {2, {7, 31}, 2, {31, 40}},              /* 2-D small product */
+        {3, {3, 10, 12}, 2, {12, 47}},          /* folded M = 30, small */
         {3, {2, 0, 5}, 2, {5, 3}},              /* empty M */
         {2, {3, 0}, 2, {0, 4}},                 /* K == 0 -> zeros */
     };
@@ -343,10 +351,65 @@ static void test_matmul(void) {
     CHECK(run_matmul(3, a1, 2, b1, 2, 0, (frt_act){FRT_ACT_RELU, 0, INFINITY}, 2));
     CHECK(run_matmul(3, a1, 3, b2, 0, 0, (frt_act){FRT_ACT_CLIP, -0.5f, 0.5f}, 2));
     CHECK(run_matmul(3, a1, 3, b2, 0, 0, (frt_act){FRT_ACT_NONE, 0, 0}, 0));
+    int64_t a4[3] = {32, 9, 64}, b5[3] = {32, 64, 9};
+    CHECK(run_matmul(3, a4, 3, b5, 0, 0, none, 2));
+    CHECK(run_matmul(3, a4, 3, b5, 0, 0, (frt_act){FRT_ACT_RELU, 0, INFINITY}, 0));
     int64_t a2[2] = {1, 600}, b3[2] = {600, 700};
     CHECK(run_matmul(2, a2, 2, b3, 2, 0, none, 2));
     int64_t a3[2] = {400, 300}, b4[1] = {300};
     CHECK(run_matmul(2, a3, 1, b4, 0, 0, none, 2));
+}
+
+/* The direct small kernel of each tier up to frt_cpu_tier() on odd sizes with padded leading
+ * dimensions: against a double reference, against the portable twin, and nothing written
+ * outside Y's M x N elements (the padding keeps a sentinel). */
+static void test_mm_small_variants(void) {
+    static const int64_t Ms[] = {1, 2, 3, 5, 7, 9, 11, 12, 13, 17, 25};
+    static const int64_t Ns[] = {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 65};
+    static const int64_t Ks[] = {1, 2, 3, 9, 64, 67};
+    const frt_mm_small_variant *pv = frt_mm_small_pick(FRT_ISA_PORTABLE);
+    CHECK(pv->isa == FRT_ISA_PORTABLE);
+    for (int isa = FRT_ISA_PORTABLE; isa <= (int)frt_cpu_tier(); isa++) {
+        const frt_mm_small_variant *v = frt_mm_small_pick((frt_isa)isa);
+        if ((int)v->isa != isa) continue;
+        int bad = 0;
+        for (size_t mi = 0; mi < sizeof Ms / sizeof Ms[0]; mi++)
+            for (size_t ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++)
+                for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0] && !bad; ki++) {
+                    int64_t M = Ms[mi], N = Ns[ni], K = Ks[ki];
+                    int64_t lda = K + 3, ldb = N + 5, ldy = N + 2;
+                    size_t ny = (size_t)(M * ldy);
+                    float *A = malloc((size_t)(M * lda) * 4), *B = malloc((size_t)(K * ldb) * 4);
+                    float *Y = malloc((ny + 16) * 4), *P = malloc(ny * 4), *R = malloc(ny * 4);
+                    t_fill(A, (size_t)(M * lda), 11u + (unsigned)(M * 31 + K));
+                    t_fill(B, (size_t)(K * ldb), 17u + (unsigned)(N * 7 + K));
+                    for (size_t i = 0; i < ny + 16; i++) Y[i] = 12345.0f;
+                    v->fn(M, N, K, A, lda, B, ldb, Y, ldy);
+                    pv->fn(M, N, K, A, lda, B, ldb, P, ldy);
+                    float *yc = malloc(ny * 4), *pc = malloc(ny * 4);
+                    size_t n = 0;
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = 0; j < N; j++, n++) {
+                            double sum = 0;
+                            for (int64_t k = 0; k < K; k++)
+                                sum += (double)A[i * lda + k] * B[k * ldb + j];
+                            R[n] = (float)sum;
+                            yc[n] = Y[i * ldy + j];
+                            pc[n] = P[i * ldy + j];
+                        }
+                    int ok = t_close(yc, R, n, 1e-5f, 1e-5f) && t_close(yc, pc, n, 1e-5f, 1e-5f);
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = N; j < ldy; j++) ok = ok && Y[i * ldy + j] == 12345.0f;
+                    for (size_t i = ny; i < ny + 16; i++) ok = ok && Y[i] == 12345.0f;
+                    if (!ok) {
+                        fprintf(stderr, "  mm_small %s M=%lld N=%lld K=%lld\n", v->name,
+                                (long long)M, (long long)N, (long long)K);
+                        bad = 1;
+                    }
+                    CHECK(ok);
+                    free(A); free(B); free(Y); free(P); free(R); free(yc); free(pc);
+                }
+    }
 }
 
 static void test_matmul_errors(void) {
@@ -377,6 +440,7 @@ int main(void) {
     test_gemm_kernels();
     test_gemm_errors();
     test_matmul();
+    test_mm_small_variants();
     test_matmul_errors();
     TEST_MAIN_END();
 }
