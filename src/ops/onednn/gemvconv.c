@@ -124,9 +124,7 @@ frt_status frt_dn_gemvconv_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
     k->name = "gemvconv";
     k->in_layouts = in;
     k->out_layouts = out;
-    /* the originals are not released (const_copied 0): they are small, and a constant another
-       value aliases (efficientnet_b0's biases shared through folded Identity nodes) must stay */
-    k->const_copied = 0;
+    k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1; /* W and B live on in wbuf/bias */
     return FRT_OK;
 }
 
