@@ -614,31 +614,35 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         if (wattr && wattr != attr) dnnl_primitive_attr_destroy(wattr);
     }
     if (!ds && !pd) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
-    /* a grouped convolution that oneDNN runs only with its reference kernel on nChw16c (groups
-       not whole 16-channel blocks): on nChw8c between two reorders where that has a JIT kernel
-       (relay.c); FRT_DNNL_RELAY=0 never */
+    /* a grouped convolution that oneDNN runs only with its reference kernel on the blocked
+       layout (groups not whole blocks): on nChw8c or else NHWC between two reorders inside the
+       step, where oneDNN has a JIT kernel for that (relay.c); FRT_DNNL_RELAY=0 never */
     dnnl_memory_desc_t relay_x = src, relay_y = dst;
     bool relay = false;
     const char *relay_env = getenv("FRT_DNNL_RELAY");
-    if (!ds && group > 1 && !fused && L == &frt_layout_nchw16c && Lin == L &&
-        frt_dn_is_ref(pd) && !(relay_env && !strcmp(relay_env, "0"))) {
-        dnnl_memory_desc_t s8, d8;
-        dnnl_convolution_desc_t cd8;
-        dnnl_primitive_desc_t pd8 = NULL;
-        if (dnnl_memory_desc_init_by_tag(&s8, 4, sd, dnnl_f32, dnnl_nChw8c) == dnnl_success &&
-            dnnl_memory_desc_init_by_tag(&d8, 4, dd, dnnl_f32, dnnl_nChw8c) == dnnl_success &&
-            dnnl_dilated_convolution_forward_desc_init(&cd8, dnnl_forward_inference,
-                                                       dnnl_convolution_direct, &s8, &wei,
-                                                       B ? &bia : NULL, &d8, strides, dil, pl,
-                                                       pr) == dnnl_success &&
-            dnnl_primitive_desc_create(&pd8, &cd8, attr, g_engine, NULL) == dnnl_success) {
-            if (frt_dn_is_ref(pd8)) {
-                dnnl_primitive_desc_destroy(pd8);
-            } else {
-                dnnl_primitive_desc_destroy(pd);
-                pd = pd8;
-                relay = true;
+    if (!ds && group > 1 && !fused && Lin == L && frt_dn_is_ref(pd) &&
+        !(relay_env && !strcmp(relay_env, "0"))) {
+        const dnnl_format_tag_t alt[2] = {dnnl_nChw8c, dnnl_nhwc};
+        for (int i = 0; i < 2 && !relay; i++) {
+            if (alt[i] == tag_of(L)) continue;
+            dnnl_memory_desc_t sa, da;
+            dnnl_convolution_desc_t cda;
+            dnnl_primitive_desc_t pda = NULL;
+            if (dnnl_memory_desc_init_by_tag(&sa, 4, sd, dnnl_f32, alt[i]) != dnnl_success ||
+                dnnl_memory_desc_init_by_tag(&da, 4, dd, dnnl_f32, alt[i]) != dnnl_success ||
+                dnnl_dilated_convolution_forward_desc_init(&cda, dnnl_forward_inference,
+                                                           dnnl_convolution_direct, &sa, &wei,
+                                                           B ? &bia : NULL, &da, strides, dil,
+                                                           pl, pr) != dnnl_success ||
+                dnnl_primitive_desc_create(&pda, &cda, attr, g_engine, NULL) != dnnl_success)
+                continue;
+            if (frt_dn_is_ref(pda)) {
+                dnnl_primitive_desc_destroy(pda);
+                continue;
             }
+            dnnl_primitive_desc_destroy(pd);
+            pd = pda;
+            relay = true;
         }
     }
     dnnl_post_ops_destroy(po);

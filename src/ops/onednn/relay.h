@@ -1,11 +1,12 @@
 /* A convolution run on another blocked layout than the provider's, between two reorders inside
  * the step (src/ops/onednn/relay.c; internal to the provider).
  *
- * oneDNN 2.6 on AVX-512 has only its reference kernel (`ref:any`, 100-1000x slower) for grouped
- * convolutions whose groups are not whole 16-channel blocks of nChw16c (RegNet's groups of 8
- * channels), but its JIT kernel on nChw8c. The provider then keeps nChw16c at the step's edges
- * (its neighbours stay blocked as before) and relays: X (nChw16c) -> A (nChw8c) -> conv -> B
- * (nChw8c) -> Y (nChw16c), A and B in the step's scratch after the convolution's scratchpad. */
+ * oneDNN 2.6 has only its reference kernel (`ref:any`, 100-1000x slower) for grouped convolutions
+ * whose groups are not whole channel blocks of nChw16c / nChw8c (RegNet's groups of 8 channels on
+ * AVX-512, ResNeXt's groups of 4), but a JIT kernel on nChw8c for groups of 8 and on NHWC for any
+ * group width. The provider then keeps its blocked layout at the step's edges (the neighbours
+ * stay blocked as before) and relays: X (blocked) -> A -> conv -> B -> Y (blocked), A and B in
+ * the relay layout, in the step's scratch after the convolution's scratchpad. */
 #ifndef FRT_OPS_ONEDNN_RELAY_H
 #define FRT_OPS_ONEDNN_RELAY_H
 
