@@ -271,7 +271,7 @@ static void test_chain(int64_t batch) {
 
 /* Grouped convolutions whose groups are not whole channel blocks (oneDNN has only its reference
  * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
- * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias) run on nChw8c
+ * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
  * between two reorders inside the step (relay.c) on the AVX-512 tier (on nChw8c directly on the
  * AVX2 tier); groups of 4 run on NHWC between two reorders on both tiers. Activations stay
  * blocked between the steps: one reorder at the input, one at the graph output. */
@@ -285,8 +285,10 @@ static void test_relay(int64_t batch) {
     add_conv(&g, "c2", "b1", "a2", &c2);
     conv_spec g3 = {104, 104, 3, 3, 13, {1, 1}, {2, 2}, {2, 1, 2, 2}, NULL, 0};
     add_conv(&g, "g3", "a2", "a3", &g3);
+    add_op(&g, "Sigmoid", "s3", "a3", NULL, "sg3");
+    add_op(&g, "Mul", "silu3", "a3", "sg3", "b3"); /* SiLU, fused into g3 */
     conv_spec g4 = {104, 104, 3, 3, 26, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
-    add_conv(&g, "g4", "a3", "a4", &g4);
+    add_conv(&g, "g4", "b3", "a4", &g4);
     const char *outs[] = {"a4", NULL};
     io(&g, xd, 4, outs);
     result r;
