@@ -131,6 +131,7 @@ typedef struct result {
     int reorders;       /* reorder steps */
     int split_steps;    /* convolutions run as channel parts (kernel name ending in "_split") */
     int gemvconv_steps; /* 1x1-image convolutions run by the own GEMV (gemvconv.c) */
+    int relay_steps;    /* convolutions run on nChw8c between reorders ("onednn:conv_relay") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -166,6 +167,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->split_steps += kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
         r->gemvconv_steps += strcmp(kn, "onednn:gemvconv") == 0;
         r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
+        r->relay_steps += strcmp(kn, "onednn:conv_relay") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -265,6 +267,37 @@ static void test_chain(int64_t batch) {
     CHECK_MSG(r.reorders == 3, "chain: %d reorders", r.reorders);
     /* split into parts: c1 (plain input), c3 (depthwise), c4 (with the residual sum), c5 */
     CHECK_MSG(r.split_steps == 4, "chain: %d split steps", r.split_steps);
+}
+
+/* Grouped convolutions whose groups are not whole channel blocks (oneDNN has only its reference
+ * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
+ * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
+ * between two reorders inside the step (relay.c) on the AVX-512 tier (on nChw8c directly on the
+ * AVX2 tier); groups of 4 run on NHWC between two reorders on both tiers. Activations stay
+ * blocked between the steps: one reorder at the input, one at the graph output. */
+static void test_relay(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 48, 15, 13};
+    conv_spec g1 = {48, 48, 3, 3, 6, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "g1", "X", "a1", &g1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {48, 104, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec g3 = {104, 104, 3, 3, 13, {1, 1}, {2, 2}, {2, 1, 2, 2}, NULL, 0};
+    add_conv(&g, "g3", "a2", "a3", &g3);
+    add_op(&g, "Sigmoid", "s3", "a3", NULL, "sg3");
+    add_op(&g, "Mul", "silu3", "a3", "sg3", "b3"); /* SiLU, fused into g3 */
+    conv_spec g4 = {104, 104, 3, 3, 26, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "g4", "b3", "a4", &g4);
+    const char *outs[] = {"a4", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("relay", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on) return;
+    CHECK_MSG(r.onednn_steps == 4, "relay: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 2, "relay: %d reorders", r.reorders); /* X -> blocked, a4 -> plain */
+    int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : 1;
+    CHECK_MSG(r.relay_steps == relayed, "relay: %d relayed steps", r.relay_steps);
 }
 
 /* Clip as a fused activation (opset 13 Clip with constant bounds), auto_pad SAME_UPPER/LOWER with
@@ -573,6 +606,8 @@ int main(void) {
     test_bn_act();
     test_shapes();
     test_huge_images();
+    test_relay(1);
+    test_relay(2);
     /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of
        the chain: stride 2, asymmetric pads, 20 channels; c2 of cnn_ops: SiLU), at one thread */
     setenv("FRT_DNNL_OWN_DW", "1", 1);

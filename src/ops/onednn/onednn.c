@@ -48,6 +48,7 @@
 #include "dwconv.h"
 #include "gemvconv.h"
 #include "onednn_impl.h"
+#include "relay.h"
 #include "split.h"
 
 
@@ -367,6 +368,7 @@ typedef struct dn_conv {
     int has_z;                  /* 1: sum input as a binary post-op; -1: as a sum post-op */
     dn_split *split;            /* non-NULL: runs as channel parts on the pool (split.c) */
     frt_actp_fn silu;           /* non-NULL: SiLU applied by this loop after the primitive */
+    dn_relay *relay;            /* non-NULL: runs on nChw8c between two reorders (relay.c) */
 } dn_conv;
 
 static void conv_destroy(void *params) {
@@ -375,6 +377,7 @@ static void conv_destroy(void *params) {
     if (p->wmem) dnnl_memory_destroy(p->wmem);
     if (p->bmem) dnnl_memory_destroy(p->bmem);
     frt_dn_split_free(p->split);
+    frt_dn_relay_free(p->relay);
 }
 
 static frt_status conv_run(const frt_step *s, frt_exec *x) {
@@ -385,12 +388,20 @@ static frt_status conv_run(const frt_step *s, frt_exec *x) {
                                           &x->values[s->out[0]],
                                           p->has_z ? &x->values[s->in[3]] : NULL);
     }
-    dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
-    const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
-    frt_status st = run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
-                               p->has_z > 0 ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1)
-                                            : p->has_z,
-                               &p->z_md, z);
+    frt_status st;
+    if (p->relay) {
+        st = check_image(s, &p->p, &x->values[s->in[0]]);
+        if (!st)
+            st = frt_dn_relay_run(s, x, p->relay, p->p.prim, p->wmem, p->bmem,
+                                  &x->values[s->in[0]], &x->values[s->out[0]]);
+    } else {
+        dn_extra ex[2] = {{DNNL_ARG_WEIGHTS, p->wmem}, {DNNL_ARG_BIAS, p->bmem}};
+        const frt_value *z = p->has_z ? &x->values[s->in[3]] : NULL;
+        st = run_images(s, x, &p->p, ex, p->bmem ? 2 : 1,
+                        p->has_z > 0 ? (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1)
+                                     : p->has_z,
+                        &p->z_md, z);
+    }
     if (!st && p->silu) {
         /* padding lanes hold 0 and SiLU(0) = 0, so the whole blocked buffer is mapped */
         frt_value *Y = &x->values[s->out[0]];
@@ -603,6 +614,37 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         if (wattr && wattr != attr) dnnl_primitive_attr_destroy(wattr);
     }
     if (!ds && !pd) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
+    /* a grouped convolution that oneDNN runs only with its reference kernel on the blocked
+       layout (groups not whole blocks): on nChw8c or else NHWC between two reorders inside the
+       step, where oneDNN has a JIT kernel for that (relay.c); FRT_DNNL_RELAY=0 never */
+    dnnl_memory_desc_t relay_x = src, relay_y = dst;
+    bool relay = false;
+    const char *relay_env = getenv("FRT_DNNL_RELAY");
+    if (!ds && group > 1 && !fused && Lin == L && frt_dn_is_ref(pd) &&
+        !(relay_env && !strcmp(relay_env, "0"))) {
+        const dnnl_format_tag_t alt[2] = {dnnl_nChw8c, dnnl_nhwc};
+        for (int i = 0; i < 2 && !relay; i++) {
+            if (alt[i] == tag_of(L)) continue;
+            dnnl_memory_desc_t sa, da;
+            dnnl_convolution_desc_t cda;
+            dnnl_primitive_desc_t pda = NULL;
+            if (dnnl_memory_desc_init_by_tag(&sa, 4, sd, dnnl_f32, alt[i]) != dnnl_success ||
+                dnnl_memory_desc_init_by_tag(&da, 4, dd, dnnl_f32, alt[i]) != dnnl_success ||
+                dnnl_dilated_convolution_forward_desc_init(&cda, dnnl_forward_inference,
+                                                           dnnl_convolution_direct, &sa, &wei,
+                                                           B ? &bia : NULL, &da, strides, dil,
+                                                           pl, pr) != dnnl_success ||
+                dnnl_primitive_desc_create(&pda, &cda, attr, g_engine, NULL) != dnnl_success)
+                continue;
+            if (frt_dn_is_ref(pda)) {
+                dnnl_primitive_desc_destroy(pda);
+                continue;
+            }
+            dnnl_primitive_desc_destroy(pd);
+            pd = pda;
+            relay = true;
+        }
+    }
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
     if (ds) return decline(c, "oneDNN has no convolution for these post-ops");
@@ -615,7 +657,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     memset(p, 0, sizeof *p);
     const dnnl_memory_desc_t wmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     /* a model of several threads runs big convolutions as channel parts (split.c) */
-    frt_status sst = frt_dn_split_conv(c, pd, g_model_threads, Wt, B, &g_env, &p->split);
+    frt_status sst = relay ? frt_dn_relay_make(c, &relay_x, &relay_y, pd, &g_env, &p->relay)
+                           : frt_dn_split_conv(c, pd, g_model_threads, Wt, B, &g_env, &p->split);
     if (sst) {
         dnnl_primitive_desc_destroy(pd);
         return sst;
@@ -623,6 +666,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     ds = make_prim(&p->p, pd);
     if (ds) {
         frt_dn_split_free(p->split);
+        frt_dn_relay_free(p->relay);
         return dnnl_fail(c, "creating the convolution", ds);
     }
     p->p.C = C, p->p.H = H, p->p.W = W, p->p.OC = M, p->p.OH = OH, p->p.OW = OW;
@@ -635,6 +679,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
        their own slices) */
     k->params = p;
     k->destroy = conv_destroy;
+    if (p->relay) p->p.sp_bytes = frt_dn_relay_scratch(p->relay);
     if (p->split) {
         p->p.sp_bytes = frt_dn_split_scratch(p->split);
         k->const_copied = 1u << 1;
@@ -682,6 +727,7 @@ layouts:;
     k->out_layouts = out;
     k->name = group == C && group > 1 ? "conv_dw" : "conv";
     if (p->split) k->name = group > 1 ? "conv_dw_split" : "conv_split";
+    if (p->relay) k->name = "conv_relay";
     k->fn = conv_run;
     k->scratch = prim_scratch;
     return FRT_OK;
