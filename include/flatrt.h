@@ -433,6 +433,27 @@ FRT_API size_t frt_runtime_num_steps(const frt_runtime *rt);
 FRT_API void frt_runtime_step_profile(const frt_runtime *rt, size_t index, frt_step_profile *out);
 FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
 
+/* Inter-op parallelism of the model's graph (frt_options.inter_op_threads > 1).
+ * At load, each step's time is estimated from its shapes (multiply-adds and bytes moved) and the
+ * critical path (the longest chain of dependent steps) is computed over the dataflow DAG: with
+ * P threads no schedule ends before max(path, total / P). When that leaves less than 20 us or
+ * 15% of the steps' time to gain, inter-op is declined (hand-offs between threads cost more on
+ * such a model): runs and the memory plan are then sequential, `threads` is 1 and `declined`
+ * says why. (FRT_INTEROP_FORCE=1 in the environment at load keeps inter-op regardless; tests.)
+ * The measured bound: with profiling on (frt_runtime_set_profiling), total_us and path_us are
+ * the sum of step times and the critical path from the profiled step times, per profiled run;
+ * total_us / path_us bounds any inter-op speed-up of those steps. */
+typedef struct frt_interop_info {
+    int32_t threads;          /* inter-op threads runs use: inter_op_threads, or 1 */
+    const char *declined;     /* why inter-op was declined at load, or NULL */
+    double est_total_us, est_path_us; /* load-time estimate (0 when shapes were unknown) */
+    double total_us, path_us; /* from the profile (0 before a profiled run) */
+    uint64_t runs;            /* profiled runs */
+} frt_interop_info;
+/* FRT_ERR_UNSUPPORTED when the model was loaded with inter_op_threads 1 or its graph has steps
+ * sized at run time (no DAG); FRT_ERR_NO_MEMORY. */
+FRT_API frt_status frt_runtime_interop_info(const frt_runtime *rt, frt_interop_info *info);
+
 /* Tracing: while a trace buffer is set, every run records one event per executed step, also
  * for the steps of subgraphs (If/Loop/Scan bodies), in execution order of completion. */
 typedef struct frt_trace_event {

@@ -1,9 +1,11 @@
 /* Dataflow DAG of a program's compute steps for inter-op parallelism (frt_dag in program.h):
  * predecessor counts and successor lists for the scheduler, readers per value and the
- * happens-before relation (a bit matrix, n^2 / 8 bytes) for the concurrency-aware memory plan. */
+ * happens-before relation (a bit matrix, n^2 / 8 bytes) for the concurrency-aware memory plan;
+ * the longest (critical) path through it and load-time cost estimates of its positions. */
 #include <string.h>
 
 #include "program.h"
+#include "util/threadpool.h"
 
 frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena) {
     prog->dag = NULL;
@@ -120,4 +122,60 @@ frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena
     return FRT_OK;
 oom:
     return frt_error(FRT_ERR_NO_MEMORY, "out of memory building the step graph");
+}
+
+uint64_t frt_dag_longest(const frt_dag *d, const uint64_t *w, uint64_t *start) {
+    uint64_t best = 0;
+    for (int32_t q = 0; q < d->n; q++) start[q] = 0;
+    for (int32_t q = 0; q < d->n; q++) { /* positions are in topological order */
+        uint64_t fin = start[q] + w[q];
+        if (fin > best) best = fin;
+        for (int32_t k = d->succ_off[q]; k < d->succ_off[q + 1]; k++)
+            if (start[d->succ[k]] < fin) start[d->succ[k]] = fin;
+    }
+    return best;
+}
+
+/* Multiply-adds of a product or convolution node from the shapes inferred at load (0 for other
+ * ops), -1 when a shape it needs is unknown. */
+static double node_macs(const frt_node *nd, const frt_graph *g) {
+    const char *op = nd->op_type;
+    bool prod = !strcmp(op, "Gemm") || !strcmp(op, "MatMul") || strstr(op, "Gemm") ||
+                strstr(op, "MatMul");
+    bool conv = strstr(op, "Conv") != NULL;
+    if (!prod && !conv) return 0;
+    if (nd->n_in < 2 || nd->n_out < 1 || nd->in[0] < 0 || nd->in[1] < 0 || nd->out[0] < 0)
+        return 0;
+    const frt_value *a = &g->values[nd->in[0]].v, *w = &g->values[nd->in[1]].v,
+                    *y = &g->values[nd->out[0]].v;
+    if (a->rank < 1 || w->rank < 1 || y->rank < 0 || !frt_shape_known(a) ||
+        !frt_shape_known(w) || !frt_shape_known(y))
+        return -1;
+    if (prod) return (double)y->numel * (double)a->dims[a->rank - 1];
+    /* Conv: each output element sums over w's numel / w.dims[0] inputs (ConvTranspose: each
+       input element spreads over as many outputs) */
+    double per = w->dims[0] > 0 ? (double)w->numel / (double)w->dims[0] : 0;
+    return (strstr(op, "Transpose") ? (double)a->numel : (double)y->numel) * per;
+}
+
+int frt_dag_estimate(const frt_program *prog, const frt_graph *g, uint64_t *cost) {
+    for (size_t q = 0; q < prog->n_compute; q++) {
+        const frt_node *nd = prog->steps[prog->compute[q]].ir;
+        double bytes = 0, macs = node_macs(nd, g);
+        if (macs < 0) return 0;
+        int32_t nr = frt_node_n_reads(nd);
+        for (int j = 0; j < nr + nd->n_out; j++) {
+            int32_t id = j < nr ? nd->in[j] : nd->out[j - nr];
+            if (id < 0) continue;
+            const frt_value *v = &g->values[id].v;
+            if (v->vtype != FRT_VT_TENSOR) continue;
+            if (v->rank < 0 || !frt_shape_known(v)) return 0;
+            /* constant inputs: weights (counted as multiply-adds) or tables read in part */
+            if (j < nr && prog->vclass[id] == FRT_VC_CONST) continue;
+            bytes += (double)frt_value_nbytes(v);
+        }
+        cost[q] = (uint64_t)(FRT_DAG_STEP_NS + bytes * FRT_PAR_NS_PER_BYTE +
+                             2.0 * macs * FRT_PAR_NS_PER_FLOP);
+    }
+    return 1;
 }

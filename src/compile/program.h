@@ -83,6 +83,20 @@ static inline bool frt_dag_before(const frt_dag *d, int32_t p, int32_t q) {
  * deferred steps. */
 frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena);
 
+/* The critical path: the largest sum of w[q] (per position) along a chain of dependent positions.
+ * start: scratch of d->n entries. No inter-op schedule of steps taking w[q] each ends before it,
+ * so sum(w) / frt_dag_longest(d, w) bounds any inter-op speed-up. */
+uint64_t frt_dag_longest(const frt_dag *d, const uint64_t *w, uint64_t *start);
+
+/* Per-step fixed cost of the estimate below (dispatch and scheduling), ns. */
+#define FRT_DAG_STEP_NS 100.0
+/* Load-time estimate of each compute position's time on one thread (cost[prog->n_compute], ns)
+ * from the shapes inferred at load, by the kernels' cost model (util/threadpool.h): multiply-
+ * adds of products and convolutions (FRT_PAR_NS_PER_FLOP) plus the bytes of non-constant inputs
+ * and outputs (FRT_PAR_NS_PER_BYTE) plus FRT_DAG_STEP_NS. Returns 0 when some shape is unknown at
+ * load (cost is then incomplete). */
+int frt_dag_estimate(const frt_program *prog, const frt_graph *g, uint64_t *cost);
+
 enum { FRT_DEFER_NONE = 0, FRT_DEFER_KERNEL = 1, FRT_DEFER_INFER = 2 };
 
 /* One block of the model's tree. */

@@ -189,6 +189,18 @@ frt_status frt_dag_build(frt_program *prog, const frt_graph *g, frt_arena *arena
     return frt_threadpool_check(2);
 }
 
+/* Never reached with one thread (frt_dag_build fails first); kept for the contract. */
+frt_status frt_iop_decide(frt_model *m) {
+    m->iop_threads = 1;
+    return FRT_OK;
+}
+
+frt_status frt_runtime_interop_info(const frt_runtime *rt, frt_interop_info *info) {
+    (void)rt;
+    if (info) memset(info, 0, sizeof *info);
+    return left_out("inter-op scheduling", "thread_pool");
+}
+
 frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
     (void)rt, (void)hooks;
     *out = NULL;

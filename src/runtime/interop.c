@@ -188,7 +188,7 @@ struct frt_iop {
     frt_runtime *rt;
     frt_iop_hooks hooks;
     workers *w;            /* created with the runtime (inter_op_threads > 1) or on first async use */
-    int limit;             /* participants per run: inter_op_threads */
+    int limit;             /* participants per run: inter_op_threads (1 when declined) */
     pthread_mutex_t mu;
     pthread_cond_t cv;     /* idle participants and a waiting frt_run caller */
     int32_t *pending;      /* per position: predecessors not done */
@@ -217,7 +217,7 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
     if (!io) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
     io->rt = rt;
     io->hooks = *hooks;
-    io->limit = rt->m->opt.inter_op_threads;
+    io->limit = rt->m->iop_threads;
     pthread_mutex_init(&io->mu, NULL);
     pthread_cond_init(&io->cv, NULL);
     const frt_dag *d = rt->m->blocks[0].prog->dag;
@@ -514,6 +514,81 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
     if (last) {
         if (st) frt_error(st, "%s", msg);
         fin(rt, st, fin_arg);
+    }
+    return FRT_OK;
+}
+
+/* ---- the decision at load and the critical-path bound ------------------------------------------ */
+
+/* Inter-op is declined at load when the estimated schedule gains less than this, or less than
+ * IOP_MIN_SPEEDUP: every hand-off of a tensor between threads costs ~1 us when the other thread
+ * polls and tens of microseconds when it sleeps (a futex wake-up on a VM), and each step takes
+ * the schedule's lock. */
+#define IOP_MIN_GAIN_NS 20000.0
+#define IOP_MIN_SPEEDUP 1.15
+
+frt_status frt_iop_decide(frt_model *m) {
+    frt_program *prog = m->blocks[0].prog;
+    const frt_dag *d = prog->dag;
+    m->iop_dag = prog->dag;
+    m->iop_declined[0] = 0;
+    m->iop_threads = 1;
+    if (!d) return FRT_OK; /* steps sized at run time: sequential */
+    m->iop_threads = m->opt.inter_op_threads;
+    uint64_t *c = malloc(((size_t)d->n + 1) * 2 * sizeof *c);
+    if (!c) return frt_error(FRT_ERR_NO_MEMORY, "out of memory estimating the step graph");
+    if (frt_dag_estimate(prog, &m->g, c)) {
+        uint64_t total = 0;
+        for (int32_t q = 0; q < d->n; q++) total += c[q];
+        uint64_t path = frt_dag_longest(d, c, c + d->n + 1);
+        m->iop_est_total = total;
+        m->iop_est_path = path;
+        int P = m->opt.inter_op_threads;
+        double span = (double)path > (double)total / P ? (double)path : (double)total / P;
+        double gain = (double)total - span;
+        const char *f = getenv("FRT_INTEROP_FORCE");
+        bool force = f && f[0] == '1';
+        if (!force && (gain < IOP_MIN_GAIN_NS || (double)total < IOP_MIN_SPEEDUP * span)) {
+            snprintf(m->iop_declined, sizeof m->iop_declined,
+                     "estimated at load: %.1f us of steps, critical path %.1f us: %d threads "
+                     "could gain at most %.1f us (%.2fx), below the cost of hand-offs between "
+                     "threads (needs %.0f us and %.2fx); steps run in order",
+                     (double)total / 1e3, (double)path / 1e3, P, gain / 1e3,
+                     span > 0 ? (double)total / span : 1.0, IOP_MIN_GAIN_NS / 1e3,
+                     IOP_MIN_SPEEDUP);
+            prog->dag = NULL;
+            m->iop_threads = 1;
+        }
+    }
+    free(c);
+    return FRT_OK;
+}
+
+frt_status frt_runtime_interop_info(const frt_runtime *rt, frt_interop_info *info) {
+    if (!rt || !info)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_interop_info: NULL argument");
+    memset(info, 0, sizeof *info);
+    const frt_model *m = rt->m;
+    const frt_dag *d = m->iop_dag;
+    if (!d)
+        return frt_error(FRT_ERR_UNSUPPORTED,
+                         m->opt.inter_op_threads > 1
+                             ? "inter-op: the graph has steps sized at run time (no step graph)"
+                             : "inter-op: the model was loaded with inter_op_threads 1");
+    info->threads = m->iop_threads;
+    info->declined = m->iop_declined[0] ? m->iop_declined : NULL;
+    info->est_total_us = (double)m->iop_est_total / 1e3;
+    info->est_path_us = (double)m->iop_est_path / 1e3;
+    info->runs = rt->prof_runs;
+    if (rt->prof_runs) {
+        uint64_t *start = malloc(((size_t)d->n + 1) * sizeof *start);
+        if (!start) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+        uint64_t total = 0;
+        for (int32_t q = 0; q < d->n; q++) total += rt->prof_ns[q];
+        uint64_t path = frt_dag_longest(d, rt->prof_ns, start);
+        free(start);
+        info->total_us = (double)total / 1e3 / (double)rt->prof_runs;
+        info->path_us = (double)path / 1e3 / (double)rt->prof_runs;
     }
     return FRT_OK;
 }

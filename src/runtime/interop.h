@@ -13,6 +13,12 @@ typedef struct frt_iop_hooks {
     frt_status (*run_block0)(frt_runtime *rt);
 } frt_iop_hooks;
 
+/* At load, after frt_dag_build (inter_op_threads > 1): estimates the critical path and either
+ * keeps inter-op (m->iop_threads = inter_op_threads) or declines it (m->iop_threads = 1,
+ * blocks[0].prog->dag NULL so plans and runs are sequential, m->iop_declined says why); the DAG
+ * stays in m->iop_dag for frt_runtime_interop_info. */
+frt_status frt_iop_decide(frt_model *m);
+
 frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out);
 void frt_iop_free(frt_iop *io);
 /* Runs block 0 (shaped, inputs bound) by its DAG on the caller and the workers; waits. */

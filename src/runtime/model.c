@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "interop.h"
 
 void frt_options_init(frt_options *opt) {
     memset(opt, 0, sizeof *opt);
@@ -115,8 +116,11 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     m->stats.transformed_bytes = cs.transformed_bytes;
     m->stats.num_steps = m->blocks[0].prog->n_steps;
     /* inter-op parallelism runs the steps of the model's graph (block 0) by their DAG */
+    m->iop_threads = 1;
     if (m->opt.inter_op_threads > 1) {
         st = frt_dag_build(m->blocks[0].prog, g, &m->arena);
+        if (st) return st;
+        st = frt_iop_decide(m);
         if (st) return st;
     }
     for (size_t i = 0; i < g->n_outputs; i++) fill_info(m, g->outputs[i], &m->outputs[i]);

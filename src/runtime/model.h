@@ -40,6 +40,14 @@ struct frt_model {
     frt_tensor_info *inputs, *outputs;
     bool check_plan;      /* FRT_CHECK_PLAN=1: verify every plan (tests) */
     bool interop_serial;  /* FRT_INTEROP_SERIAL=1: inter-op runs on the caller only (tests) */
+    /* inter-op decision at load (interop.c, frt_iop_decide): iop_threads is the number of
+       inter-op threads runs use (1 when declined, or inter_op_threads is 1); iop_dag the
+       DAG of block 0 (also when declined: then blocks[0].prog->dag is NULL and the plan and
+       runs are sequential); iop_est_* the load-time estimate per run, ns (0: shapes unknown) */
+    int iop_threads;
+    struct frt_dag *iop_dag;
+    uint64_t iop_est_total, iop_est_path;
+    char iop_declined[256]; /* why inter-op was declined, or "" */
 };
 
 /* Run-time-sized memory of one block in a runtime (FRT_VC_DYNAMIC values and the scratch of

@@ -13,6 +13,11 @@
  * - frt_run_async with a launcher that runs each task on a new thread, one that runs tasks at
  *   once on the caller, and the runtime's own workers (NULL): same outputs, callback once, status
  *   and message of a failure in the callback, argument errors without a callback.
+ * - The decision at load (frt_runtime_interop_info): dlrm_small's estimated critical path leaves
+ *   too little to gain, so inter-op is declined (threads 1, a reason, outputs as a sequential
+ *   run's); the bound from profiled step times lies in [1, steps] and its path is at least the
+ *   longest step; FRT_INTEROP_FORCE=1 keeps inter-op (every other check here runs with it, so
+ *   the parallel scheduler is what they test); inter_op_threads 1 has no step graph.
  * Usage: test_interop DLRM_SMALL_DIR */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -368,6 +373,64 @@ static void check_mixed(const char *label, const ob_buf *mb, const char *path, c
 
 /* An index out of range fails a parallel run (sync and async) with its message; the runtime
  * runs again afterwards. */
+static void check_decline(const char *path, const io_set *s) {
+    unsetenv("FRT_INTEROP_FORCE");
+    frt_model *m = load(NULL, path, 1, 2), *m1 = load(NULL, path, 1, 1);
+    setenv("FRT_INTEROP_FORCE", "1", 1);
+    frt_model *mf = load(NULL, path, 1, 2);
+    if (!m || !m1 || !mf) goto out;
+    frt_runtime *rt = NULL, *r1 = NULL, *rf = NULL;
+    CHECK_OK(frt_runtime_create(m, &rt));
+    CHECK_OK(frt_runtime_create(m1, &r1));
+    CHECK_OK(frt_runtime_create(mf, &rf));
+    if (!rt || !r1 || !rf) goto out_rt;
+    frt_interop_info ii;
+    CHECK(frt_runtime_interop_info(r1, &ii) == FRT_ERR_UNSUPPORTED);
+    CHECK(strstr(frt_last_error(), "inter_op_threads 1") != NULL);
+    CHECK(frt_runtime_interop_info(NULL, &ii) == FRT_ERR_INVALID_ARGUMENT);
+    CHECK_OK(frt_runtime_interop_info(rf, &ii));
+    CHECK(ii.threads == 2 && ii.declined == NULL);
+    CHECK_OK(frt_runtime_interop_info(rt, &ii));
+    CHECK_MSG(ii.threads == 1 && ii.declined && strstr(ii.declined, "critical path"),
+              "dlrm_small: threads %d, declined %s", (int)ii.threads,
+              ii.declined ? ii.declined : "(null)");
+    CHECK(ii.est_total_us > 0 && ii.est_path_us > 0 && ii.est_path_us <= ii.est_total_us);
+    CHECK(ii.runs == 0 && ii.total_us == 0 && ii.path_us == 0);
+    printf("dlrm_small inter-op 2: %s\n", ii.declined ? ii.declined : "kept");
+    frt_tensor ref[8] = {{0}}, got[8] = {{0}};
+    CHECK_OK(run(r1, s, ref));
+    frt_runtime_set_profiling(rt, 1);
+    for (int r = 0; r < 3; r++) {
+        CHECK_OK(run(rt, s, got));
+        CHECK(same(got, ref, s->n_out));
+        release(got, s->n_out);
+    }
+    frt_runtime_set_profiling(rt, 0);
+    CHECK_OK(frt_runtime_interop_info(rt, &ii));
+    double longest = 0;
+    for (size_t i = 0; i < frt_runtime_num_steps(rt); i++) {
+        frt_step_profile sp;
+        frt_runtime_step_profile(rt, i, &sp);
+        double us = (double)sp.total_ns / 1e3 / 3.0;
+        if (us > longest) longest = us;
+    }
+    CHECK_MSG(ii.runs == 3 && ii.path_us > 0 && ii.path_us <= ii.total_us * (1 + 1e-9) &&
+                  ii.path_us >= longest * (1 - 1e-9),
+              "runs %llu, steps %g us, path %g us, longest step %g us",
+              (unsigned long long)ii.runs, ii.total_us, ii.path_us, longest);
+    /* the embedding lookups run beside the bottom MLP: the path is shorter than the sum */
+    CHECK(ii.path_us < ii.total_us);
+    release(ref, s->n_out);
+out_rt:
+    frt_runtime_free(rt);
+    frt_runtime_free(r1);
+    frt_runtime_free(rf);
+out:
+    frt_model_free(m);
+    frt_model_free(m1);
+    frt_model_free(mf);
+}
+
 static void check_failure(const char *path, io_set *s) {
     frt_model *m = load(NULL, path, 1, 2);
     if (!m) return;
@@ -397,6 +460,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_interop DLRM_SMALL_DIR\n");
         return 2;
     }
+    /* every check but check_decline runs the parallel scheduler, whatever the estimate says */
+    setenv("FRT_INTEROP_FORCE", "1", 1);
     /* Inception-style */
     ob_buf mb = inception_model();
     const char *dump = getenv("TEST_INTEROP_DUMP"); /* writes the Inception-style model there */
@@ -437,6 +502,7 @@ int main(int argc, char **argv) {
         check_mixed("dlrm_small", NULL, path, &d, 1, 2, 300);
         check_mixed("dlrm_small", NULL, path, &d, 2, 3, 100);
         check_failure(path, &d);
+        check_decline(path, &d);
     }
     for (int i = 0; i < 3; i++) tio_tensor_free(&d.in[i]);
     free(mb.p);
