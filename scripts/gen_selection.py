@@ -26,10 +26,12 @@ import sys
 VERSION = 1
 # Optional features a selective build leaves out unless kept: name -> the files that implement it.
 # thread_pool (recorded by `flatrt trace --threads N` with N > 1): the intra-op pool, inter-op
-# scheduling and its DAG, frt_run_async; runtime_pool: the frt_pool_* API (never recorded).
+# scheduling and its DAG, frt_run_async; runtime_pool: the frt_pool_* API (never recorded);
+# external_data (recorded when a traced model maps a tensor from another file): external.c.
 FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/trace.c"],
             "thread_pool": ["src/util/threadpool.c", "src/runtime/interop.c", "src/compile/dag.c"],
-            "runtime_pool": ["src/runtime/pool.c"]}
+            "runtime_pool": ["src/runtime/pool.c"],
+            "external_data": ["src/onnx/external.c"]}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -208,6 +210,10 @@ def main():
             % (", ".join(sorted(bad)), ", ".join(sorted(FEATURES))))
     feat_off = sorted(f for f in FEATURES if f not in keep and f not in sel["features"])
     off_files = {x for f in feat_off for x in FEATURES[f]}
+    if "onednn" not in sel["providers"]:
+        # the layout pass (reorders between blocked and plain layouts) serves only the oneDNN
+        # provider's kernels; src/compile/compile.c skips it in a selective build without it
+        off_files.add("src/compile/layout.c")
     ops = read_ops_def(src)
     families = set()
     names = set()

@@ -305,8 +305,14 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
     frt_program *p = cx->blocks[bid].prog;
     st = select_steps(cx, g, defs, p, node_blocks);
     if (st) return st;
+#if defined(FRT_SELECTIVE) && !FRT_HAVE_DNNL
+    /* only the oneDNN provider's kernels declare non-plain layouts: nothing to reorder, and a
+     * selective build without it leaves layout.c and the Reorder op out */
+    p->n_reorders = 0;
+#else
     st = frt_layout_pass(g, cx->arena, &p->steps, &p->defs, &p->n_steps, &p->n_reorders);
     if (st) return st;
+#endif
     return classify(cx, g, p);
 }
 

@@ -124,8 +124,17 @@ enum {
 typedef struct msg_spec {
     const char *name;
     uint8_t kind[SCAN_MAX];
-    const char *field[SCAN_MAX];
+    const char *fields; /* the field names for messages: "<number>=<name>\0" entries, then "\0" */
 } msg_spec;
+
+/* The name of field `num` of spec (messages only). */
+static const char *field_name(const msg_spec *spec, unsigned num) {
+    for (const char *e = spec->fields; *e; e += strlen(e) + 1) {
+        char *eq;
+        if (strtoul(e, &eq, 10) == num && *eq == '=') return eq + 1;
+    }
+    return "?";
+}
 
 typedef struct scan {
     uint32_t present;        /* bit n: field n occurred at least once */
@@ -175,7 +184,7 @@ static frt_status scan_msg(dec *d, const msg_spec *spec, const uint8_t *data, si
             if (ok && f.wire == FRT_PB_LEN &&
                 !frt_pb_count_packed_varints(d->base, f.data, f.len, &n, &e))
                 return fail(d, FRT_ERR_MALFORMED, e.offset, "%s.%s: %s", spec->name,
-                            spec->field[f.num], e.what);
+                            field_name(spec, f.num), e.what);
             break;
         case K_RI32:
         case K_RI64: {
@@ -185,7 +194,7 @@ static frt_status scan_msg(dec *d, const msg_spec *spec, const uint8_t *data, si
                 if (f.len % w)
                     return fail(d, FRT_ERR_MALFORMED, f.offset,
                                 "%s.%s: packed array of %zu bytes is not a multiple of %zu",
-                                spec->name, spec->field[f.num], f.len, w);
+                                spec->name, field_name(spec, f.num), f.len, w);
                 n = f.len / w;
             }
             break;
@@ -195,7 +204,7 @@ static frt_status scan_msg(dec *d, const msg_spec *spec, const uint8_t *data, si
         if (!ok)
             return fail(d, FRT_ERR_MALFORMED, f.offset,
                         "%s.%s (field %u) has wire type %s, expected %s", spec->name,
-                        spec->field[f.num], f.num, frt_pb_wire_name(f.wire), kind_wire_name(k));
+                        field_name(spec, f.num), f.num, frt_pb_wire_name(f.wire), kind_wire_name(k));
         s->present |= 1u << f.num;
         s->count[f.num] += n;
         s->val[f.num] = f.u;
@@ -289,71 +298,67 @@ static const msg_spec MODEL_SPEC = {
     "ModelProto",
     {[1] = K_VARINT, [2] = K_LEN, [3] = K_LEN, [4] = K_LEN, [5] = K_VARINT, [6] = K_LEN,
      [7] = K_LEN, [8] = K_LEN, [14] = K_LEN, [20] = K_LEN},
-    {[1] = "ir_version", [2] = "producer_name", [3] = "producer_version", [4] = "domain",
-     [5] = "model_version", [6] = "doc_string", [7] = "graph", [8] = "opset_import",
-     [14] = "metadata_props", [20] = "training_info"}};
+    "1=ir_version\0" "2=producer_name\0" "3=producer_version\0" "4=domain\0" "5=model_version\0"
+    "6=doc_string\0" "7=graph\0" "8=opset_import\0" "14=metadata_props\0" "20=training_info\0"};
 
 static const msg_spec OPSET_SPEC = {"OperatorSetIdProto",
                                     {[1] = K_LEN, [2] = K_VARINT},
-                                    {[1] = "domain", [2] = "version"}};
+                                    "1=domain\0" "2=version\0"};
 
 static const msg_spec GRAPH_SPEC = {
     "GraphProto",
     {[1] = K_LEN, [2] = K_LEN, [5] = K_LEN, [10] = K_LEN, [11] = K_LEN, [12] = K_LEN,
      [13] = K_LEN, [14] = K_LEN, [15] = K_LEN},
-    {[1] = "node", [2] = "name", [5] = "initializer", [10] = "doc_string", [11] = "input",
-     [12] = "output", [13] = "value_info", [14] = "quantization_annotation",
-     [15] = "sparse_initializer"}};
+    "1=node\0" "2=name\0" "5=initializer\0" "10=doc_string\0" "11=input\0" "12=output\0"
+    "13=value_info\0" "14=quantization_annotation\0" "15=sparse_initializer\0"};
 
 static const msg_spec NODE_SPEC = {
     "NodeProto",
     {[1] = K_LEN, [2] = K_LEN, [3] = K_LEN, [4] = K_LEN, [5] = K_LEN, [6] = K_LEN, [7] = K_LEN},
-    {[1] = "input", [2] = "output", [3] = "name", [4] = "op_type", [5] = "attribute",
-     [6] = "doc_string", [7] = "domain"}};
+    "1=input\0" "2=output\0" "3=name\0" "4=op_type\0" "5=attribute\0" "6=doc_string\0"
+    "7=domain\0"};
 
 static const msg_spec ATTR_SPEC = {
     "AttributeProto",
     {[1] = K_LEN, [2] = K_I32, [3] = K_VARINT, [4] = K_LEN, [5] = K_LEN, [6] = K_LEN,
      [7] = K_RI32, [8] = K_RVARINT, [9] = K_LEN, [10] = K_LEN, [11] = K_LEN, [13] = K_LEN,
      [14] = K_LEN, [15] = K_LEN, [20] = K_VARINT, [21] = K_LEN, [22] = K_LEN, [23] = K_LEN},
-    {[1] = "name", [2] = "f", [3] = "i", [4] = "s", [5] = "t", [6] = "g", [7] = "floats",
-     [8] = "ints", [9] = "strings", [10] = "tensors", [11] = "graphs", [13] = "doc_string",
-     [14] = "tp", [15] = "type_protos", [20] = "type", [21] = "ref_attr_name",
-     [22] = "sparse_tensor", [23] = "sparse_tensors"}};
+    "1=name\0" "2=f\0" "3=i\0" "4=s\0" "5=t\0" "6=g\0" "7=floats\0" "8=ints\0" "9=strings\0"
+    "10=tensors\0" "11=graphs\0" "13=doc_string\0" "14=tp\0" "15=type_protos\0" "20=type\0"
+    "21=ref_attr_name\0" "22=sparse_tensor\0" "23=sparse_tensors\0"};
 
 static const msg_spec TENSOR_SPEC = {
     "TensorProto",
     {[1] = K_RVARINT, [2] = K_VARINT, [3] = K_LEN, [4] = K_RI32, [5] = K_RVARINT, [6] = K_LEN,
      [7] = K_RVARINT, [8] = K_LEN, [9] = K_LEN, [10] = K_RI64, [11] = K_RVARINT, [12] = K_LEN,
      [13] = K_LEN, [14] = K_VARINT},
-    {[1] = "dims", [2] = "data_type", [3] = "segment", [4] = "float_data", [5] = "int32_data",
-     [6] = "string_data", [7] = "int64_data", [8] = "name", [9] = "raw_data",
-     [10] = "double_data", [11] = "uint64_data", [12] = "doc_string", [13] = "external_data",
-     [14] = "data_location"}};
+    "1=dims\0" "2=data_type\0" "3=segment\0" "4=float_data\0" "5=int32_data\0" "6=string_data\0"
+    "7=int64_data\0" "8=name\0" "9=raw_data\0" "10=double_data\0" "11=uint64_data\0"
+    "12=doc_string\0" "13=external_data\0" "14=data_location\0"};
 
 static const msg_spec ENTRY_SPEC = {"StringStringEntryProto",
                                     {[1] = K_LEN, [2] = K_LEN},
-                                    {[1] = "key", [2] = "value"}};
+                                    "1=key\0" "2=value\0"};
 
 static const msg_spec VALUE_INFO_SPEC = {"ValueInfoProto",
                                          {[1] = K_LEN, [2] = K_LEN, [3] = K_LEN},
-                                         {[1] = "name", [2] = "type", [3] = "doc_string"}};
+                                         "1=name\0" "2=type\0" "3=doc_string\0"};
 
 static const msg_spec TYPE_SPEC = {
     "TypeProto",
     {[1] = K_LEN, [4] = K_LEN, [5] = K_LEN, [6] = K_LEN, [8] = K_LEN, [9] = K_LEN},
-    {[1] = "tensor_type", [4] = "sequence_type", [5] = "map_type", [6] = "denotation",
-     [8] = "sparse_tensor_type", [9] = "optional_type"}};
+    "1=tensor_type\0" "4=sequence_type\0" "5=map_type\0" "6=denotation\0"
+    "8=sparse_tensor_type\0" "9=optional_type\0"};
 
 static const msg_spec TENSOR_TYPE_SPEC = {"TypeProto.Tensor",
                                           {[1] = K_VARINT, [2] = K_LEN},
-                                          {[1] = "elem_type", [2] = "shape"}};
+                                          "1=elem_type\0" "2=shape\0"};
 
-static const msg_spec SHAPE_SPEC = {"TensorShapeProto", {[1] = K_LEN}, {[1] = "dim"}};
+static const msg_spec SHAPE_SPEC = {"TensorShapeProto", {[1] = K_LEN}, "1=dim\0"};
 
 static const msg_spec DIM_SPEC = {"TensorShapeProto.Dimension",
                                   {[1] = K_VARINT, [2] = K_LEN, [3] = K_LEN},
-                                  {[1] = "dim_value", [2] = "dim_param", [3] = "denotation"}};
+                                  "1=dim_value\0" "2=dim_param\0" "3=denotation\0"};
 
 /* ---------------------------------------------------------------------------------------------- */
 /* TensorProto                                                                                     */
@@ -569,7 +574,7 @@ static frt_status decode_tensor(dec *d, const uint8_t *data, size_t len, size_t 
     if (has(&s, 9)) {
         if (n_typed)
             return fail(d, FRT_ERR_MALFORMED, off, "tensor has both raw_data and %s",
-                        TENSOR_SPEC.field[typed_fn]);
+                        field_name(&TENSOR_SPEC, (unsigned)typed_fn));
         if (s.len[9] != t->nbytes)
             return fail(d, FRT_ERR_MALFORMED, s.off[9],
                         "raw_data has %zu bytes, expected %zu (%" PRId64 " elements of %s)",
@@ -598,10 +603,10 @@ static frt_status decode_tensor(dec *d, const uint8_t *data, size_t len, size_t 
             return fail(d, FRT_ERR_MALFORMED, off, "tensor has several typed data fields");
         if (typed_fn != typed_field_for(t->dtype))
             return fail(d, FRT_ERR_MALFORMED, s.off[typed_fn], "%s given for a %s tensor",
-                        TENSOR_SPEC.field[typed_fn], onnx_type_name(t->dtype));
+                        field_name(&TENSOR_SPEC, (unsigned)typed_fn), onnx_type_name(t->dtype));
         if (s.count[typed_fn] != (uint64_t)numel)
             return fail(d, FRT_ERR_MALFORMED, s.off[typed_fn],
-                        "%s has %zu elements, expected %" PRId64, TENSOR_SPEC.field[typed_fn],
+                        "%s has %zu elements, expected %" PRId64, field_name(&TENSOR_SPEC, (unsigned)typed_fn),
                         s.count[typed_fn], numel);
         if (numel == 0) return FRT_OK;
         void *dst = frt_arena_alloc(d->arena, t->nbytes, 64);
@@ -664,7 +669,7 @@ static frt_status decode_shape(dec *d, const uint8_t *data, size_t len, size_t o
 /* TypeProto.Sequence and TypeProto.Optional: field 1 is the element's TypeProto. */
 static const msg_spec ELEM_TYPE_SPEC = {"TypeProto.Sequence/Optional",
                                         {[1] = K_LEN},
-                                        {[1] = "elem_type"}};
+                                        "1=elem_type\0"};
 
 /* Decodes a TypeProto into vi: type_kind is the kind at this level; has_type is set for the kinds
  * flatrt holds (a tensor; a sequence of tensors; an optional tensor or sequence of tensors), with

@@ -145,18 +145,31 @@ static void actp_rows_f32_c(int kind, float *y, size_t ldy, size_t m, size_t n, 
     }
 }
 
+/* A selective build keeps the LogSoftmax rows only with the softmax family (activation.c) and
+ * the bias rows only with transformer.c's FusedMatMul / Attention (the slot is NULL otherwise). */
+#if FRT_OP_BUILT(Softmax) || FRT_OP_BUILT(LogSoftmax) || FRT_OP_BUILT(Hardmax) || \
+    FRT_OP_BUILT(Attention)
+#define LSM(f) f
+#else
+#define LSM(f) NULL
+#endif
+#if FRT_OP_BUILT(FusedMatMul) || FRT_OP_BUILT(Attention)
+#define BROWS(f) f
+#else
+#define BROWS(f) NULL
+#endif
 static const frt_actp_variant actp_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", frt_actp_f32_avx512, frt_logsoftmax_rows_f32_avx512,
-     frt_actp_rows_f32_avx512},
+    {FRT_ISA_AVX512, "_avx512", frt_actp_f32_avx512, LSM(frt_logsoftmax_rows_f32_avx512),
+     BROWS(frt_actp_rows_f32_avx512)},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", frt_actp_f32_avx2, frt_logsoftmax_rows_f32_avx2,
-     frt_actp_rows_f32_avx2},
+    {FRT_ISA_AVX2, "_avx2", frt_actp_f32_avx2, LSM(frt_logsoftmax_rows_f32_avx2),
+     BROWS(frt_actp_rows_f32_avx2)},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", actp_f32_c, logsoftmax_rows_f32_c, actp_rows_f32_c},
+    {FRT_ISA_PORTABLE, "", actp_f32_c, LSM(logsoftmax_rows_f32_c), BROWS(actp_rows_f32_c)},
 };
 
 const frt_actp_variant *frt_actp_variant_get(frt_isa cap) {

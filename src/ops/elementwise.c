@@ -312,9 +312,18 @@ static const char *const op_names[OP_N] = {"add", "sub", "mul", "div", "min",
 
 #define L3(NAME) {NAME##_vv, NAME##_vs, NAME##_sv}
 #define L0 {NULL, NULL, NULL}
-#define INT_ROW_S(S) {L3(add_##S), L3(sub_##S), L3(mul_##S), L3(div_##S), L3(min_##S), L3(max_##S), L3(mod_##S), L3(fmod_##S), L0, L0}
-#define INT_ROW_U(S) {L3(add_##S), L3(sub_##S), L3(mul_##S), L3(div_##S), L3(min_##S), L3(max_##S), L3(mod_##S), L3(fmod_##S), L3(shl_##S), L3(shr_##S)}
-#define FLT_ROW(S) {L3(add_##S), L3(sub_##S), L3(mul_##S), L3(div_##S), L3(min_##S), L3(max_##S), L0, L3(fmod_##S), L0, L0}
+/* EW(OP, loops): the loops if a selective build keeps operation OP (simd_elementwise.h) */
+#define EW(OP, NAME) FRT_EW_L3(FRT_EW_ON_##OP, NAME)
+#define INT_ROW_S(S) \
+    {EW(ADD, add_##S), EW(SUB, sub_##S), EW(MUL, mul_##S), EW(DIV, div_##S), EW(MIN, min_##S), \
+     EW(MAX, max_##S), EW(MOD, mod_##S), EW(MOD, fmod_##S), L0, L0}
+#define INT_ROW_U(S) \
+    {EW(ADD, add_##S), EW(SUB, sub_##S), EW(MUL, mul_##S), EW(DIV, div_##S), EW(MIN, min_##S), \
+     EW(MAX, max_##S), EW(MOD, mod_##S), EW(MOD, fmod_##S), EW(SHIFT, shl_##S), \
+     EW(SHIFT, shr_##S)}
+#define FLT_ROW(S) \
+    {EW(ADD, add_##S), EW(SUB, sub_##S), EW(MUL, mul_##S), EW(DIV, div_##S), EW(MIN, min_##S), \
+     EW(MAX, max_##S), L0, EW(MOD, fmod_##S), L0, L0}
 
 /* Indexed by dtype enum (FRT_FLOAT32 = 1 .. FRT_UINT64 = 13); string and bool rows are empty. */
 /* A selective build keeps the rows of the dtypes its trace saw (FRT_IF_DT, op.h). */
@@ -348,7 +357,8 @@ static const frt_bin_loops pow_loops[14][14] = {
 };
 
 static const frt_bin_loops loops_f32_portable[FRT_EW_N] = {
-    L3(add_f32), L3(sub_f32), L3(mul_f32), L3(div_f32), L3(min_f32), L3(max_f32)};
+    EW(ADD, add_f32), EW(SUB, sub_f32), EW(MUL, mul_f32), EW(DIV, div_f32), EW(MIN, min_f32),
+    EW(MAX, max_f32)};
 
 /* Float32 loop variants, best tier first. */
 static const frt_ew_variant ew_variants[] = {

@@ -23,6 +23,7 @@
  *     original B is then never read again (const_copied).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gemv.h"
@@ -72,23 +73,23 @@ static int act_index(const frt_act *a) {
     return a->kind == FRT_ACT_RELU ? 1 : a->kind == FRT_ACT_CLIP ? 2 : 0;
 }
 
-/* Kernel names [gemv][tier][impl: blas, packed, unpacked][bias][act], e.g.
- * "gemm_f32_packed_avx512_bias_relu" (flatrt's own kernels carry the ISA tier; the BLAS ones do
- * not); static, as names must outlive the arena. */
-#define N_ACT(s) {s, s "_relu", s "_clip"}
-#define N_BIAS(s) {N_ACT(s), N_ACT(s "_bias")}
-#define N_IMPL(op, tier) {N_BIAS(op "_f32_blas"), N_BIAS(op "_f32_packed_" tier), N_BIAS(op "_f32_" tier)}
-#define N_TIERS(op) {N_IMPL(op, "portable"), N_IMPL(op, "avx2"), N_IMPL(op, "avx512")}
-static const char *const gemm_names[2][3][3][2][3] = {N_TIERS("gemm"), N_TIERS("gemv")};
-/* [batched][tier][impl][act] */
-#define M_IMPL(op, tier) {N_ACT(op "_blas"), N_ACT(op "_packed_" tier), N_ACT(op "_" tier)}
-#define M_TIERS(op) {M_IMPL(op, "portable"), M_IMPL(op, "avx2"), M_IMPL(op, "avx512")}
-static const char *const matmul_names[2][3][3][3] = {M_TIERS("matmul_f32"),
-                                                     M_TIERS("matmul_f32_batched")};
-/* the direct small kernel (mm_small.h): [batched][tier][act] */
-#define S_TIERS(op) {N_ACT(op "_portable"), N_ACT(op "_avx2"), N_ACT(op "_avx512")}
-static const char *const matmul_small_names[2][3][3] = {S_TIERS("matmul_f32_small"),
-                                                        S_TIERS("matmul_f32_batched_small")};
+/* Kernel names, made at select in the model's arena: <head>_<impl><tier>[_bias][_relu|_clip]
+ * with impl "blas" (no tier: the BLAS ones carry none), "packed_" or "" (flatrt's own kernels carry
+ * the ISA tier), e.g. "gemm_f32_packed_avx512_bias_relu", "matmul_f32_batched_avx2",
+ * "gemv_f16w_avx512_bias" (packed-weight kernels: head gemm_/gemv_ + precision + "w"). Sets
+ * k->name, or fails with FRT_ERR_NO_MEMORY. */
+enum { IMPL_BLAS, IMPL_PACKED, IMPL_OWN };
+static frt_status set_name(frt_op_ctx *c, frt_kernel *k, const char *head, int impl, int tier,
+                           int bias, int act) {
+    static const char *const tiers[3] = {"portable", "avx2", "avx512"};
+    static const char *const acts[3] = {"", "_relu", "_clip"};
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s_%s%s%s%s", head,
+             impl == IMPL_BLAS ? "blas" : impl == IMPL_PACKED ? "packed_" : "",
+             impl == IMPL_BLAS ? "" : tiers[tier], bias ? "_bias" : "", acts[act]);
+    k->name = frt_arena_strdup(c->arena, buf);
+    return k->name ? FRT_OK : frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for a kernel name");
+}
 
 /* Y[M,N] (+)= alpha * op(A) * op(B) by direct loops, for tiny products where a library call
  * costs more than the arithmetic (init_zero: Y is overwritten, else accumulated into). */
@@ -143,12 +144,9 @@ static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N
     return p;
 }
 
-/* Packed-weight kernels (gemv.h): names [gemm / gemv][precision][tier][bias][act], e.g.
- * "gemv_f16w_avx512_bias_relu". */
-#define W_TIERS(op, pr) {N_BIAS(op "_" pr "w_portable"), N_BIAS(op "_" pr "w_avx2"), \
-                         N_BIAS(op "_" pr "w_avx512")}
-#define W_PRECS(op) {W_TIERS(op, "f32"), W_TIERS(op, "f16"), W_TIERS(op, "bf16")}
-static const char *const wpack_names[2][3][3][2][3] = {W_PRECS("gemm"), W_PRECS("gemv")};
+/* Packed-weight kernels (gemv.h): name heads by [gemm / gemv][precision]. */
+static const char *const wpack_heads[2][3] = {{"gemm_f32w", "gemm_f16w", "gemm_bf16w"},
+                                              {"gemv_f32w", "gemv_f16w", "gemv_bf16w"}};
 
 /* Packs a constant op(B) [K,N] in the precision the options ask for into w (w->data NULL when
  * not packed: fp16 cannot hold a weight, which keeps float32 weights). */
@@ -178,7 +176,9 @@ static size_t wpack_scratch(frt_isa isa, int64_t M) {
     return M > 1 ? frt_wpack_gemm_scratch(isa) : 0;
 }
 
-static int impl_index(int packed) { return packed ? 1 : frt_sgemm_uses_blas() ? 0 : 2; }
+static int impl_index(int packed) {
+    return packed ? IMPL_PACKED : frt_sgemm_uses_blas() ? IMPL_BLAS : IMPL_OWN;
+}
 static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -381,8 +381,9 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
         if (st) return st;
     }
     if (p->wp.data) {
-        k->name = wpack_names[M == 1][p->wp.prec][frt_gemv_pick(c->isa)->isa]
-                             [cv && p->beta != 0.0f][act_index(&p->act)];
+        st = set_name(c, k, wpack_heads[M == 1][p->wp.prec], IMPL_OWN,
+                      (int)frt_gemv_pick(c->isa)->isa, cv && p->beta != 0.0f, act_index(&p->act));
+        if (st) return st;
         if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM)) return frt_op_kernel_missing(c, k->name);
         k->fn = gemm_kernel;
         k->params = p;
@@ -399,8 +400,9 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = K;
         p->Bp_N = N;
     }
-    k->name = gemm_names[M == 1][tier_index()][impl_index(p->Bp != NULL)][cv && p->beta != 0.0f]
-                        [act_index(&p->act)];
+    st = set_name(c, k, M == 1 ? "gemv_f32" : "gemm_f32", impl_index(p->Bp != NULL), tier_index(),
+                  cv && p->beta != 0.0f, act_index(&p->act));
+    if (st) return st;
     k->fn = gemm_kernel;
     k->params = p;
     return FRT_OK;
@@ -644,8 +646,9 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         if (st) return st;
     }
     if (p->wp.data) {
-        k->name = wpack_names[one_row][p->wp.prec][frt_gemv_pick(c->isa)->isa][0]
-                             [act_index(&p->act)];
+        st = set_name(c, k, wpack_heads[one_row][p->wp.prec], IMPL_OWN,
+                      (int)frt_gemv_pick(c->isa)->isa, 0, act_index(&p->act));
+        if (st) return st;
         k->fn = matmul_kernel;
         k->params = p;
         k->scratch = matmul_scratch;
@@ -658,15 +661,20 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         p->Bp_K = b->dims[0];
         p->Bp_N = b->dims[1];
     }
-    k->name = matmul_names[b->rank > 2][tier_index()][impl_index(p->Bp != NULL)]
-                          [act_index(&p->act)];
+    const char *head = b->rank > 2 ? "matmul_f32_batched" : "matmul_f32";
+    int impl = impl_index(p->Bp != NULL), tier = tier_index();
     mm_shape sh;
     if (frt_shape_known(a) && frt_shape_known(b) && mm_shape_of(a, b, &sh) && sh.K > 0) {
-        /* every product known to run the direct small kernel: name it */
+        /* every product known to run the direct small kernel (mm_small.h): name it */
         int64_t M = b->rank <= 2 ? a->numel / sh.K : sh.M;
-        if (mm_is_small(M, sh.N, sh.K))
-            k->name = matmul_small_names[b->rank > 2][sv->isa][act_index(&p->act)];
+        if (mm_is_small(M, sh.N, sh.K)) {
+            head = b->rank > 2 ? "matmul_f32_batched_small" : "matmul_f32_small";
+            impl = IMPL_OWN;
+            tier = (int)sv->isa;
+        }
     }
+    st = set_name(c, k, head, impl, tier, 0, act_index(&p->act));
+    if (st) return st;
     k->fn = matmul_kernel;
     k->params = p;
     return FRT_OK;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dtype_util.h"
+#include "op.h"
 #include "sgemm.h"
 #include "util/threadpool.h"
 
@@ -15,10 +16,19 @@
 #define MR_C 6        /* portable micro-kernel tile */
 #define NR_C 16
 
+/* The f32 row-block kernel serves frt_wpack_gemm with M > 1 only: Gemm's WGEMM class, MatMul,
+ * and transformer.c's FusedMatMul / Attention; a selective build without them leaves it out. */
+#if FRT_KERNEL_BUILT(Gemm, WGEMM) || FRT_OP_BUILT(MatMul) || FRT_OP_BUILT(FusedMatMul) || \
+    FRT_OP_BUILT(Attention)
+#define ROWS_AVX512 frt_gemv_rows_avx512
+#else
+#define ROWS_AVX512 NULL
+#endif
+
 static const frt_gemv_variant gemv_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512, frt_gemv_rows_avx512},
+    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512, ROWS_AVX512},
 #endif
 #if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2, NULL},

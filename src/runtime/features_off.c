@@ -11,6 +11,8 @@
  *                               (src/runtime/interop.c), the dataflow DAG (src/compile/dag.c); a
  *                               model asking for more than one thread fails at load
  *   FRT_FEATURE_OFF_RUNTIME_POOL frt_pool_* (src/runtime/pool.c)
+ *   FRT_FEATURE_OFF_EXTERNAL_DATA tensors stored outside the model file (src/onnx/external.c): a
+ *                               model with one fails at load naming the tensor
  */
 #include <string.h>
 
@@ -22,6 +24,9 @@
 #ifdef FRT_FEATURE_OFF_THREAD_POOL
 #include "compile/program.h"
 #include "runtime/interop.h"
+#endif
+#ifdef FRT_FEATURE_OFF_EXTERNAL_DATA
+#include "onnx/onnx.h"
 #endif
 
 #if defined(FRT_FEATURE_OFF_DESCRIBE) || defined(FRT_FEATURE_OFF_STEP_TRACE) || \
@@ -255,6 +260,41 @@ size_t frt_pool_collect(frt_pool *p, int64_t idle_ms) {
 void frt_pool_get_stats(frt_pool *p, frt_pool_stats *s) {
     (void)p;
     if (s) memset(s, 0, sizeof *s);
+}
+#endif
+
+#ifdef FRT_FEATURE_OFF_EXTERNAL_DATA
+/* The first tensor with external data (initializers, then node attributes, subgraphs included),
+ * or NULL. */
+static const frt_onnx_tensor *first_external(const frt_onnx_graph *g) {
+    for (size_t i = 0; i < g->n_initializers; i++)
+        if (g->initializers[i].external) return &g->initializers[i];
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t j = 0; j < g->nodes[i].n_attrs; j++) {
+            const frt_onnx_attr *a = &g->nodes[i].attrs[j];
+            const frt_onnx_tensor *t = NULL;
+            if (a->type == FRT_ATTR_TENSOR && a->t && a->t->external) t = a->t;
+            for (size_t k = 0; !t && a->type == FRT_ATTR_TENSORS && k < a->n; k++)
+                if (a->tensors[k].external) t = &a->tensors[k];
+            if (!t && a->type == FRT_ATTR_GRAPH && a->g) t = first_external(a->g);
+            for (size_t k = 0; !t && a->type == FRT_ATTR_GRAPHS && k < a->n; k++)
+                t = first_external(&a->graphs[k]);
+            if (t) return t;
+        }
+    return NULL;
+}
+
+frt_status frt_onnx_map_external(frt_onnx_model *m, const char *base_dir) {
+    (void)base_dir;
+    if (!m) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_onnx_map_external: model is NULL");
+    const frt_onnx_tensor *t = m->graph ? first_external(m->graph) : NULL;
+    if (!t) return FRT_OK;
+    const char *sel = frt_op_selection_file();
+    return frt_error(FRT_ERR_UNSUPPORTED,
+                     "tensor '%s' has external data ('%s'): feature 'external_data' not in this "
+                     "build's selection (%s); trace a model with external data, or keep it with "
+                     "cmake -DFRT_SELECT_KEEP=external_data",
+                     t->name, t->ext_location ? t->ext_location : "", sel ? sel : "?");
 }
 #endif
 

@@ -508,6 +508,9 @@ static frt_status brt_run(frt_brt *b, bool profile, frt_threadpool *tp) {
 
 /* ---- services for kernels ------------------------------------------------------------------------ */
 
+/* Subgraph execution (frt_exec_block) serves only the ops that own subgraphs (control.c: If,
+ * Loop, Scan; sequence.c: SequenceMap); a selective build without them leaves it out. */
+#if FRT_OP_BUILT(If) || FRT_OP_BUILT(Loop) || FRT_OP_BUILT(Scan) || FRT_OP_BUILT(SequenceMap)
 /* Binds the inputs and outer values of child block c (of parent block pb); sets *changed when a
  * shape differs from c's plan. */
 static frt_status bind_child(frt_brt *pb, frt_brt *c, const frt_value *inputs, size_t n_in,
@@ -596,6 +599,13 @@ static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inp
     for (size_t i = 0; i < n_out; i++) outputs[i] = c->v[g->outputs[i]];
     return FRT_OK;
 }
+#else
+static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inputs, size_t n_in,
+                                frt_value *outputs, size_t n_out) {
+    (void)x, (void)block, (void)inputs, (void)n_in, (void)outputs, (void)n_out;
+    return frt_error(FRT_ERR_INTERNAL, "subgraph execution is not in this build's selection");
+}
+#endif
 
 static void *svc_alloc_output(frt_exec *x, const frt_step *s, int j, int32_t dtype, int32_t rank,
                               const int64_t *dims) {

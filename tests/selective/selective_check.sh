@@ -106,6 +106,17 @@ if ! grep -q "^isa: \[portable\]" "$sel"; then
   fi
 fi
 
+# traced without external data: a model with a tensor in another file is refused at load
+if ! grep -q "^features: .*external_data" "$sel"; then
+  ext="$src/tests/fuzz/corpus/pipeline/tiny_external_gemm.onnx"
+  if "$selrt" run "$ext" >"$work/external.txt" 2>&1; then
+    echo "a model with external data loaded on a build without it"; exit 1
+  fi
+  grep -q "feature 'external_data' not in this build's selection ($name\.yaml)" "$work/external.txt" ||
+    { cat "$work/external.txt"; exit 1; }
+  echo "$name: external data refused (not in the selection)"
+fi
+
 # a model outside the selection fails at load with one message naming the op and the file
 if "$selrt" run "$other" >"$work/other.txt" 2>&1; then
   echo "$other ran on a build selected for $name"; exit 1

@@ -93,12 +93,12 @@ AVX_LOOPS(min_avx2, vmin_nan, S_MIN)
 AVX_LOOPS(max_avx2, vmax_nan, S_MAX)
 
 const frt_bin_loops frt_ew_f32_avx2[FRT_EW_N] = {
-    [FRT_EW_ADD] = {add_avx2_vv, add_avx2_vs, add_avx2_sv},
-    [FRT_EW_SUB] = {sub_avx2_vv, sub_avx2_vs, sub_avx2_sv},
-    [FRT_EW_MUL] = {mul_avx2_vv, mul_avx2_vs, mul_avx2_sv},
-    [FRT_EW_DIV] = {div_avx2_vv, div_avx2_vs, div_avx2_sv},
-    [FRT_EW_MIN] = {min_avx2_vv, min_avx2_vs, min_avx2_sv},
-    [FRT_EW_MAX] = {max_avx2_vv, max_avx2_vs, max_avx2_sv},
+    [FRT_EW_ADD] = FRT_EW_L3(FRT_EW_ON_ADD, add_avx2),
+    [FRT_EW_SUB] = FRT_EW_L3(FRT_EW_ON_SUB, sub_avx2),
+    [FRT_EW_MUL] = FRT_EW_L3(FRT_EW_ON_MUL, mul_avx2),
+    [FRT_EW_DIV] = FRT_EW_L3(FRT_EW_ON_DIV, div_avx2),
+    [FRT_EW_MIN] = FRT_EW_L3(FRT_EW_ON_MIN, min_avx2),
+    [FRT_EW_MAX] = FRT_EW_L3(FRT_EW_ON_MAX, max_avx2),
 };
 
 /* ---- F16C conversions (round to nearest even, like the portable ones in cast.c) ----------- */

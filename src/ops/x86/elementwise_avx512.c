@@ -98,12 +98,12 @@ AVX512_LOOPS(min_avx512, vmin_nan)
 AVX512_LOOPS(max_avx512, vmax_nan)
 
 const frt_bin_loops frt_ew_f32_avx512[FRT_EW_N] = {
-    [FRT_EW_ADD] = {add_avx512_vv, add_avx512_vs, add_avx512_sv},
-    [FRT_EW_SUB] = {sub_avx512_vv, sub_avx512_vs, sub_avx512_sv},
-    [FRT_EW_MUL] = {mul_avx512_vv, mul_avx512_vs, mul_avx512_sv},
-    [FRT_EW_DIV] = {div_avx512_vv, div_avx512_vs, div_avx512_sv},
-    [FRT_EW_MIN] = {min_avx512_vv, min_avx512_vs, min_avx512_sv},
-    [FRT_EW_MAX] = {max_avx512_vv, max_avx512_vs, max_avx512_sv},
+    [FRT_EW_ADD] = FRT_EW_L3(FRT_EW_ON_ADD, add_avx512),
+    [FRT_EW_SUB] = FRT_EW_L3(FRT_EW_ON_SUB, sub_avx512),
+    [FRT_EW_MUL] = FRT_EW_L3(FRT_EW_ON_MUL, mul_avx512),
+    [FRT_EW_DIV] = FRT_EW_L3(FRT_EW_ON_DIV, div_avx512),
+    [FRT_EW_MIN] = FRT_EW_L3(FRT_EW_ON_MIN, min_avx512),
+    [FRT_EW_MAX] = FRT_EW_L3(FRT_EW_ON_MAX, max_avx512),
 };
 
 /* ---- half <-> float (round to nearest even, like the portable ones in cast.c) ---------------- */

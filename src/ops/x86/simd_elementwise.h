@@ -29,6 +29,46 @@ typedef struct frt_bin_loops {
 enum { FRT_EW_ADD = 0, FRT_EW_SUB = 1, FRT_EW_MUL = 2, FRT_EW_DIV = 3, FRT_EW_MIN = 4,
        FRT_EW_MAX = 5, FRT_EW_N = 6 };
 
+/* Which operations' loops the tables hold: a selective build (FRT_OPS_SELECTION) keeps those of
+ * the ops that reach them (add: Add, Sum, Mean; div: Div, Mean; min / max: Min / Max, also
+ * variadic; mod and fmod: Mod; shl and shr: BitShift); the others' entries are {NULL, NULL, NULL}
+ * and their loops are not linked. FRT_EW_L3(FRT_EW_ON_ADD, add_f32) is {add_f32_vv, add_f32_vs,
+ * add_f32_sv} or the empty entry. */
+#ifdef FRT_OPS_SELECTION
+#include "ops/op.h"
+#define FRT_EW_ON_(x) FRT_EW_ON__(x)
+#define FRT_EW_ON__(x) x
+#if FRT_OP_BUILT(Add) || FRT_OP_BUILT(Sum) || FRT_OP_BUILT(Mean)
+#define FRT_EW_ON_ADD 1
+#else
+#define FRT_EW_ON_ADD 0
+#endif
+#define FRT_EW_ON_SUB FRT_OP_BUILT(Sub)
+#define FRT_EW_ON_MUL FRT_OP_BUILT(Mul)
+#if FRT_OP_BUILT(Div) || FRT_OP_BUILT(Mean)
+#define FRT_EW_ON_DIV 1
+#else
+#define FRT_EW_ON_DIV 0
+#endif
+#define FRT_EW_ON_MIN FRT_OP_BUILT(Min)
+#define FRT_EW_ON_MAX FRT_OP_BUILT(Max)
+#define FRT_EW_ON_MOD FRT_OP_BUILT(Mod)
+#define FRT_EW_ON_SHIFT FRT_OP_BUILT(BitShift)
+#else
+#define FRT_EW_ON_ADD 1
+#define FRT_EW_ON_SUB 1
+#define FRT_EW_ON_MUL 1
+#define FRT_EW_ON_DIV 1
+#define FRT_EW_ON_MIN 1
+#define FRT_EW_ON_MAX 1
+#define FRT_EW_ON_MOD 1
+#define FRT_EW_ON_SHIFT 1
+#endif
+#define FRT_EW_L3(on, NAME) FRT_EW_L3_(on, NAME)
+#define FRT_EW_L3_(on, NAME) FRT_EW_L3_##on(NAME)
+#define FRT_EW_L3_1(NAME) {NAME##_vv, NAME##_vs, NAME##_sv}
+#define FRT_EW_L3_0(NAME) {NULL, NULL, NULL}
+
 /* y[i] = min(max(x[i], lo), hi), NaN propagating (a NaN x gives NaN). y may equal x. */
 typedef void (*frt_clip_fn)(const float *x, float *y, size_t n, float lo, float hi);
 /* y[i] = f(x[i]) for a unary float function. y may equal x. */
