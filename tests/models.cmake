@@ -38,6 +38,16 @@ frt_e2e_test(mobilenet_v2_greedy ${FRT_MODELS_DIR}/mobilenet_v2 --planner greedy
 # densenet121: channel Concat between convolutions (blocked concat with the oneDNN provider)
 frt_e2e_test(densenet121 ${FRT_MODELS_DIR}/densenet121)
 frt_e2e_test(densenet121_threads2 ${FRT_MODELS_DIR}/densenet121 --threads 2)
+# Row parts of the oneDNN provider's convolutions (src/ops/onednn/split.c), forced on every
+# convolution oneDNN makes them for (FRT_DNNL_ROWS=1): copied and in-place rows, residual inputs
+# (resnet18), outputs inside a channel Concat (squeezenet1_1).
+if(FRT_USE_DNNL)
+  foreach(m resnet18 squeezenet1_1)
+    add_test(NAME e2e.${m}_threads2_rows COMMAND check_model ${FRT_MODELS_DIR}/${m} --threads 2)
+    set_tests_properties(e2e.${m}_threads2_rows PROPERTIES FIXTURES_REQUIRED frt_models
+                         LABELS e2e TIMEOUT 600 ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_DNNL_ROWS=1")
+  endforeach()
+endif()
 # Empty batch (policy in docs/reliability.md): a symbolic dim of 0 runs every op family on empty
 # tensors and returns empty outputs.
 frt_e2e_test(all_ops_dyn ${FRT_MODELS_DIR}/all_ops_dyn)

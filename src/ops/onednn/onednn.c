@@ -726,7 +726,9 @@ layouts:;
     k->in_layouts = in;
     k->out_layouts = out;
     k->name = group == C && group > 1 ? "conv_dw" : "conv";
-    if (p->split) k->name = group > 1 ? "conv_dw_split" : "conv_split";
+    if (p->split)
+        k->name = frt_dn_split_by_rows(p->split) ? (group > 1 ? "conv_dw_rows" : "conv_rows")
+                                                 : (group > 1 ? "conv_dw_split" : "conv_split");
     if (p->relay) k->name = "conv_relay";
     k->fn = conv_run;
     k->scratch = prim_scratch;
