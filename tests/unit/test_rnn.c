@@ -483,7 +483,8 @@ static void test_fused(void) {
     }
 }
 
-/* Each tier's fused steps against the portable twin on the same packed weights and inputs. */
+/* Each tier's fused steps against the portable twin on the same packed weights and inputs.
+ * Hidden sizes up to 5 groups of 16 units (several blocks per step). */
 static void test_step_variants(void) {
     const frt_rnn_step_variant *ref = frt_rnn_step_variant_get(FRT_ISA_PORTABLE);
     CHECK(ref != NULL);
@@ -492,7 +493,7 @@ static void test_step_variants(void) {
         if (!v) continue;
         for (int G = 3; G <= 4; G++)
             for (int64_t B = 1; B <= 6; B++)
-                for (int64_t H = 1; H <= 40; H += 13)
+                for (int64_t H = 1; H <= 79; H += 13)
                     for (int z = 0; z < 2; z++) { /* z: zero h_prev, skipped by the tier only */
                     size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H);
                     float *R = malloc(nR * 4), *Rq = malloc(nq * 4), *hp = malloc((size_t)(B * H) * 4);
