@@ -143,11 +143,11 @@ const frt_un_variant *frt_un_variant_get(frt_isa cap) { return FRT_PICK_VARIANT(
 
 /* ---- kernel ---------------------------------------------------------------------------------- */
 
-enum { K_F32, K_F16, K_GEN };
+enum { K_F32, K_F16, K_BF16, K_GEN };
 
 typedef struct un_params {
     int kind;
-    frt_unary_fn f32; /* K_F32, K_F16 */
+    frt_unary_fn f32; /* K_F32, K_F16, K_BF16 */
     gen_fn gen;       /* K_GEN: float64 and integer loops */
     size_t es;        /* element size */
 } un_params;
@@ -158,13 +158,14 @@ typedef struct un_job {
     char *y;
 } un_job;
 
-static void f16_apply(frt_unary_fn f, const uint16_t *x, uint16_t *y, size_t n) {
+/* Half-precision data through the float32 loop f, 256 elements at a time (bf: bfloat16). */
+static void half_apply(frt_unary_fn f, const uint16_t *x, uint16_t *y, size_t n, bool bf) {
     float t[256];
     for (size_t i = 0; i < n; i += 256) {
         size_t m = n - i < 256 ? n - i : 256;
-        for (size_t k = 0; k < m; k++) t[k] = frt_half_to_float(x[i + k]);
+        for (size_t k = 0; k < m; k++) t[k] = bf ? frt_bf16_to_float(x[i + k]) : frt_half_to_float(x[i + k]);
         f(t, t, m);
-        for (size_t k = 0; k < m; k++) y[i + k] = frt_float_to_half(t[k]);
+        for (size_t k = 0; k < m; k++) y[i + k] = bf ? frt_float_to_bf16(t[k]) : frt_float_to_half(t[k]);
     }
 }
 
@@ -175,7 +176,8 @@ static void un_range(void *ctx, size_t lo, size_t hi) {
     char *y = j->y + lo * p->es;
     switch (p->kind) {
     case K_F32: p->f32((const float *)x, (float *)y, hi - lo); break;
-    case K_F16: f16_apply(p->f32, (const uint16_t *)x, (uint16_t *)y, hi - lo); break;
+    case K_F16:
+    case K_BF16: half_apply(p->f32, (const uint16_t *)x, (uint16_t *)y, hi - lo, p->kind == K_BF16); break;
     default: p->gen(x, y, hi - lo); break;
     }
 }
@@ -230,22 +232,22 @@ static frt_status un_select(frt_op_ctx *c, frt_kernel *k, const char *sym, int d
     memset(p, 0, sizeof *p);
     p->es = frt_dtype_size(dt);
     const char *sfx = "", *dn;
-    if (dt == FRT_FLOAT32 || dt == FRT_FLOAT16) {
-        p->kind = dt == FRT_FLOAT32 ? K_F32 : K_F16;
+    if (dt == FRT_FLOAT32 || dt == FRT_FLOAT16 || dt == FRT_BFLOAT16) {
+        p->kind = dt == FRT_FLOAT32 ? K_F32 : dt == FRT_FLOAT16 ? K_F16 : K_BF16;
         p->f32 = f32c;
         if (simd >= 0) {
             const frt_un_variant *v = frt_un_variant_get(c->isa);
             p->f32 = v->f[simd];
             sfx = v->suffix;
         }
-        dn = dt == FRT_FLOAT32 ? "f32" : "f16";
+        dn = dt == FRT_FLOAT32 ? "f32" : dt == FRT_FLOAT16 ? "f16" : "bf16";
     } else if (dt == FRT_FLOAT64) {
         p->kind = K_GEN;
         p->gen = f64;
         dn = "f64";
     } else {
         p->kind = K_GEN;
-        p->gen = int_op >= 0 ? int_loops[int_op][dt] : NULL;
+        p->gen = int_op >= 0 && dt > 0 && dt < 14 ? int_loops[int_op][dt] : NULL;
         if (!p->gen)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "dtype %s not supported",
                                frt_dtype_name(dt));

@@ -226,10 +226,10 @@ static frt_status run_unary(const char *op, int32_t dt, int rank, const int64_t 
 }
 
 static void test_float_ops(void) {
-    const int32_t dts[3] = {FRT_FLOAT32, FRT_FLOAT64, FRT_FLOAT16};
+    const int32_t dts[4] = {FRT_FLOAT32, FRT_FLOAT64, FRT_FLOAT16, FRT_BFLOAT16};
     const int64_t sizes[] = {1, 7, 33, 1001, 70001};
     for (size_t oi = 0; oi < N_FLOAT_OPS; oi++)
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < 4; d++)
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
                 const char *op = FLOAT_OPS[oi];
                 int32_t dt = dts[d];
@@ -239,6 +239,7 @@ static void test_float_ops(void) {
                 for (int64_t i = 0; i < n; i++) {
                     double v = in_val(op, (size_t)i);
                     if (dt == FRT_FLOAT16) v = frt_half_to_float(frt_float_to_half((float)v));
+                    if (dt == FRT_BFLOAT16) v = frt_bf16_to_float(frt_float_to_bf16((float)v));
                     frt_st_f64(dt, x, i, v);
                 }
                 frt_value out;
@@ -250,14 +251,20 @@ static void test_float_ops(void) {
                     continue;
                 }
                 CHECK(out.dtype == dt && out.rank == 2 && out.dims[1] == n);
-                /* float16 results are rounded to half; float32 within the SIMD bounds */
-                double rtol = dt == FRT_FLOAT16 ? 1e-3 : dt == FRT_FLOAT32 ? 4e-7 : 1e-15;
+                /* half results are rounded to their 11 (float16) or 8 (bfloat16) significant bits,
+                   so a float32 result next to a rounding boundary may end one unit away; float32
+                   within the SIMD bounds */
+                double rtol = dt == FRT_FLOAT16    ? 1e-3
+                              : dt == FRT_BFLOAT16 ? 8e-3
+                              : dt == FRT_FLOAT32  ? 4e-7
+                                                   : 1e-15;
                 int bad = 0;
                 for (int64_t i = 0; i < n && bad < 3; i++) {
                     double xv = frt_ld_f64(dt, x, i);
                     double want = ref_op(op, dt == FRT_FLOAT32 ? (double)(float)xv : xv);
                     if (dt == FRT_FLOAT32) want = (double)(float)want;
                     if (dt == FRT_FLOAT16) want = frt_half_to_float(frt_float_to_half((float)want));
+                    if (dt == FRT_BFLOAT16) want = frt_bf16_to_float(frt_float_to_bf16((float)want));
                     double got = frt_ld_f64(dt, out.data, i);
                     if (!close_to(got, want, rtol)) {
                         bad++;
