@@ -11,14 +11,6 @@
 #include "runtime/model.h"
 #include "test_util.h"
 
-static void attr_ints(ob_buf *node, const char *name, const int64_t *v, size_t n) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (size_t i = 0; i < n; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(node, 5, &a);
-}
-
 static void attr_float(ob_buf *node, const char *name, float v) {
     ob_buf a = {0};
     ob_str(&a, 1, name);
@@ -58,8 +50,8 @@ static ob_buf build(const fcase *t, const float *w, const float *b) {
     const char *ci[] = {"X", "W", "B", NULL}, *co[] = {"Y", NULL};
     ob_buf conv = ob_node("Conv", NULL, "conv", ci, co);
     int64_t pads[4] = {t->pad, t->pad, t->pad, t->pad}, st[2] = {t->s, t->s};
-    attr_ints(&conv, "pads", pads, 4);
-    attr_ints(&conv, "strides", st, 2);
+    ob_attr_ints(&conv, "pads", pads, 4);
+    ob_attr_ints(&conv, "strides", st, 2);
     ob_attr_int(&conv, "group", t->group);
     ob_msg(&g, OB_NODE, &conv);
     const char *yi[] = {"Y", NULL}, *so[] = {"S", NULL}, *zo[] = {"Z", NULL};

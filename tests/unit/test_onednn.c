@@ -17,14 +17,6 @@
 
 /* ---- model building ---- */
 
-static void attr_ints(ob_buf *node, const char *name, const int64_t *v, int n) {
-    ob_buf a = {0};
-    ob_str(&a, 1, name);
-    for (int i = 0; i < n; i++) ob_int(&a, 8, v[i]);
-    ob_int(&a, 20, 7);
-    ob_msg(node, 5, &a);
-}
-
 static void attr_float(ob_buf *node, const char *name, float v) {
     ob_buf a = {0};
     ob_str(&a, 1, name);
@@ -80,13 +72,13 @@ static void add_conv(ob_buf *g, const char *name, const char *in, const char *ou
     const char *ins[] = {in, wn, c->bias ? bn : NULL, NULL}, *outs[] = {out, NULL};
     ob_buf n = ob_node("Conv", NULL, name, ins, outs);
     int nsp = one_d ? 1 : 2;
-    attr_ints(&n, "strides", one_d ? c->s + 1 : c->s, nsp);
-    attr_ints(&n, "dilations", one_d ? c->d + 1 : c->d, nsp);
+    ob_attr_ints(&n, "strides", one_d ? c->s + 1 : c->s, nsp);
+    ob_attr_ints(&n, "dilations", one_d ? c->d + 1 : c->d, nsp);
     if (c->auto_pad) {
         attr_str(&n, "auto_pad", c->auto_pad);
     } else {
         int64_t p1[2] = {c->p[1], c->p[3]};
-        attr_ints(&n, "pads", one_d ? p1 : c->p, 2 * nsp);
+        ob_attr_ints(&n, "pads", one_d ? p1 : c->p, 2 * nsp);
     }
     ob_attr_int(&n, "group", c->group);
     ob_msg(g, OB_NODE, &n);
@@ -104,9 +96,9 @@ static void add_pool(ob_buf *g, const char *op, const char *name, const char *in
     const char *ins[] = {in, NULL}, *outs[] = {out, NULL};
     ob_buf n = ob_node(op, NULL, name, ins, outs);
     int64_t ks[2] = {k, k}, ss[2] = {s, s};
-    attr_ints(&n, "kernel_shape", ks, 2);
-    attr_ints(&n, "strides", ss, 2);
-    if (pads) attr_ints(&n, "pads", pads, 4);
+    ob_attr_ints(&n, "kernel_shape", ks, 2);
+    ob_attr_ints(&n, "strides", ss, 2);
+    if (pads) ob_attr_ints(&n, "pads", pads, 4);
     if (ceil) ob_attr_int(&n, "ceil_mode", 1);
     if (include_pad) ob_attr_int(&n, "count_include_pad", 1);
     ob_msg(g, OB_NODE, &n);
