@@ -202,6 +202,12 @@ typedef struct gemm_params {
     const float *Bp;    /* prepacked constant B (portable builds), or NULL */
     int64_t Bp_K, Bp_N;
     frt_wpack wp;       /* packed constant B (wp.data != NULL): used for every M */
+    /* small products with constant B (M > 1 known at load, M*N*K <= SMALL_MACS, A not
+     * transposed): alpha * op(B) as row-major [K,N] for the tier's direct small kernel, chosen
+     * for Bs_M rows */
+    const float *Bs;
+    int64_t Bs_M;
+    frt_mm_small_fn small;
     frt_isa isa;
     frt_act act;
     const frt_act_variant *av; /* activation loops of the tier */
@@ -294,6 +300,20 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     float *Y = y->data;
     const float *A = a->data, *B = b->data;
     if (M == 0 || N == 0) return FRT_OK;
+    if (p->Bs) {
+        /* direct small product: Y = A * (alpha op(B)), then + bias row (select took this path
+           only when C is absent, beta is 0 or C is a constant row; B's original bytes may be
+           released, so other shapes cannot fall back to it) */
+        if (M != p->Bs_M)
+            return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm rows changed after load (%lld, was %lld)",
+                                 (long long)M, (long long)p->Bs_M);
+        p->small(M, N, K, A, K, p->Bs, N, Y, N);
+        if (cv && p->beta != 0.0f)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) Y[i * N + j] += p->bias[j];
+        apply_act(&p->act, p->av, Y, M * N);
+        return FRT_OK;
+    }
     float beta = 0.0f;
     if (cv && p->beta != 0.0f) {
         if (p->bias && p->bias_n == N) {
@@ -393,6 +413,29 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     }
     if (!(M == 1 ? K_SGEMV || K_SGEMM : K_SGEMM))
         return frt_op_kernel_missing(c, M == 1 ? "gemv_f32" : "gemm_f32");
+    /* small product with constant B and M known (e.g. a Linear layer inside a Loop body): B
+       copied row-major with alpha folded in, run by the direct small kernel (a packed GEMM call
+       or the scalar tiny loop cost more than the arithmetic here) */
+    if (K_SGEMM && b->data && !p->transA && M > 1 && N > 1 && K > 0 && M * N * K <= SMALL_MACS &&
+        (!cv || p->beta == 0.0f || p->bias)) {
+        float *bs = frt_arena_array(c->arena, (size_t)(K * N), sizeof(float));
+        if (!bs) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+        const float *B = b->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                bs[k * N + j] = p->alpha * (p->transB ? B[j * K + k] : B[k * N + j]);
+        const frt_mm_small_variant *sv = frt_mm_small_pick(c->isa);
+        p->Bs = bs;
+        p->Bs_M = M;
+        p->small = sv->fn;
+        st = set_name(c, k, "gemm_f32_small", IMPL_OWN, (int)sv->isa, cv && p->beta != 0.0f,
+                      act_index(&p->act));
+        if (st) return st;
+        k->fn = gemm_kernel;
+        k->params = p;
+        k->const_copied = 1u << 1;
+        return FRT_OK;
+    }
     /* constant B: prepack unless the product is known to be a gemv (M == 1) */
     if (b->data && K > 0 && N > 0 && M != 1) {
         p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);

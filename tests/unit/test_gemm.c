@@ -153,6 +153,21 @@ static void test_gemm_kernels(void) {
     CHECK(run_gemm(&g2, NULL));
     g2.tb = 0;
     CHECK(run_gemm(&g2, NULL));
+    /* small product with constant weights and rows known (a Linear layer in a Loop body: 4 rows
+       of 16 by a 16x16 weight): the tier's direct small kernel, alpha folded into the weights,
+       bias row and activation after; B's original may be released */
+    for (int tb = 0; tb < 2; tb++) {
+        gemm_case g7 = {0, tb, 4, 16, 16, 0.75f, 1, C_N, 2 | 4, 0, {FRT_ACT_RELU, 0, INFINITY}, 0};
+        CHECK(run_gemm(&g7, &name));
+        snprintf(want, sizeof want, "gemm_f32_small_%s_bias_relu",
+                 frt_isa_name(frt_mm_small_pick(frt_cpu_tier())->isa));
+        CHECK_MSG(name && strcmp(name, want) == 0, "kernel %s, expected %s",
+                  name ? name : "(null)", want);
+        gemm_case g8 = {0, tb, 3, 7, 33, 1, 0, C_NONE, 2, 0, {FRT_ACT_NONE, 0, 0}, 0};
+        CHECK(run_gemm(&g8, &name));
+        CHECK_MSG(name && strncmp(name, "gemm_f32_small_", 15) == 0, "kernel %s",
+                  name ? name : "(null)");
+    }
     /* threaded: big enough to split */
     gemm_case g3 = {0, 1, 130, 300, 200, 1, 0.5f, C_M1, 2, 0, {FRT_ACT_CLIP, 0, 6}, 2};
     CHECK(run_gemm(&g3, NULL));
