@@ -435,18 +435,22 @@ FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
 
 /* Inter-op parallelism of the model's graph (frt_options.inter_op_threads > 1).
  * At load, each step's time is estimated from its shapes (multiply-adds and bytes moved) and the
- * critical path (the longest chain of dependent steps) is computed over the dataflow DAG: with
- * P threads no schedule ends before max(path, total / P). When that leaves less than 20 us or
- * 15% of the steps' time to gain, inter-op is declined (hand-offs between threads cost more on
- * such a model): runs and the memory plan are then sequential, `threads` is 1 and `declined`
- * says why. (FRT_INTEROP_FORCE=1 in the environment at load keeps inter-op regardless; tests.)
+ * critical path (the longest chain of dependent steps) is computed over the dataflow DAG. The
+ * run it would replace takes `total`: the steps in order, each split over num_threads intra-op
+ * threads as far as the kernels' cost model splits it; with P inter-op threads no schedule ends
+ * before max(path of those split step times, work / max(num_threads, P)). When that leaves less
+ * than 20 us or 15% of `total` to gain, inter-op is declined (hand-offs between threads cost more
+ * on such a model; with as many intra-op threads as inter-op threads, only steps too small to
+ * split leave threads idle): runs and the memory plan are then sequential, `threads` is 1 and
+ * `declined` says why. (FRT_INTEROP_FORCE=1 in the environment at load keeps inter-op regardless; tests.)
  * The measured bound: with profiling on (frt_runtime_set_profiling), total_us and path_us are
  * the sum of step times and the critical path from the profiled step times, per profiled run;
  * total_us / path_us bounds any inter-op speed-up of those steps. */
 typedef struct frt_interop_info {
     int32_t threads;          /* inter-op threads runs use: inter_op_threads, or 1 */
     const char *declined;     /* why inter-op was declined at load, or NULL */
-    double est_total_us, est_path_us; /* load-time estimate (0 when shapes were unknown) */
+    double est_total_us, est_path_us; /* load-time estimate of total and path (above; 0 when
+                                         shapes were unknown) */
     double total_us, path_us; /* from the profile (0 before a profiled run) */
     uint64_t runs;            /* profiled runs */
 } frt_interop_info;

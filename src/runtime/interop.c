@@ -40,6 +40,7 @@
 
 #include "interop.h"
 #include "ops/sgemm.h"
+#include "util/threadpool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -523,7 +524,15 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
 /* Inter-op is declined at load when the estimated schedule gains less than this, or less than
  * IOP_MIN_SPEEDUP: every hand-off of a tensor between threads costs ~1 us when the other thread
  * polls and tens of microseconds when it sleeps (a futex wake-up on a VM), and each step takes
- * the schedule's lock. */
+ * the schedule's lock.
+ *
+ * The estimate compares against the run inter-op would replace: steps in order, each split
+ * over the intra-op threads as the cost model splits it (frt_par_split: cost c on T threads
+ * takes about c / frt_par_split(T, c)). With inter-op, max(T, P) threads share the steps: the
+ * span is at least the critical path of those split step times and at least the total work
+ * over max(T, P) threads. With T = 1 this is the plain DAG bound; with T >= P the gain is only
+ * what steps too small to split leave idle, which is why inter-op on a CNN whose layers all
+ * split is declined. */
 #define IOP_MIN_GAIN_NS 20000.0
 #define IOP_MIN_SPEEDUP 1.15
 
@@ -535,26 +544,34 @@ frt_status frt_iop_decide(frt_model *m) {
     m->iop_threads = 1;
     if (!d) return FRT_OK; /* steps sized at run time: sequential */
     m->iop_threads = m->opt.inter_op_threads;
-    uint64_t *c = malloc(((size_t)d->n + 1) * 2 * sizeof *c);
+    uint64_t *c = malloc(((size_t)d->n + 1) * 3 * sizeof *c);
     if (!c) return frt_error(FRT_ERR_NO_MEMORY, "out of memory estimating the step graph");
     if (frt_dag_estimate(prog, &m->g, c)) {
-        uint64_t total = 0;
-        for (int32_t q = 0; q < d->n; q++) total += c[q];
-        uint64_t path = frt_dag_longest(d, c, c + d->n + 1);
-        m->iop_est_total = total;
-        m->iop_est_path = path;
         int P = m->opt.inter_op_threads;
-        double span = (double)path > (double)total / P ? (double)path : (double)total / P;
-        double gain = (double)total - span;
+        int T = m->opt.num_threads > 1 ? m->opt.num_threads : 1;
+        int W = T > P ? T : P;
+        uint64_t *cs = c + 2 * ((size_t)d->n + 1); /* step times split over T threads */
+        uint64_t total = 0, seq = 0;
+        for (int32_t q = 0; q < d->n; q++) {
+            total += c[q];
+            cs[q] = c[q] / (uint64_t)frt_par_split(T, (double)c[q]);
+            seq += cs[q];
+        }
+        uint64_t path = frt_dag_longest(d, cs, c + d->n + 1);
+        m->iop_est_total = seq;
+        m->iop_est_path = path;
+        double span = (double)path > (double)total / W ? (double)path : (double)total / W;
+        double gain = (double)seq - span;
         const char *f = getenv("FRT_INTEROP_FORCE");
         bool force = f && f[0] == '1';
-        if (!force && (gain < IOP_MIN_GAIN_NS || (double)total < IOP_MIN_SPEEDUP * span)) {
+        if (!force && (gain < IOP_MIN_GAIN_NS || (double)seq < IOP_MIN_SPEEDUP * span)) {
             snprintf(m->iop_declined, sizeof m->iop_declined,
-                     "estimated at load: %.1f us of steps, critical path %.1f us: %d threads "
-                     "could gain at most %.1f us (%.2fx), below the cost of hand-offs between "
-                     "threads (needs %.0f us and %.2fx); steps run in order",
-                     (double)total / 1e3, (double)path / 1e3, P, gain / 1e3,
-                     span > 0 ? (double)total / span : 1.0, IOP_MIN_GAIN_NS / 1e3,
+                     "estimated at load: %.1f us of steps in order (%d intra-op threads), "
+                     "critical path %.1f us: %d inter-op threads could gain at most %.1f us "
+                     "(%.2fx), below the cost of hand-offs between threads (needs %.0f us and "
+                     "%.2fx); steps run in order",
+                     (double)seq / 1e3, T, (double)path / 1e3, P, gain / 1e3,
+                     span > 0 ? (double)seq / span : 1.0, IOP_MIN_GAIN_NS / 1e3,
                      IOP_MIN_SPEEDUP);
             prog->dag = NULL;
             m->iop_threads = 1;
