@@ -17,7 +17,9 @@
  *   too little to gain, so inter-op is declined (threads 1, a reason, outputs as a sequential
  *   run's); the bound from profiled step times lies in [1, steps] and its path is at least the
  *   longest step; FRT_INTEROP_FORCE=1 keeps inter-op (every other check here runs with it, so
- *   the parallel scheduler is what they test); inter_op_threads 1 has no step graph.
+ *   the parallel scheduler is what they test); inter_op_threads 1 has no step graph. A bigger
+ *   Inception-style model keeps inter-op at 1 intra-op thread and declines it at 2, where its
+ *   convolutions split.
  * Usage: test_interop DLRM_SMALL_DIR */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -97,22 +99,25 @@ static void add_block(ob_buf *g, const char *pre, const char *in, const char *ou
 
 enum { IC = 8, HW = 20 };
 
-static ob_buf inception_model(void) {
+/* x [1,IC,hw,hw] -> stem (16m channels) -> block a (32m) -> block b (48m) -> y [1,48m,1,1]. */
+static ob_buf inception_model_sized(int hw, int m) {
     ob_buf g = {0};
     uint32_t seed = 12345;
-    add_conv(&g, "stem", "x", "s", IC, 16, 3, &seed);
-    add_block(&g, "a", "s", "a", 16, 8, &seed);
-    add_block(&g, "b", "a", "b", 32, 12, &seed);
+    add_conv(&g, "stem", "x", "s", IC, 16 * m, 3, &seed);
+    add_block(&g, "a", "s", "a", 16 * m, 8 * m, &seed);
+    add_block(&g, "b", "a", "b", 32 * m, 12 * m, &seed);
     const char *gi[] = {"b", NULL}, *go[] = {"y", NULL};
     ob_buf n = ob_node("GlobalAveragePool", NULL, "gap", gi, go);
     ob_msg(&g, OB_NODE, &n);
-    int64_t xd[4] = {1, IC, HW, HW}, yd[4] = {1, 48, 1, 1};
+    int64_t xd[4] = {1, IC, hw, hw}, yd[4] = {1, 48 * m, 1, 1};
     ob_buf vi = ob_vinfo("x", 1, 4, xd);
     ob_msg(&g, OB_INPUT, &vi);
     vi = ob_vinfo("y", 1, 4, yd);
     ob_msg(&g, OB_OUTPUT, &vi);
     return ob_model(&g);
 }
+
+static ob_buf inception_model(void) { return inception_model_sized(HW, 1); }
 
 /* ---- helpers ---- */
 
@@ -371,6 +376,42 @@ static void check_mixed(const char *label, const ob_buf *mb, const char *path, c
     frt_model_free(m0);
 }
 
+/* The decision at load counts intra-op threads: an Inception-style model at 56x56 with 4x the
+ * channels has branches long enough for 2 inter-op threads beside 1 intra-op thread (kept), but
+ * with 2 intra-op threads its convolutions split, so the steps in order already use both threads
+ * and inter-op is declined, naming the intra-op threads. */
+static void check_decline_intra(void) {
+    unsetenv("FRT_INTEROP_FORCE");
+    ob_buf mb = inception_model_sized(56, 4);
+    frt_model *m1 = load(&mb, NULL, 1, 2), *m2 = load(&mb, NULL, 2, 2);
+    frt_runtime *r1 = NULL, *r2 = NULL;
+    if (m1 && m2) {
+        CHECK_OK(frt_runtime_create(m1, &r1));
+        CHECK_OK(frt_runtime_create(m2, &r2));
+    }
+    if (r1 && r2) {
+        frt_interop_info i1, i2;
+        CHECK_OK(frt_runtime_interop_info(r1, &i1));
+        CHECK_OK(frt_runtime_interop_info(r2, &i2));
+        CHECK_MSG(i1.threads == 2 && !i1.declined, "intra 1: threads %d, declined %s",
+                  (int)i1.threads, i1.declined ? i1.declined : "(null)");
+        CHECK_MSG(i2.threads == 1 && i2.declined && strstr(i2.declined, "2 intra-op threads"),
+                  "intra 2: threads %d, declined %s", (int)i2.threads,
+                  i2.declined ? i2.declined : "(null)");
+        /* in order with split steps: about half the one-thread estimate, and so its path */
+        CHECK_MSG(i2.est_total_us < 0.6 * i1.est_total_us && i2.est_path_us < i1.est_path_us,
+                  "estimates: intra 1 %.1f / %.1f us, intra 2 %.1f / %.1f us", i1.est_total_us,
+                  i1.est_path_us, i2.est_total_us, i2.est_path_us);
+        printf("inception 56x56 inter-op 2, intra-op 2: %s\n", i2.declined ? i2.declined : "kept");
+    }
+    frt_runtime_free(r1);
+    frt_runtime_free(r2);
+    frt_model_free(m1);
+    frt_model_free(m2);
+    free(mb.p);
+    setenv("FRT_INTEROP_FORCE", "1", 1);
+}
+
 /* An index out of range fails a parallel run (sync and async) with its message; the runtime
  * runs again afterwards. */
 static void check_decline(const char *path, const io_set *s) {
@@ -482,6 +523,7 @@ int main(int argc, char **argv) {
     check_async("inception", &mb, NULL, &inc, 2);
     check_async("inception", &mb, NULL, &inc, 1);
     check_mixed("inception", &mb, NULL, &inc, 1, 2, 100);
+    check_decline_intra();
 
     /* dlrm_small */
     char path[4096], err[256];
