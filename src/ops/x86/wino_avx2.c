@@ -79,18 +79,18 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
     static void gemm_r##R(const float *a, size_t ags, int64_t kg, const float *u, float *o,      \
                           size_t ogs) {                                                         \
         __m256 c0[R], c1[R];                                                                    \
-        for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm256_setzero_ps();                        \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm256_setzero_ps();  \
         for (int64_t k = 0; k < kg; k++, a += ags) {                                            \
-            for (int j = 0; j < 8; j++, u += 16) {                                              \
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++, u += 16) {                      \
                 __m256 u0 = _mm256_loadu_ps(u), u1 = _mm256_loadu_ps(u + 8);                    \
-                for (int r = 0; r < R; r++) {                                                   \
+                _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                           \
                     __m256 av = _mm256_broadcast_ss(a + r * 8 + j);                             \
                     c0[r] = _mm256_fmadd_ps(av, u0, c0[r]);                                     \
                     c1[r] = _mm256_fmadd_ps(av, u1, c1[r]);                                     \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
-        for (int r = 0; r < R; r++) {                                                           \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                   \
             _mm256_storeu_ps(o + r * 8, c0[r]);                                                 \
             _mm256_storeu_ps(o + ogs + r * 8, c1[r]);                                           \
         }                                                                                       \
