@@ -81,7 +81,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     if (env && !strcmp(env, "0")) return FRT_DECLINE;
     const frt_value *X = c->in[0], *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
     const frt_value *Y = c->out[0];
-    if (X->layout != L || X->rank != 4 || Wt->rank != 4 || Wt->dims[2] != 3 || Wt->dims[3] != 3 ||
+    if (X->rank != 4 || Wt->rank != 4 || Wt->dims[2] != 3 || Wt->dims[3] != 3 ||
         Wt->dims[1] != X->dims[1] || Y->rank != 4 || Y->dims[1] != Wt->dims[0] ||
         (L->block != 8 && L->block != 16) || pt < 0 || pl < 0)
         return FRT_DECLINE;

@@ -14,7 +14,8 @@
  * FRT_DECLINE (the caller then uses oneDNN) outside that, or where oneDNN is expected to be faster
  * (the rule in winoconv.c, from the shape). The environment variable FRT_WINO overrides the rule
  * at load: "0" never takes it, "1" takes every covered shape on any tier (tests, A/B). The caller
- * checked group 1, kernel 3x3, stride 1, dilation 1, and that the input is in L. Any other status
+ * checked group 1, kernel 3x3, stride 1, dilation 1, and that the input is read in L (a plain
+ * producer gets a reorder). Any other status
  * is a load failure. */
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
                               int64_t pl, int threads);
