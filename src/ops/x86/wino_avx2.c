@@ -47,8 +47,8 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
             __m256 d[36], r[36];
             if (inner) {
                 const float *p = x + grp_at(g, gi, g->H, g->W, iy0, ix0);
-                for (int i = 0; i < 6; i++)
-                    for (int j = 0; j < 6; j++)
+                _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++)
+                    _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
                         d[i * 6 + j] = _mm256_loadu_ps(p + (size_t)((i * g->W + j) * g->b));
             } else {
                 for (int i = 0; i < 6; i++)
@@ -61,12 +61,13 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
             }
             if (gi == g->Cg - 1)
                 for (int k = 0; k < 36; k++) d[k] = _mm256_and_ps(d[k], last);
-            for (int j = 0; j < 6; j++) BT6(d + j, 6, r + j, 6);
+            _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) BT6(d + j, 6, r + j, 6);
             float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
-            for (int i = 0; i < 6; i++) {
+            _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++) {
                 __m256 o[6];
                 BT6(r + i * 6, 1, o, 1);
-                for (int j = 0; j < 6; j++) _mm256_storeu_ps(v + (size_t)(i * 6 + j) * xs, o[j]);
+                _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
+                    _mm256_storeu_ps(v + (size_t)(i * 6 + j) * xs, o[j]);
             }
         }
     }
@@ -152,8 +153,9 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
         for (int64_t gi = g0; gi < g1; gi++) {
             const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
             __m256 m[36], r[24];
-            for (int k = 0; k < 36; k++) m[k] = _mm256_loadu_ps(o + (size_t)k * xs);
-            for (int j = 0; j < 6; j++) AT6(m + j, 6, r + j, 6);
+            _Pragma("GCC unroll 36") for (int k = 0; k < 36; k++)
+                m[k] = _mm256_loadu_ps(o + (size_t)k * xs);
+            _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) AT6(m + j, 6, r + j, 6);
             __m256 bv = _mm256_loadu_ps(bias + gi * 8);
             bool lastg = gi == g->Mg - 1;
             for (int i = 0; i < ni; i++) {
