@@ -124,6 +124,8 @@ typedef struct result {
     int split_steps;    /* convolutions run as channel parts (kernel name ending in "_split") */
     int gemvconv_steps; /* 1x1-image convolutions run by the own GEMV (gemvconv.c) */
     int relay_steps;    /* convolutions run on nChw8c between reorders ("onednn:conv_relay") */
+    int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
+    int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -160,6 +162,8 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->gemvconv_steps += strcmp(kn, "onednn:gemvconv") == 0;
         r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
         r->relay_steps += strcmp(kn, "onednn:conv_relay") == 0;
+        r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
+        r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -199,11 +203,12 @@ static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
     result ref, got;
     run(&mb, 0, 1, 0, xd, rank, outs, &ref);
     CHECK_MSG(ref.onednn_steps == 0, "%s: provider used with FRT_DNNL=0", what);
-    int split3 = 0;
+    int split3 = 0, wsplit2 = 0;
     for (int cfg = 0; cfg < 4; cfg++) {
         int threads = cfg == 0 ? 1 : cfg == 3 ? 3 : 2, parts = cfg < 2 ? 0 : threads;
         run(&mb, 1, threads, parts, xd, rank, outs, &got);
         if (parts == 3) split3 = got.split_steps;
+        if (cfg == 1) wsplit2 = got.wino_split;
         CHECK_MSG(got.n_out == ref.n_out, "%s: outputs", what);
         for (int o = 0; o < ref.n_out && o < got.n_out; o++) {
             CHECK_MSG(got.n[o] == ref.n[o], "%s: output %d size", what, o);
@@ -215,6 +220,7 @@ static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
         else free_result(&got);
     }
     with->split_steps = split3;
+    with->wino_split = wsplit2;
     free_result(with);
     free_result(&ref);
     free(mb.p);
@@ -585,6 +591,38 @@ static void test_huge_images(void) {
     }
 }
 
+/* The own Winograd F(4x4, 3x3) kernel (winoconv.c) in a chain of 3x3 stride-1 convolutions on
+ * blocked data: padded channel blocks (20 -> 24 -> 40), pads 1 and 0, Relu, a residual FusedConv
+ * (act(conv + Z)), a 1x1-output image (pads 0 on 3x3), a stride-2 3x3 (not Winograd) in between;
+ * batch 1 and 2; 1, 2 and 3 threads (the 48-channel layers are big enough to run as parts at 2
+ * threads). FRT_WINO=1 takes every covered shape (the default rule, too, takes these). */
+static void test_wino(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 20, 30, 29};
+    conv_spec c1 = {20, 24, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {24, 48, 3, 3, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 0};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec c3 = {48, 48, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c3", "a2", "a3", &c3);
+    add_op(&g, "Add", "add", "a3", "a2", "s3");
+    add_op(&g, "Relu", "r3", "s3", NULL, "t3"); /* FusedConv: relu(c3 + a2) */
+    conv_spec c4 = {48, 40, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c4", "t3", "a4", &c4);
+    conv_spec c5 = {40, 40, 3, 3, 1, {1, 1}, {1, 1}, {2, 1, 0, 2}, NULL, 1};
+    add_conv(&g, "c5", "a4", "a5", &c5);
+    const char *outs[] = {"a5", "t3", NULL};
+    io(&g, xd, 4, outs);
+    setenv("FRT_WINO", "1", 1);
+    result r;
+    compare("wino", ob_model(&g), xd, 4, outs, &r);
+    unsetenv("FRT_WINO");
+    if (!g_on) return;
+    CHECK_MSG(r.wino_steps == 4, "wino: %d Winograd steps", r.wino_steps);
+    CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
+}
+
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
     g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
@@ -600,6 +638,8 @@ int main(void) {
     test_huge_images();
     test_relay(1);
     test_relay(2);
+    test_wino(1);
+    test_wino(2);
     /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of
        the chain: stride 2, asymmetric pads, 20 channels; c2 of cnn_ops: SiLU), at one thread */
     setenv("FRT_DNNL_OWN_DW", "1", 1);

@@ -50,6 +50,7 @@
 #include "onednn_impl.h"
 #include "relay.h"
 #include "split.h"
+#include "winoconv.h"
 
 
 /* ---- engine, streams, threads ---------------------------------------------------------------- */
@@ -558,6 +559,13 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     if (!fused && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
         pl[1] == 0) {
         frt_status st = frt_dn_gemvconv_select(c, k, L);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* 3x3, stride 1, undilated, ungrouped: the own Winograd F(4x4, 3x3) where it beats oneDNN's
+       direct kernel (winoconv.c; oneDNN 2.6 has Winograd on AVX-512 only) */
+    if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 &&
+        sp.s[0] == 1 && sp.s[1] == 1 && sp.d[0] == 1 && sp.d[1] == 1) {
+        frt_status st = frt_dn_wino_select(c, k, L, pl[0], pl[1], g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     dnnl_convolution_desc_t cd;

@@ -1,0 +1,145 @@
+/* The oneDNN provider's own Winograd convolution (see winoconv.h): weights transformed once at
+ * select (frt_wino_pack, model arena), the bias padded to whole panels; a run executes the tile
+ * blocks of each image with the tier's pieces (wino.h), split into parts on the runtime's pool
+ * when the model has several intra-op threads and the cost model says it pays (each part its own
+ * slice of the step's scratch: nothing is allocated per run). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/wino.h"
+#include "util/threadpool.h"
+#include "winoconv.h"
+
+#if FRT_HAVE_DNNL
+
+typedef struct dn_wino {
+    frt_wino_geom g;
+    const float *U, *bias;
+    const frt_wino_variant *v;
+    int64_t parts, nsplit, items;
+    size_t in_img, out_img;      /* floats of one image in L */
+    size_t part_floats;          /* scratch floats of one part (a multiple of 16) */
+} dn_wino;
+
+typedef struct wino_job {
+    const dn_wino *p;
+    const float *x, *z;
+    float *y, *scratch;
+} wino_job;
+
+static void wino_part(void *ctx, size_t i) {
+    const wino_job *j = ctx;
+    const dn_wino *p = j->p;
+    int64_t i0 = p->items * (int64_t)i / p->parts, i1 = p->items * ((int64_t)i + 1) / p->parts;
+    frt_wino_run(p->v, j->x, p->U, p->bias, j->z, j->y, &p->g, p->nsplit, i0, i1,
+                 j->scratch + i * p->part_floats);
+}
+
+static frt_status wino_run(const frt_step *s, frt_exec *x) {
+    const dn_wino *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    const frt_value *Z = s->n_in > 3 && s->in[3] >= 0 ? &x->values[s->in[3]] : NULL;
+    frt_value *Y = &x->values[s->out[0]];
+    if (X->rank != 4 || X->dims[1] != p->g.C || X->dims[2] != p->g.H || X->dims[3] != p->g.W ||
+        Y->dims[0] != X->dims[0])
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: input image differs from the load-time "
+                             "%lldx%lldx%lld", (long long)p->g.C, (long long)p->g.H,
+                             (long long)p->g.W);
+    for (int64_t n = 0; n < X->dims[0]; n++) {
+        wino_job j = {p, (const float *)X->data + (size_t)n * p->in_img,
+                      Z ? (const float *)Z->data + (size_t)n * p->out_img : NULL,
+                      (float *)Y->data + (size_t)n * p->out_img, x->scratch};
+        if (p->parts > 1 && x->tp) frt_parallel_for(x->tp, (size_t)p->parts, wino_part, &j);
+        else
+            for (int64_t i = 0; i < p->parts; i++) wino_part(&j, (size_t)i);
+    }
+    return FRT_OK;
+}
+
+static size_t wino_scratch(const frt_step *s, const frt_value *values) {
+    const dn_wino *p = s->k.params;
+    return (size_t)p->parts * p->part_floats * sizeof(float);
+}
+
+/* Whether the Winograd kernel is expected to beat oneDNN's direct convolution for this shape on
+ * the AVX2 tier. Per image the 36 GEMMs read all of U (36 C M floats, mostly from L3 or memory
+ * inside a model) once per tile block, against 72 C M flops per tile: with few tiles the step is
+ * bound by U's bytes. Measured in resnet18 (Zen 3, 1 thread, flatrt bench --profile, load ~2-3):
+ * 64->64 at 56x56 (196 tiles, 15 KB of U per tile) 2.8 -> 1.6 ms, 128->128 at 28x28 (49 tiles,
+ * 48 KB) 2.9 -> 1.4, 256->256 at 14x14 (16 tiles, 590 KB) 3.1 -> 2.4-2.8, 512->512 at 7x7
+ * (4 tiles, 9.4 MB per tile) 4.0 -> 4.3-5.2 (slower). Rule: at most 1 MiB of U per tile. */
+static bool wino_wins(const frt_wino_geom *g) {
+    double ubytes = (double)frt_wino_u_floats(g->C, g->M) * sizeof(float);
+    return ubytes <= (double)g->ntiles * 1048576.0;
+}
+
+frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
+                              int64_t pl, int threads) {
+    const char *env = getenv("FRT_WINO");
+    bool force = env && !strcmp(env, "1");
+    if (env && !strcmp(env, "0")) return FRT_DECLINE;
+    const frt_value *X = c->in[0], *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
+    const frt_value *Y = c->out[0];
+    if (X->rank != 4 || Wt->rank != 4 || Wt->dims[2] != 3 || Wt->dims[3] != 3 ||
+        Wt->dims[1] != X->dims[1] || Y->rank != 4 || Y->dims[1] != Wt->dims[0] ||
+        (L->block != 8 && L->block != 16) || pt < 0 || pl < 0)
+        return FRT_DECLINE;
+    frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
+                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = pt, .pl = pl, .b = L->block};
+    switch (c->node->act.kind) {
+    case FRT_ACT_NONE: g.act = FRT_WINO_NONE; break;
+    case FRT_ACT_RELU: g.act = FRT_WINO_RELU; break;
+    case FRT_ACT_CLIP: g.act = FRT_WINO_CLIP, g.lo = c->node->act.lo, g.hi = c->node->act.hi; break;
+    default: return FRT_DECLINE;
+    }
+    /* the AVX-512 tier keeps oneDNN (its own Winograd there); AVX2 where it wins */
+    const char *te = getenv("FRT_WINO_T"); /* tiles per block (tuning aid) */
+    int64_t T = te ? atoll(te) : 0;
+    if (T <= 0 && frt_wino_u_floats(g.C, g.M) * sizeof(float) > 1048576)
+        T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
+    frt_wino_geom_init(&g, T);
+    if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wino_wins(&g)))
+        return FRT_DECLINE;
+    dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats(g.C, g.M) * sizeof(float), 64);
+    float *bias = frt_arena_alloc(c->arena, (size_t)g.Mp * sizeof *bias, 64);
+    const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
+    const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
+    if (!p || !U || !bias || !in || !out)
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    memset(p, 0, sizeof *p);
+    memset(bias, 0, (size_t)g.Mp * sizeof *bias);
+    if (B) memcpy(bias, B->data, (size_t)g.M * sizeof *bias);
+    frt_wino_pack(Wt->data, g.C, g.M, U);
+    p->g = g;
+    p->U = U;
+    p->bias = bias;
+    p->v = frt_wino_variant_get(c->isa);
+    /* parts: the direct convolution's flops at oneDNN's rate, as split.c plans its parts */
+    double flops = 18.0 * (double)g.C * (double)g.M * (double)g.OH * (double)g.OW;
+    p->parts = frt_par_split(threads, flops * FRT_PAR_NS_PER_FLOP_DNNL);
+    int64_t nb = (g.ntiles + g.T - 1) / g.T, np = g.Mp / 16;
+    /* few tile blocks for the parts: split each block's panels too */
+    p->nsplit = nb >= 2 * p->parts || p->parts == 1 ? 1 : (p->parts < np ? p->parts : np);
+    p->items = frt_wino_items(&g, p->nsplit);
+    if (p->parts > p->items) p->parts = p->items;
+    p->part_floats = (frt_wino_scratch_floats(&g) + 15) / 16 * 16;
+    p->in_img = (size_t)((g.C + L->block - 1) / L->block * L->block * g.H * g.W);
+    p->out_img = (size_t)((g.M + L->block - 1) / L->block * L->block * g.OH * g.OW);
+    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
+    memset(out, 0, 2 * sizeof *out);
+    in[0] = L;
+    if (c->n_in > 3) in[3] = L;
+    out[0] = L;
+    k->params = p;
+    k->fn = wino_run;
+    k->scratch = wino_scratch;
+    k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;
+    return FRT_OK;
+}
+
+#endif /* FRT_HAVE_DNNL */

@@ -1,0 +1,212 @@
+/* Winograd F(4x4, 3x3) on channel-blocked activations: geometry, weight transform, the portable
+ * pieces, the driver and the variant table (see wino.h). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wino.h"
+
+#define WINO_L2_BUDGET (224 * 1024) /* bytes of V + O per block (the L2 is 512 KiB on Zen 3) */
+
+void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
+    g->Cg = (g->C + 7) / 8;
+    g->Mg = (g->M + 7) / 8;
+    g->Mp = (g->M + 15) / 16 * 16;
+    g->th = (g->OH + 3) / 4;
+    g->tw = (g->OW + 3) / 4;
+    g->ntiles = g->th * g->tw;
+    if (T <= 0) {
+        /* as many tiles as keep V and O in the L2 budget, in whole GEMM row groups of 6 */
+        T = WINO_L2_BUDGET / (36 * 4 * (8 * g->Cg + g->Mp));
+        T = T / 6 * 6;
+        if (T < 6) T = 6;
+    }
+    if (T > g->ntiles) T = g->ntiles;
+    g->T = T;
+}
+
+size_t frt_wino_u_floats(int64_t C, int64_t M) {
+    return (size_t)36 * (size_t)((C + 7) / 8 * 8) * (size_t)((M + 15) / 16 * 16);
+}
+
+size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
+    return (size_t)36 * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
+}
+
+void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U) {
+    static const double G[6][3] = {{0.25, 0, 0},
+                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                   {0, 0, 1}};
+    int64_t Cp = (C + 7) / 8 * 8, np = (M + 15) / 16;
+    memset(U, 0, frt_wino_u_floats(C, M) * sizeof *U);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < C; c++) {
+            const float *k = w + (m * C + c) * 9;
+            double t[6][3], u[6][6];
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 3; j++)
+                    t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++)
+                    u[i][j] = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+            for (int xi = 0; xi < 36; xi++)
+                U[((xi * np + m / 16) * Cp + c) * 16 + m % 16] = (float)u[xi / 6][xi % 6];
+        }
+}
+
+/* ---- portable pieces -------------------------------------------------------------------------- */
+
+/* Address of 8-channel group gi of pixel (y, x) in a blocked image of block b. */
+static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W, int64_t y,
+                            int64_t x) {
+    int64_t c = gi * 8;
+    return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
+}
+
+void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                              float *V) {
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+        for (int64_t gi = 0; gi < g->Cg; gi++) {
+            int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
+            float d[6][6][8], r[6][6][8];
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    int64_t yy = iy0 + i, xx = ix0 + j;
+                    bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
+                    const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
+                    for (int l = 0; l < 8; l++) d[i][j][l] = in && l < valid ? p[l] : 0.0f;
+                }
+            /* r = B^T d (columns), then (r B) rows */
+            for (int j = 0; j < 6; j++)
+                for (int l = 0; l < 8; l++) {
+                    float d0 = d[0][j][l], d1 = d[1][j][l], d2 = d[2][j][l], d3 = d[3][j][l],
+                          d4 = d[4][j][l], d5 = d[5][j][l];
+                    float a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2,
+                          e = 2.0f * (d3 - d1);
+                    r[0][j][l] = 4.0f * d0 - 5.0f * d2 + d4;
+                    r[1][j][l] = a + b;
+                    r[2][j][l] = a - b;
+                    r[3][j][l] = c + e;
+                    r[4][j][l] = c - e;
+                    r[5][j][l] = 4.0f * d1 - 5.0f * d3 + d5;
+                }
+            for (int i = 0; i < 6; i++)
+                for (int l = 0; l < 8; l++) {
+                    float d0 = r[i][0][l], d1 = r[i][1][l], d2 = r[i][2][l], d3 = r[i][3][l],
+                          d4 = r[i][4][l], d5 = r[i][5][l];
+                    float a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2,
+                          e = 2.0f * (d3 - d1);
+                    float o[6] = {4.0f * d0 - 5.0f * d2 + d4, a + b, a - b, c + e, c - e,
+                                  4.0f * d1 - 5.0f * d3 + d5};
+                    for (int j = 0; j < 6; j++)
+                        V[(((i * 6 + j) * g->Cg + gi) * g->T + (t - t0)) * 8 + l] = o[j];
+                }
+        }
+    }
+}
+
+void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
+                            int64_t nt, int64_t p0, int64_t p1) {
+    int64_t Cp = 8 * g->Cg, np = g->Mp / 16, mg = g->Mp / 8;
+    for (int64_t xi = 0; xi < 36; xi++)
+        for (int64_t p = p0; p < p1; p++)
+            for (int64_t t = 0; t < nt; t++) {
+                float acc[16] = {0};
+                const float *u = U + (xi * np + p) * Cp * 16;
+                for (int64_t c = 0; c < Cp; c++) {
+                    float a = V[((xi * g->Cg + c / 8) * g->T + t) * 8 + c % 8];
+                    for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];
+                }
+                for (int m = 0; m < 16; m++)
+                    O[((xi * mg + 2 * p + m / 8) * g->T + t) * 8 + m % 8] = acc[m];
+            }
+}
+
+void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
+                              const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                              int64_t g1) {
+    int64_t mg = g->Mp / 8;
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
+            float r[4][6][8];
+            for (int j = 0; j < 6; j++)
+                for (int l = 0; l < 8; l++) {
+                    float m[6];
+                    for (int i = 0; i < 6; i++)
+                        m[i] = O[(((i * 6 + j) * mg + gi) * g->T + (t - t0)) * 8 + l];
+                    float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4],
+                          d34 = m[3] - m[4];
+                    r[0][j][l] = m[0] + s12 + s34;
+                    r[1][j][l] = d12 + 2.0f * d34;
+                    r[2][j][l] = s12 + 4.0f * s34;
+                    r[3][j][l] = d12 + 8.0f * d34 + m[5];
+                }
+            for (int i = 0; i < 4; i++) {
+                if (oy0 + i >= g->OH) break;
+                for (int l = 0; l < 8; l++) {
+                    float m[6];
+                    for (int j = 0; j < 6; j++) m[j] = r[i][j][l];
+                    float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4],
+                          d34 = m[3] - m[4];
+                    float o[4] = {m[0] + s12 + s34, d12 + 2.0f * d34, s12 + 4.0f * s34,
+                                  d12 + 8.0f * d34 + m[5]};
+                    for (int j = 0; j < 4 && ox0 + j < g->OW; j++) {
+                        size_t at = grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0 + j) + (size_t)l;
+                        float v = o[j] + bias[gi * 8 + l];
+                        if (z) v += z[at];
+                        if (g->act == FRT_WINO_RELU) v = v < 0.0f ? 0.0f : v;
+                        else if (g->act == FRT_WINO_CLIP)
+                            v = v < g->lo ? g->lo : v > g->hi ? g->hi : v;
+                        y[at] = l < valid ? v : 0.0f;
+                        /* a 16-lane block's second group past M: all padding */
+                        if (gi == g->Mg - 1 && (gi * 8) % g->b + 8 < g->b) y[at + 8] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- driver ----------------------------------------------------------------------------------- */
+
+int64_t frt_wino_items(const frt_wino_geom *g, int64_t nsplit) {
+    return (g->ntiles + g->T - 1) / g->T * nsplit;
+}
+
+void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
+                  const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
+                  int64_t i1, float *scratch) {
+    float *V = scratch, *O = scratch + (size_t)36 * (size_t)g->T * (size_t)(8 * g->Cg);
+    int64_t np = g->Mp / 16, have = -1;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t blk = i / nsplit, s = i % nsplit;
+        int64_t p0 = np * s / nsplit, p1 = np * (s + 1) / nsplit;
+        if (p0 == p1) continue;
+        int64_t t0 = blk * g->T, nt = g->ntiles - t0 < g->T ? g->ntiles - t0 : g->T;
+        if (have != blk) v->itrans(x, g, t0, nt, V);
+        have = blk;
+        v->gemm(V, U, O, g, nt, p0, p1);
+        int64_t g1 = 2 * p1 < g->Mg ? 2 * p1 : g->Mg;
+        v->otrans(O, bias, z, y, g, t0, nt, 2 * p0, g1);
+    }
+}
+
+static const frt_wino_variant wino_variants[] = {
+#if FRT_HAVE_X86
+#if FRT_TIER_AVX2
+    {FRT_ISA_AVX2, "_avx2", frt_wino_itrans_avx2, frt_wino_gemm_avx2, frt_wino_otrans_avx2},
+#endif
+#endif
+    {FRT_ISA_PORTABLE, "", frt_wino_itrans_portable, frt_wino_gemm_portable,
+     frt_wino_otrans_portable},
+};
+
+const frt_wino_variant *frt_wino_variant_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(wino_variants, cap);
+}

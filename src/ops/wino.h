@@ -1,0 +1,110 @@
+/* Winograd F(4x4, 3x3) convolution on channel-blocked activations (the provider layouts nChw8c /
+ * nChw16c, src/ir/layout.c: [ceil(C/b), H, W, b] per image, the last block's lanes past C
+ * padding), for 3x3, stride-1, undilated, ungrouped convolutions. The oneDNN provider runs it in
+ * place of oneDNN's direct convolution on the AVX2 tier (src/ops/onednn/winoconv.c).
+ *
+ * Algorithm (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"): the output is cut
+ * into 4x4 tiles, each read from a 6x6 input patch (pads outside the image are zero). With
+ *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+ *   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+ *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+ * a tile is Y = A^T [ sum_c (G w[m][c] G^T) .* (B^T x_c B^T^T) ] A, i.e. 36 independent GEMMs
+ * (one per position xi of the 6x6 transformed tile) of [tiles x C] by [C x M]: 36 multiplies per
+ * 16 outputs instead of 144. The weights are transformed once (frt_wino_pack, in double).
+ *
+ * A run works on blocks of up to T tiles (row-major tile order over the image) so that the
+ * transformed tiles of a block stay in L2: input transform of the block into V, the 36 GEMMs
+ * into O, output transform with bias, residual and activation into y. The three pieces are a
+ * variant per ISA tier (x86/wino_avx2.c, portable C here); the driver is shared.
+ *
+ * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
+ * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
+ *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
+ *   V  [36][Cg][T][8]        transformed input tiles of one block (scratch)
+ *   O  [36][Mp/8][T][8]      GEMM results of one block (scratch)
+ *   bias [Mp] (zero past M; never NULL), z (residual, may be NULL) and y in the blocked layout of
+ *   the output: y = act(conv + bias + z); padding lanes of y are written as 0, padding lanes of
+ *   x and z are ignored (they may hold anything, NaN included). z may be y (read before written);
+ *   x must not overlap y. */
+#ifndef FRT_OPS_WINO_H
+#define FRT_OPS_WINO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu.h"
+
+enum { FRT_WINO_NONE = 0, FRT_WINO_RELU, FRT_WINO_CLIP };
+
+typedef struct frt_wino_geom {
+    int64_t C, M, H, W;          /* input channels / output channels, input image */
+    int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2, any bottom/right pad */
+    int64_t pt, pl;              /* top / left pads, 0 <= pt, pl <= 2 */
+    int64_t b;                   /* channel block of x, z and y: 8 or 16 */
+    int act;                     /* FRT_WINO_*: RELU max(0, v); CLIP min(hi, max(lo, v)) */
+    float lo, hi;
+    /* derived by frt_wino_geom_init */
+    int64_t Cg, Mg, Mp;          /* ceil(C/8), ceil(M/8), M padded to 16 */
+    int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/4), ceil(OW/4)), th tw */
+    int64_t T;                   /* tiles per block */
+} frt_wino_geom;
+
+/* Fills the derived fields of g (T: tiles per block, 0 = the default for the shape). */
+void frt_wino_geom_init(frt_wino_geom *g, int64_t T);
+
+/* Floats of U for C input and M output channels; of V + O for one block of g. */
+size_t frt_wino_u_floats(int64_t C, int64_t M);
+size_t frt_wino_scratch_floats(const frt_wino_geom *g);
+
+/* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats). */
+void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
+
+/* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).
+ *   itrans: V from x (all Cg groups);
+ *   gemm:   O groups [2 p0, 2 p1) from V and U (16-wide panels p0..p1);
+ *   otrans: y groups [g0, g1) (8-channel groups, g1 <= Mg) from O, bias and z. */
+typedef void (*frt_wino_itrans_fn)(const float *x, const frt_wino_geom *g, int64_t t0,
+                                   int64_t nt, float *V);
+typedef void (*frt_wino_gemm_fn)(const float *V, const float *U, float *O,
+                                 const frt_wino_geom *g, int64_t nt, int64_t p0, int64_t p1);
+typedef void (*frt_wino_otrans_fn)(const float *O, const float *bias, const float *z, float *y,
+                                   const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                                   int64_t g1);
+
+typedef struct frt_wino_variant {
+    frt_isa isa;
+    const char *suffix;          /* "" portable, "_avx2" */
+    frt_wino_itrans_fn itrans;
+    frt_wino_gemm_fn gemm;
+    frt_wino_otrans_fn otrans;
+} frt_wino_variant;
+
+/* The variant of tier cap or below (AVX-512 hosts take the AVX2 one). */
+const frt_wino_variant *frt_wino_variant_get(frt_isa cap);
+
+/* One image, or the part of it that work items [i0, i1) of frt_wino_items cover: x, z, y point
+ * at the image; scratch holds frt_wino_scratch_floats(g) floats (64-byte aligned). Work items are
+ * (tile block, panel range) pairs: nsplit panel ranges per block, item i = block i / nsplit,
+ * panels range i % nsplit. Each output element is written by exactly one item, and the result
+ * does not depend on how the items are split. */
+int64_t frt_wino_items(const frt_wino_geom *g, int64_t nsplit);
+void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
+                  const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
+                  int64_t i1, float *scratch);
+
+void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                              float *V);
+void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
+                            int64_t nt, int64_t p0, int64_t p1);
+void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
+                              const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                              int64_t g1);
+void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                          float *V);
+void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino_geom *g,
+                        int64_t nt, int64_t p0, int64_t p1);
+void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
+                          const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                          int64_t g1);
+
+#endif

@@ -1,0 +1,182 @@
+/* AVX2/FMA pieces of the Winograd F(4x4, 3x3) convolution (see ../wino.h): one 8-channel group
+ * is one ymm vector throughout. The GEMM is register-tiled 6 tiles x 16 output channels (12
+ * accumulators, two weight vectors and a broadcast per step), the weights of one 16-wide panel
+ * (Cp x 16 floats) reused from L1 across the block's row groups. */
+#include <immintrin.h>
+#include <stdbool.h>
+
+#include "ops/wino.h"
+
+static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W, int64_t y,
+                            int64_t x) {
+    int64_t c = gi * 8;
+    return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
+}
+
+/* Lanes [0, n) set (n in 0..8). */
+static inline __m256 lane_mask(int64_t n) {
+    static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(m + 8 - n)));
+}
+
+/* B^T over six vectors d[0..5] at stride ds, into r[0..5] at stride rs. */
+#define BT6(d, ds, r, rs)                                                                       \
+    do {                                                                                        \
+        __m256 d0 = (d)[0], d1 = (d)[(ds)], d2 = (d)[2 * (ds)], d3 = (d)[3 * (ds)];             \
+        __m256 d4 = (d)[4 * (ds)], d5 = (d)[5 * (ds)];                                          \
+        __m256 a = _mm256_fnmadd_ps(four, d2, d4), b = _mm256_fnmadd_ps(four, d1, d3);          \
+        __m256 c = _mm256_sub_ps(d4, d2), e = _mm256_mul_ps(two, _mm256_sub_ps(d3, d1));        \
+        (r)[0] = _mm256_fmadd_ps(four, d0, _mm256_fnmadd_ps(five, d2, d4));                     \
+        (r)[(rs)] = _mm256_add_ps(a, b);                                                        \
+        (r)[2 * (rs)] = _mm256_sub_ps(a, b);                                                    \
+        (r)[3 * (rs)] = _mm256_add_ps(c, e);                                                    \
+        (r)[4 * (rs)] = _mm256_sub_ps(c, e);                                                    \
+        (r)[5 * (rs)] = _mm256_fmadd_ps(four, d1, _mm256_fnmadd_ps(five, d3, d5));              \
+    } while (0)
+
+void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                          float *V) {
+    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f),
+                 two = _mm256_set1_ps(2.0f), zero = _mm256_setzero_ps();
+    const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
+    const size_t xs = (size_t)g->Cg * (size_t)g->T * 8; /* V stride between positions xi */
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+        bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
+        for (int64_t gi = 0; gi < g->Cg; gi++) {
+            __m256 d[36], r[36];
+            if (inner) {
+                const float *p = x + grp_at(g, gi, g->H, g->W, iy0, ix0);
+                _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++)
+                    _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
+                        d[i * 6 + j] = _mm256_loadu_ps(p + (size_t)((i * g->W + j) * g->b));
+            } else {
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++) {
+                        int64_t yy = iy0 + i, xx = ix0 + j;
+                        d[i * 6 + j] = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
+                                           ? _mm256_loadu_ps(x + grp_at(g, gi, g->H, g->W, yy, xx))
+                                           : zero;
+                    }
+            }
+            if (gi == g->Cg - 1)
+                for (int k = 0; k < 36; k++) d[k] = _mm256_and_ps(d[k], last);
+            _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) BT6(d + j, 6, r + j, 6);
+            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
+            _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++) {
+                __m256 o[6];
+                BT6(r + i * 6, 1, o, 1);
+                _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
+                    _mm256_storeu_ps(v + (size_t)(i * 6 + j) * xs, o[j]);
+            }
+        }
+    }
+}
+
+/* O rows [0, R) x 16 channels of one position: A rows at a (stride 8 per row, T 8 per channel
+ * group), K = 8 kg, weights u [Cp][16], results to o (stride 8 per row, ogs between the two
+ * 8-channel groups). */
+#define GEMM_KERNEL(R)                                                                          \
+    static void gemm_r##R(const float *a, size_t ags, int64_t kg, const float *u, float *o,      \
+                          size_t ogs) {                                                         \
+        __m256 c0[R], c1[R];                                                                    \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm256_setzero_ps();  \
+        for (int64_t k = 0; k < kg; k++, a += ags) {                                            \
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++, u += 16) {                      \
+                __m256 u0 = _mm256_loadu_ps(u), u1 = _mm256_loadu_ps(u + 8);                    \
+                _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                           \
+                    __m256 av = _mm256_broadcast_ss(a + r * 8 + j);                             \
+                    c0[r] = _mm256_fmadd_ps(av, u0, c0[r]);                                     \
+                    c1[r] = _mm256_fmadd_ps(av, u1, c1[r]);                                     \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                   \
+            _mm256_storeu_ps(o + r * 8, c0[r]);                                                 \
+            _mm256_storeu_ps(o + ogs + r * 8, c1[r]);                                           \
+        }                                                                                       \
+    }
+GEMM_KERNEL(1)
+GEMM_KERNEL(2)
+GEMM_KERNEL(3)
+GEMM_KERNEL(4)
+GEMM_KERNEL(5)
+GEMM_KERNEL(6)
+
+void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino_geom *g,
+                        int64_t nt, int64_t p0, int64_t p1) {
+    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), T8 = (size_t)g->T * 8;
+    size_t mg = (size_t)(g->Mp / 8);
+    for (size_t xi = 0; xi < 36; xi++) {
+        const float *a0 = V + xi * (size_t)g->Cg * T8;
+        float *o0 = O + xi * mg * T8;
+        for (size_t p = (size_t)p0; p < (size_t)p1; p++) {
+            const float *u = U + (xi * np + p) * Cp * 16;
+            float *op = o0 + 2 * p * T8;
+            int64_t t = 0;
+            for (; t + 6 <= nt; t += 6) gemm_r6(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8);
+            switch (nt - t) {
+            case 1: gemm_r1(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            case 2: gemm_r2(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            case 3: gemm_r3(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            case 4: gemm_r4(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            case 5: gemm_r5(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            }
+        }
+    }
+}
+
+/* A^T over six vectors m[0..5] at stride ms, into r[0..3] at stride rs. */
+#define AT6(m, ms, r, rs)                                                                       \
+    do {                                                                                        \
+        __m256 s12 = _mm256_add_ps((m)[(ms)], (m)[2 * (ms)]);                                   \
+        __m256 d12 = _mm256_sub_ps((m)[(ms)], (m)[2 * (ms)]);                                   \
+        __m256 s34 = _mm256_add_ps((m)[3 * (ms)], (m)[4 * (ms)]);                               \
+        __m256 d34 = _mm256_sub_ps((m)[3 * (ms)], (m)[4 * (ms)]);                               \
+        (r)[0] = _mm256_add_ps(_mm256_add_ps((m)[0], s12), s34);                                \
+        (r)[(rs)] = _mm256_fmadd_ps(two, d34, d12);                                             \
+        (r)[2 * (rs)] = _mm256_fmadd_ps(four, s34, s12);                                        \
+        (r)[3 * (rs)] = _mm256_add_ps(_mm256_fmadd_ps(eight, d34, d12), (m)[5 * (ms)]);         \
+    } while (0)
+
+void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
+                          const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                          int64_t g1) {
+    const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f),
+                 eight = _mm256_set1_ps(8.0f), zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
+    const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
+    const size_t xs = (size_t)(g->Mp / 8) * (size_t)g->T * 8;
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
+        int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4, nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
+            __m256 m[36], r[24];
+            _Pragma("GCC unroll 36") for (int k = 0; k < 36; k++)
+                m[k] = _mm256_loadu_ps(o + (size_t)k * xs);
+            _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) AT6(m + j, 6, r + j, 6);
+            __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+            bool lastg = gi == g->Mg - 1;
+            for (int i = 0; i < ni; i++) {
+                __m256 q[4];
+                AT6(r + i * 6, 1, q, 1);
+                size_t at = grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0);
+                for (int j = 0; j < nj; j++) {
+                    size_t aj = at + (size_t)(j * g->b);
+                    __m256 v = _mm256_add_ps(q[j], bv);
+                    if (z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + aj));
+                    /* operands ordered so that NaN passes through, as in the portable twin */
+                    if (g->act == FRT_WINO_RELU) v = _mm256_max_ps(zero, v);
+                    else if (g->act == FRT_WINO_CLIP) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+                    if (lastg) {
+                        v = _mm256_and_ps(v, last);
+                        /* a 16-lane block's second group past M: all padding */
+                        if ((gi * 8) % g->b + 8 < g->b) _mm256_storeu_ps(y + aj + 8, zero);
+                    }
+                    _mm256_storeu_ps(y + aj, v);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/* The Winograd F(4x4, 3x3) convolution (src/ops/wino.h): every tier's pieces from portable up to
+ * the one this process runs, against a direct double-precision convolution over plain channel
+ * indices, and the SIMD pieces against their portable twin. Blocks 8 and 16; channel counts with
+ * and without a padded last group (1, 3, 8, 13, 16, 24, 40) and a large one (256); images from 1x1
+ * (every tile a border tile, most of it outside) to sizes not multiples of 4 and larger than a
+ * tile block; pads 0, 1, 2 and asymmetric bottom/right; each activation; with and without the
+ * residual; tile blocks of several sizes and work split into items by panels (a split must not
+ * change the result); NaN in the padding lanes of x and z (must not leak) and in all of y
+ * beforehand (every element must be written, padding lanes as 0).
+ *
+ * Tolerance: the rounding error of a Winograd output is bounded by K eps S, where S = |bias| +
+ * |z| + sum_{c,i,j} |w x| over its receptive field and K grows with the norms of the transforms
+ * (rows of B^T sum to up to 10 in absolute value, of A^T to 18, and both are applied in two
+ * dimensions: K is in the hundreds for F(4x4, 3x3), against ~ the sum's length for a direct
+ * convolution). Each output is checked with |y - ref| <= 3e-5 S (~500 eps S). The worst error
+ * over this test's cases is ~1.3e-5 S (printed at the end; ~215 eps S, in the 1-channel and
+ * corner cases where S is a few products). */
+#include "ops/wino.h"
+#include "test_util.h"
+
+static frt_isa tier_hi(void) { return FRT_HAVE_X86 ? frt_cpu_tier() : FRT_ISA_PORTABLE; }
+
+typedef struct wcase {
+    int64_t C, M, H, W, pt, pb, pl, pr;
+} wcase;
+
+static int g_cases;
+static double g_worst; /* max |y - ref| / S over all checked outputs */
+
+static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int act, int with_z,
+                     int64_t T, int64_t nsplit) {
+    int64_t C = d->C, M = d->M, H = d->H, W = d->W;
+    int64_t OH = H + d->pt + d->pb - 2, OW = W + d->pl + d->pr - 2;
+    if (OH < 1 || OW < 1) return;
+    int64_t cb = (C + b - 1) / b, mb = (M + b - 1) / b;
+    size_t nx = (size_t)(cb * H * W * b), ny = (size_t)(mb * OH * OW * b);
+    float *xp = malloc((size_t)(C * H * W) * 4), *wt = malloc((size_t)(M * C * 9) * 4);
+    float *bt = malloc((size_t)M * 4), *x = malloc(nx * 4), *y = malloc(ny * 4);
+    float *y0 = malloc(ny * 4), *z = malloc(ny * 4);
+    float *U = malloc(frt_wino_u_floats(C, M) * 4);
+    frt_wino_geom g = {.C = C, .M = M, .H = H, .W = W, .OH = OH, .OW = OW, .pt = d->pt,
+                       .pl = d->pl, .b = b, .act = act, .lo = -0.5f, .hi = 0.75f};
+    frt_wino_geom_init(&g, T);
+    float *bias = calloc((size_t)g.Mp, 4);
+    float *sc = aligned_alloc(64, (frt_wino_scratch_floats(&g) * 4 + 63) / 64 * 64);
+    t_fill(xp, (size_t)(C * H * W), (unsigned)(C * 7 + H * 3 + W));
+    t_fill(wt, (size_t)(M * C * 9), (unsigned)(M * 11 + C));
+    t_fill(bt, (size_t)M, (unsigned)(M + 3));
+    t_fill(z, ny, (unsigned)(M + 5));
+    memcpy(bias, bt, (size_t)M * 4);
+    for (int64_t k = 0; k < cb; k++)
+        for (int64_t s = 0; s < H * W; s++)
+            for (int64_t l = 0; l < b; l++) {
+                int64_t c = k * b + l;
+                x[(k * H * W + s) * b + l] = c < C ? xp[c * H * W + s] : NAN;
+            }
+    for (int64_t k = 0; k < mb; k++)
+        for (int64_t s = 0; s < OH * OW; s++)
+            for (int64_t l = M - k * b; l < b; l++) z[(k * OH * OW + s) * b + l] = NAN;
+    frt_wino_pack(wt, C, M, U);
+    const frt_wino_variant *pv = frt_wino_variant_get(FRT_ISA_PORTABLE);
+    for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
+    /* the variant split into items one by one (in reverse), the portable one in a single call */
+    int64_t items = frt_wino_items(&g, nsplit);
+    for (int64_t i = items - 1; i >= 0; i--)
+        frt_wino_run(v, x, U, bias, with_z ? z : NULL, y, &g, nsplit, i, i + 1, sc);
+    frt_wino_run(pv, x, U, bias, with_z ? z : NULL, y0, &g, 1, 0, frt_wino_items(&g, 1), sc);
+    size_t bad = ny, bad0 = ny, badt = ny;
+    double want = 0;
+    for (int64_t k = 0; k < mb && bad == ny && bad0 == ny && badt == ny; k++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t l = 0; l < b; l++) {
+                    int64_t m = k * b + l;
+                    size_t at = (size_t)(((k * OH + oh) * OW + ow) * b + l);
+                    double r = 0, S = 0;
+                    if (m < M) {
+                        r = bt[m];
+                        S = fabs(r);
+                        if (with_z) r += z[at], S += fabs(z[at]);
+                        for (int64_t c = 0; c < C; c++)
+                            for (int64_t i = 0; i < 3; i++)
+                                for (int64_t j = 0; j < 3; j++) {
+                                    int64_t ih = oh - d->pt + i, iw = ow - d->pl + j;
+                                    if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                        double p = (double)wt[((m * C + c) * 3 + i) * 3 + j] *
+                                                   xp[(c * H + ih) * W + iw];
+                                        r += p;
+                                        S += fabs(p);
+                                    }
+                                }
+                        if (act == FRT_WINO_RELU) r = r < 0 ? 0 : r;
+                        if (act == FRT_WINO_CLIP) r = r < -0.5 ? -0.5 : r > 0.75 ? 0.75 : r;
+                    }
+                    double tol = 3e-5 * S;
+                    if (m < M && fabs(y[at] - r) / S > g_worst) g_worst = fabs(y[at] - r) / S;
+                    if (bad == ny && !(fabs(y[at] - r) <= tol)) bad = at, want = r;
+                    if (bad0 == ny && !(fabs(y0[at] - r) <= tol)) bad0 = at, want = r;
+                    if (badt == ny && !(fabs(y[at] - y0[at]) <= 2 * tol)) badt = at;
+                }
+    CHECK_MSG(bad == ny && bad0 == ny && badt == ny,
+              "wino%s b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld,%lld,%lld act %d z %d T %lld "
+              "split %lld: element %zu/%zu/%zu is %g / %g (portable), want %g",
+              v->suffix, (long long)b, (long long)C, (long long)M, (long long)H, (long long)W,
+              (long long)d->pt, (long long)d->pb, (long long)d->pl, (long long)d->pr, act,
+              with_z, (long long)g.T, (long long)nsplit, bad, bad0, badt,
+              bad < ny ? y[bad] : bad0 < ny ? y[bad0] : badt < ny ? y[badt] : 0.0,
+              bad < ny ? y0[bad] : bad0 < ny ? y0[bad0] : badt < ny ? y0[badt] : 0.0, want);
+    g_cases++;
+    free(xp), free(wt), free(bt), free(x), free(y), free(y0), free(z), free(U), free(bias);
+    free(sc);
+}
+
+static void test_cases(void) {
+    static const int64_t Cs[] = {1, 3, 8, 13, 16, 24, 40};
+    static const int64_t HWs[][2] = {{1, 1}, {2, 3}, {4, 4}, {5, 7}, {7, 7}, {13, 30}, {14, 14}};
+    for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
+        const frt_wino_variant *v = frt_wino_variant_get((frt_isa)t);
+        frt_isa want = t >= FRT_ISA_AVX2 && FRT_HAVE_X86 ? FRT_ISA_AVX2 : FRT_ISA_PORTABLE;
+        CHECK_MSG(v->isa == want, "tier %s: variant of tier %s", frt_isa_name(t),
+                  frt_isa_name(v->isa));
+        if (t > FRT_ISA_PORTABLE && v->isa == FRT_ISA_PORTABLE) continue; /* done at t = 0 */
+        unsigned seed = 7;
+        for (int64_t b = 8; b <= 16; b += 8)
+            for (size_t hi = 0; hi < sizeof HWs / sizeof *HWs; hi++)
+                for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++)
+                    for (size_t mi = 0; mi < sizeof Cs / sizeof *Cs; mi += 2) {
+                        size_t k = hi + ci + mi;
+                        wcase d = {Cs[ci], Cs[(mi + ci) % 7], HWs[hi][0], HWs[hi][1], 1, 1, 1, 1};
+                        if (k % 3 == 1) {
+                            d.pt = d.pb = d.pl = d.pr = 0;
+                        } else if (k % 3 == 2) {
+                            unsigned r = (unsigned)(t_rand(&seed) * 1e6f + 1e6f);
+                            d.pt = (int64_t)(r % 3u), d.pb = (int64_t)(r / 3 % 3u);
+                            d.pl = (int64_t)(r / 9 % 3u), d.pr = (int64_t)(r / 27 % 3u);
+                        }
+                        int64_t T = k % 4 == 0 ? 0 : (int64_t)(k % 4) * 5 - 4; /* 0, 1, 6, 11 */
+                        run_case(v, &d, b, (int)(k % 3), (int)(k % 2), T, (int64_t)(k % 3) + 1);
+                    }
+        /* realistic sizes: several tile blocks, many panels, all activations */
+        for (int act = 0; act < 3; act++) {
+            wcase d1 = {64, 64, 29, 31, 1, 1, 1, 1}, d2 = {256, 48, 7, 7, 1, 1, 1, 1};
+            wcase d3 = {32, 256, 9, 10, 0, 2, 2, 0};
+            run_case(v, &d1, 8, act, act != 1, 0, 1);
+            run_case(v, &d2, 8, act, act != 2, 0, 2);
+            run_case(v, &d3, 16, act, act != 0, 0, 3);
+        }
+    }
+    printf("wino: %d cases, worst |y - ref| / sum|w x| = %.3g\n", g_cases, g_worst);
+}
+
+int main(void) {
+    test_cases();
+    TEST_MAIN_END();
+}
