@@ -870,6 +870,12 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     const char *name = global ? (maxp ? "global_maxpool" : "global_avgpool")
                        : maxp ? "maxpool" : "avgpool";
     if (own) {
+        /* the own loops' kernel names: the op's, then "_blk" and the loops' tier */
+        static const char *const own_names[2][4] = {
+            {"maxpool_blk", "avgpool_blk", "global_maxpool_blk", "global_avgpool_blk"},
+            {"maxpool_blk_avx2", "avgpool_blk_avx2", "global_maxpool_blk_avx2",
+             "global_avgpool_blk_avx2"}};
+        name = own_names[c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0][2 * global + !maxp];
         /* counting the pads: the explicit ones (NOTSET), the computed ones (SAME_*) */
         bool inc = alg == dnnl_pooling_avg_include_padding && !global;
         int64_t eh = sp.auto_pad ? pr[0] : sp.pe[0], ew = sp.auto_pad ? pr[1] : sp.pe[1];
