@@ -22,6 +22,27 @@ void frt_blk_chanmul_portable(const float *x, const float *g, float *y, int64_t 
 void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                            int64_t k1, int64_t b) {
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
+    if (frt_blk_pool_is_global(g)) {
+        const int64_t S = H * W;
+        float inv = 1.0f / (float)S;
+        for (int64_t k = k0; k < k1; k++) {
+            int64_t valid = g->C - k * b < b ? g->C - k * b : b;
+            const float *xb = x + k * S * b;
+            for (int64_t l = 0; l < b; l++) {
+                float a[4];
+                for (int q = 0; q < 4; q++) a[q] = g->max ? -FLT_MAX : 0.0f;
+                for (int64_t s = 0; s < S; s++) {
+                    float v = xb[s * b + l];
+                    if (g->max) a[s & 3] = v > a[s & 3] ? v : a[s & 3];
+                    else a[s & 3] += v;
+                }
+                float r = g->max ? FRT_BLK_MAX(FRT_BLK_MAX(a[0], a[1]), FRT_BLK_MAX(a[2], a[3]))
+                                 : ((a[0] + a[1]) + (a[2] + a[3])) * inv;
+                y[k * b + l] = l < valid ? r : 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t k = k0; k < k1; k++) {
         int64_t valid = g->C - k * b < b ? g->C - k * b : b;
         const float *xb = x + k * H * W * b;

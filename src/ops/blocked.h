@@ -64,6 +64,17 @@ void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y,
 void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                        int64_t k1, int64_t b);
 
+/* Whether g pools the whole image into one output without padding (kernel H x W, OH = OW = 1).
+ * Those pools accumulate position s into partial result s % 4 and combine them as
+ * (r0 op r1) op (r2 op r3), op the max selection (FRT_BLK_MAX) or the sum; the average is that
+ * sum times 1 / (H W). */
+static inline int frt_blk_pool_is_global(const frt_blk_pool_geom *g) {
+    return g->OH == 1 && g->OW == 1 && g->kh == g->H && g->kw == g->W && g->ph == 0 &&
+           g->pw == 0 && g->dh == 1 && g->dw == 1 && g->ch0 == 0 && g->ch1 == g->H &&
+           g->cw0 == 0 && g->cw1 == g->W;
+}
+#define FRT_BLK_MAX(v, acc) ((v) > (acc) ? (v) : (acc))
+
 /* Window rows (or columns) of output o along one axis (size n, kernel k, stride s, dilation d,
  * begin pad p): the i in [*lo, *hi) with o*s - p + i*d inside [a, e). */
 static inline void frt_blk_pool_range(int64_t o, int64_t s, int64_t p, int64_t k, int64_t d,

@@ -118,6 +118,39 @@ static void pool_part(const frt_blk_pool_geom *g, const float *xb, float *yb, in
 void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                        int64_t k1, int64_t b) {
     const int64_t in_blk = g->H * g->W * b, out_blk = g->OH * g->OW * b;
+    if (frt_blk_pool_is_global(g)) {
+        const int64_t S = g->H * g->W;
+        const __m256 inv = _mm256_set1_ps(1.0f / (float)S);
+        for (int64_t k = k0; k < k1; k++)
+            for (int64_t l0 = 0; l0 < b; l0 += 8) {
+                int64_t valid = g->C - k * b - l0;
+                if (valid > 8) valid = 8;
+                if (valid < 0) valid = 0;
+                __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                    _mm256_set1_epi32((int)valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+                const float *p = x + k * in_blk + l0;
+                __m256 a[4];
+                for (int q = 0; q < 4; q++)
+                    a[q] = g->max ? _mm256_set1_ps(-FLT_MAX) : _mm256_setzero_ps();
+                int64_t s = 0;
+                if (g->max) {
+                    for (; s + 4 <= S; s += 4)
+                        for (int q = 0; q < 4; q++)
+                            a[q] = _mm256_max_ps(_mm256_loadu_ps(p + (s + q) * b), a[q]);
+                    for (; s < S; s++) a[s & 3] = _mm256_max_ps(_mm256_loadu_ps(p + s * b), a[s & 3]);
+                    a[0] = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+                } else {
+                    for (; s + 4 <= S; s += 4)
+                        for (int q = 0; q < 4; q++)
+                            a[q] = _mm256_add_ps(a[q], _mm256_loadu_ps(p + (s + q) * b));
+                    for (; s < S; s++) a[s & 3] = _mm256_add_ps(a[s & 3], _mm256_loadu_ps(p + s * b));
+                    a[0] = _mm256_mul_ps(
+                        _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])), inv);
+                }
+                _mm256_storeu_ps(y + k * b + l0, _mm256_and_ps(a[0], keep));
+            }
+        return;
+    }
     for (int64_t k = k0; k < k1; k++)
         for (int64_t l0 = 0; l0 < b; l0 += 8) {
             int64_t valid = g->C - k * b - l0;
