@@ -755,8 +755,9 @@ static frt_status pool_run(const frt_step *s, frt_exec *x) {
 /* The own pooling loops on the blocked layout (blocked.h) in place of oneDNN's: on the AVX2 tier,
  * where oneDNN 2.6.3's jit:avx2 pooling on nChw8c is slow (Zen 3: MaxPool 3x3/2 of 64 channels
  * 111x111 took 0.83 ms); the AVX-512 tier keeps oneDNN's (not measured against). The environment
- * variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every tier. At several
- * intra-op threads a big pool runs as ranges of channel blocks on the runtime's pool. */
+ * variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every tier. They run on the
+ * calling thread; with FRT_DNNL_POOL_SPLIT=1 a big pool of a model of several intra-op threads
+ * runs as ranges of channel blocks on the runtime's pool (the cost model decides how many). */
 typedef struct dn_opool {
     frt_blk_pool_geom g;
     frt_blk_pool_fn fn;
@@ -818,6 +819,12 @@ static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
     /* bytes of one block read and written, and a vector op per window position */
     p->blk_ns = (double)(g->H * g->W + g->OH * g->OW) * (double)(p->b * 4) * FRT_PAR_NS_PER_BYTE +
                 (double)(g->OH * g->OW * g->kh * g->kw) * (double)(p->b / 8) * 0.15;
+    /* Split only on request (FRT_DNNL_POOL_SPLIT=1, an A/B aid): on the loaded 2-vCPU Zen 3
+       host (load average 6.5) the split pools of squeezenet1_1 / resnet18 at 2 threads took
+       1.0-2.7 / 0.6-1.3 ms per run against 0.9-1.4 / 0.6-0.8 ms on the calling thread: the
+       loops are bound by the shared L3, and the worker is often not running. */
+    const char *e = getenv("FRT_DNNL_POOL_SPLIT");
+    if (!e || strcmp(e, "1") != 0) p->blk_ns = 0;
     in[0] = out[0] = L;
     k->params = p;
     k->in_layouts = in;
