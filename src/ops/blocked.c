@@ -2,6 +2,8 @@
  * (see blocked.h). */
 #include "blocked.h"
 
+#include <float.h>
+
 void frt_blk_chanmul_portable(const float *x, const float *g, float *y, int64_t C, int64_t S,
                               int64_t b) {
     int64_t cb = (C + b - 1) / b;
@@ -17,16 +19,74 @@ void frt_blk_chanmul_portable(const float *x, const float *g, float *y, int64_t 
     }
 }
 
+void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                           int64_t k1, int64_t b) {
+    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
+    if (frt_blk_pool_is_global(g)) {
+        const int64_t S = H * W;
+        float inv = 1.0f / (float)S;
+        for (int64_t k = k0; k < k1; k++) {
+            int64_t valid = g->C - k * b < b ? g->C - k * b : b;
+            const float *xb = x + k * S * b;
+            for (int64_t l = 0; l < b; l++) {
+                float a[4];
+                for (int q = 0; q < 4; q++) a[q] = g->max ? -FLT_MAX : 0.0f;
+                for (int64_t s = 0; s < S; s++) {
+                    float v = xb[s * b + l];
+                    if (g->max) a[s & 3] = v > a[s & 3] ? v : a[s & 3];
+                    else a[s & 3] += v;
+                }
+                float r = g->max ? FRT_BLK_MAX(FRT_BLK_MAX(a[0], a[1]), FRT_BLK_MAX(a[2], a[3]))
+                                 : ((a[0] + a[1]) + (a[2] + a[3])) * inv;
+                y[k * b + l] = l < valid ? r : 0.0f;
+            }
+        }
+        return;
+    }
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t valid = g->C - k * b < b ? g->C - k * b : b;
+        const float *xb = x + k * H * W * b;
+        float *yb = y + k * OH * OW * b;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t ilo, ihi, clo, chi;
+            frt_blk_pool_range(oh, g->sh, g->ph, g->kh, g->dh, 0, H, &ilo, &ihi);
+            frt_blk_pool_range(oh, g->sh, g->ph, g->kh, g->dh, g->ch0, g->ch1, &clo, &chi);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t jlo, jhi, dlo, dhi;
+                frt_blk_pool_range(ow, g->sw, g->pw, g->kw, g->dw, 0, W, &jlo, &jhi);
+                frt_blk_pool_range(ow, g->sw, g->pw, g->kw, g->dw, g->cw0, g->cw1, &dlo, &dhi);
+                float acc[64];
+                for (int64_t l = 0; l < b; l++) acc[l] = g->max ? -FLT_MAX : 0.0f;
+                for (int64_t i = ilo; i < ihi; i++) {
+                    const float *row = xb + (oh * g->sh - g->ph + i * g->dh) * W * b;
+                    for (int64_t j = jlo; j < jhi; j++) {
+                        const float *v = row + (ow * g->sw - g->pw + j * g->dw) * b;
+                        if (g->max)
+                            for (int64_t l = 0; l < b; l++) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
+                        else
+                            for (int64_t l = 0; l < b; l++) acc[l] += v[l];
+                    }
+                }
+                int64_t cnt = (chi - clo) * (dhi - dlo);
+                float inv = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+                float *o = yb + (oh * OW + ow) * b;
+                for (int64_t l = 0; l < b; l++)
+                    o[l] = l >= valid ? 0.0f : g->max ? acc[l] : acc[l] * inv;
+            }
+        }
+    }
+}
+
 static const frt_blk_variant blk_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512},
+    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx2, "_avx2"},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2},
+    {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2, frt_blk_pool_avx2, "_avx2"},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable},
+    {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable, frt_blk_pool_portable, ""},
 };
 
 const frt_blk_variant *frt_blk_variant_get(frt_isa cap, int64_t b) {

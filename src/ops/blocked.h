@@ -17,11 +17,36 @@
 typedef void (*frt_blk_chanmul_fn)(const float *x, const float *g, float *y, int64_t C, int64_t S,
                                    int64_t b);
 
+/* 2-D pooling geometry of one image (1-D pooling: H = OH = kh = sh = dh = 1, ph = 0). Output
+ * (oh, ow) pools the input positions ih = oh*sh - ph + i*dh (i < kh), iw = ow*sw - pw + j*dw
+ * (j < kw) that lie inside [0, H) x [0, W); positions outside are padding and never read.
+ * max: the largest of them (-FLT_MAX for a window without any; the selection is
+ * v > acc ? v : acc, from acc = -FLT_MAX, rows then columns in order). avg: their sum (0 + the
+ * values in that order) times 1 / cnt, where cnt counts the window positions inside the count
+ * region [ch0, ch1) x [cw0, cw1) (exclude-pad: [0, H) x [0, W); count_include_pad: the input with
+ * its explicit pads); 0 where cnt is 0. All sizes >= 1 except the pads (>= 0). */
+typedef struct frt_blk_pool_geom {
+    int64_t C, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t ch0, ch1, cw0, cw1;
+    int max;                      /* 1: max pooling, 0: average */
+} frt_blk_pool_geom;
+
+/* Pools channel blocks [k0, k1) of one image: x blocked [ceil(C/b), H, W, b], y blocked
+ * [ceil(C/b), OH, OW, b] (the same blocks of y written, nothing else); padding lanes of y are
+ * written as 0 whatever x holds there. b is the variant's block, or for the AVX2 loops any
+ * multiple of 8 (run as 8-lane parts); the portable loops take 1 <= b <= 64. y does not overlap
+ * x. The result is the same bits in every variant. */
+typedef void (*frt_blk_pool_fn)(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                                int64_t k1, int64_t b);
+
 typedef struct frt_blk_variant {
     frt_isa isa;
     const char *suffix;           /* "" portable, "_avx2", "_avx512" */
     int64_t block;                /* the b its loops take; 0: any */
     frt_blk_chanmul_fn chanmul;
+    frt_blk_pool_fn pool;         /* the AVX-512 entry has the AVX2 loops (16c as two halves) */
+    const char *pool_suffix;      /* the suffix of the pool loops' tier */
 } frt_blk_variant;
 
 /* The loops for block size b on tier cap or below. */
@@ -33,5 +58,34 @@ void frt_blk_chanmul_avx2(const float *x, const float *g, float *y, int64_t C, i
                           int64_t b);
 void frt_blk_chanmul_avx512(const float *x, const float *g, float *y, int64_t C, int64_t S,
                             int64_t b);
+
+void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                           int64_t k1, int64_t b);
+void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                       int64_t k1, int64_t b);
+
+/* Whether g pools the whole image into one output without padding (kernel H x W, OH = OW = 1).
+ * Those pools accumulate position s into partial result s % 4 and combine them as
+ * (r0 op r1) op (r2 op r3), op the max selection (FRT_BLK_MAX) or the sum; the average is that
+ * sum times 1 / (H W). */
+static inline int frt_blk_pool_is_global(const frt_blk_pool_geom *g) {
+    return g->OH == 1 && g->OW == 1 && g->kh == g->H && g->kw == g->W && g->ph == 0 &&
+           g->pw == 0 && g->dh == 1 && g->dw == 1 && g->ch0 == 0 && g->ch1 == g->H &&
+           g->cw0 == 0 && g->cw1 == g->W;
+}
+#define FRT_BLK_MAX(v, acc) ((v) > (acc) ? (v) : (acc))
+
+/* Window rows (or columns) of output o along one axis (size n, kernel k, stride s, dilation d,
+ * begin pad p): the i in [*lo, *hi) with o*s - p + i*d inside [a, e). */
+static inline void frt_blk_pool_range(int64_t o, int64_t s, int64_t p, int64_t k, int64_t d,
+                                      int64_t a, int64_t e, int64_t *lo, int64_t *hi) {
+    int64_t st = o * s - p;
+    int64_t l = st >= a ? 0 : (a - st + d - 1) / d;
+    int64_t h = st >= e ? 0 : (e - st + d - 1) / d;
+    if (h > k) h = k;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
 
 #endif

@@ -6,6 +6,10 @@
 #include "ops/blocked.h"
 #include "test_util.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+
 static frt_isa tier_hi(void) { return FRT_HAVE_X86 ? frt_cpu_tier() : FRT_ISA_PORTABLE; }
 
 /* Fills blocked [cb, S, b] with values of plain [C, S] (channel c at block c/b, lane c%b), NaN in
@@ -74,7 +78,137 @@ static void test_chanmul(void) {
     }
 }
 
+/* ---- pooling ---- */
+
+/* ONNX output size of one axis (NOTSET pads pb, pe; ceil_mode drops a last window that starts
+ * in the end padding) */
+static int64_t pool_out(int64_t n, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                        int ceil_mode) {
+    int64_t num = n + pb + pe - ((k - 1) * d + 1);
+    int64_t o = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+    if (ceil_mode && (o - 1) * s >= n + pb) o--;
+    return o;
+}
+
+/* The plain NCHW reference, written from the ONNX definition: x [C, H, W] -> y [C, OH, OW]. */
+static void pool_ref(const frt_blk_pool_geom *g, const float *x, float *y) {
+    for (int64_t c = 0; c < g->C; c++)
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                float acc = g->max ? -FLT_MAX : 0.0f;
+                int64_t cnt = 0;
+                for (int64_t i = 0; i < g->kh; i++)
+                    for (int64_t j = 0; j < g->kw; j++) {
+                        int64_t ih = oh * g->sh - g->ph + i * g->dh;
+                        int64_t iw = ow * g->sw - g->pw + j * g->dw;
+                        if (ih >= g->ch0 && ih < g->ch1 && iw >= g->cw0 && iw < g->cw1) cnt++;
+                        if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                        float v = x[(c * g->H + ih) * g->W + iw];
+                        if (g->max) acc = v > acc ? v : acc;
+                        else acc += v;
+                    }
+                y[(c * g->OH + oh) * g->OW + ow] =
+                    g->max ? acc : acc * (cnt > 0 ? 1.0f / (float)cnt : 0.0f);
+            }
+}
+
+typedef struct pool_case {
+    int max, ceil_mode, include_pad;
+    int64_t H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+} pool_case;
+
+static void test_pool(void) {
+    static const pool_case cases[] = {
+        /* max inc H W kh kw sh sw dh dw  pads t l b r */
+        {1, 1, 0, 27, 27, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},    /* squeezenet1_1, ceil_mode */
+        {1, 1, 0, 28, 26, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},
+        {1, 0, 0, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},    /* resnet stem */
+        {1, 0, 0, 15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+        {1, 0, 0, 9, 11, 2, 3, 1, 2, 2, 1, 1, 0, 1, 2},     /* dilation, uneven pads */
+        {1, 1, 0, 10, 10, 2, 2, 3, 3, 1, 1, 0, 0, 0, 0},    /* stride > kernel, ceil */
+        {1, 0, 0, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0},      /* 1x1 output (global) */
+        {1, 0, 0, 1, 20, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},     /* 1-D */
+        {1, 0, 0, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      /* all edge outputs */
+        {0, 0, 0, 14, 14, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0},    /* densenet transition */
+        {0, 0, 0, 13, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* exclude pad */
+        {0, 0, 1, 13, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* include pad */
+        {0, 1, 1, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},    /* include pad + ceil_mode */
+        {0, 1, 0, 12, 11, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0},    /* exclude pad + ceil_mode */
+        {0, 0, 0, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0},      /* global average */
+        {0, 0, 1, 10, 9, 5, 3, 2, 1, 2, 2, 2, 2, 3, 1},     /* dilation, include pad */
+        {0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+        {0, 0, 0, 5, 3, 5, 3, 1, 1, 1, 1, 0, 0, 0, 0},      /* global average, 15 positions */
+        {1, 0, 0, 5, 3, 5, 3, 1, 1, 1, 1, 0, 0, 0, 0},      /* global max */
+        {0, 0, 0, 28, 28, 28, 28, 1, 1, 1, 1, 0, 0, 0, 0},  /* global average, 784 positions */
+        {1, 0, 0, 1, 7, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0},      /* 1-D global max */
+    };
+    static const int64_t Cs[] = {1, 7, 8, 9, 20, 33};
+    static const int64_t bs[] = {8, 16};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const pool_case *q = &cases[ci];
+        frt_blk_pool_geom g = {0};
+        g.H = q->H, g.W = q->W, g.kh = q->kh, g.kw = q->kw, g.sh = q->sh, g.sw = q->sw;
+        g.dh = q->dh, g.dw = q->dw, g.ph = q->pt, g.pw = q->pl, g.max = q->max;
+        g.OH = pool_out(q->H, q->kh, q->sh, q->dh, q->pt, q->pb, q->ceil_mode);
+        g.OW = pool_out(q->W, q->kw, q->sw, q->dw, q->pl, q->pr, q->ceil_mode);
+        g.ch0 = q->include_pad ? -q->pt : 0, g.ch1 = q->include_pad ? q->H + q->pb : q->H;
+        g.cw0 = q->include_pad ? -q->pl : 0, g.cw1 = q->include_pad ? q->W + q->pr : q->W;
+        for (size_t cj = 0; cj < sizeof Cs / sizeof *Cs; cj++) {
+            int64_t C = Cs[cj], S = q->H * q->W, OS = g.OH * g.OW;
+            g.C = C;
+            float *xp = malloc((size_t)(C * S) * 4), *yp = malloc((size_t)(C * OS) * 4);
+            t_fill(xp, (size_t)(C * S), (unsigned)(ci * 131 + C));
+            pool_ref(&g, xp, yp);
+            for (size_t bi = 0; bi < 2; bi++) {
+                int64_t b = bs[bi], cb = (C + b - 1) / b;
+                size_t nx = (size_t)(cb * S * b), ny = (size_t)(cb * OS * b);
+                float *x = malloc(nx * 4), *y = malloc(ny * 4), *ref = malloc(ny * 4);
+                to_blocked(xp, x, C, S, b);
+                to_blocked(yp, ref, C, OS, b);
+                for (size_t i = 0; i < ny; i++)
+                    if (isnan(ref[i])) ref[i] = 0.0f; /* padding lanes: written as 0 */
+                float *yport = malloc(ny * 4);
+                for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
+                    const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t, b);
+                    frt_blk_pool_fn fn = v->pool;
+                    /* the AVX2 loops take any multiple of 8: also 16c below the AVX-512 tier */
+                    if (t >= FRT_ISA_AVX2 && FRT_HAVE_X86) fn = frt_blk_variant_get((frt_isa)t, 8)->pool;
+                    for (int split = 0; split < 2; split++) {
+                        for (size_t i = 0; i < ny; i++) y[i] = NAN;
+                        if (split && cb > 1) {
+                            fn(&g, x, y, 0, 1, b);
+                            fn(&g, x, y, 1, cb, b);
+                        } else {
+                            fn(&g, x, y, 0, cb, b);
+                        }
+                        /* the reference: exact for max and windowed averages (same order of
+                           additions); the whole-image average sums in four partial sums */
+                        bool global = frt_blk_pool_is_global(&g) && !g.max;
+                        size_t bad = ny;
+                        for (size_t i = 0; i < ny && bad == ny; i++)
+                            if (global ? !(fabsf(y[i] - ref[i]) <= 1e-6f * (1.0f + fabsf(ref[i])))
+                                       : memcmp(&y[i], &ref[i], 4) != 0)
+                                bad = i;
+                        CHECK_MSG(bad == ny,
+                                  "pool case %zu tier %s b=%lld C=%lld: element %zu is %g, want %g",
+                                  ci, frt_isa_name(t), (long long)b, (long long)C, bad,
+                                  bad < ny ? y[bad] : 0.0, bad < ny ? ref[bad] : 0.0);
+                        /* every tier: the portable loop's bits */
+                        if (t == FRT_ISA_PORTABLE) memcpy(yport, y, ny * 4);
+                        CHECK_MSG(memcmp(y, yport, ny * 4) == 0,
+                                  "pool case %zu tier %s b=%lld C=%lld: not the portable bits", ci,
+                                  frt_isa_name(t), (long long)b, (long long)C);
+                    }
+                }
+                free(x), free(y), free(ref), free(yport);
+            }
+            free(xp), free(yp);
+        }
+    }
+}
+
 int main(void) {
     test_chanmul();
+    test_pool();
     TEST_MAIN_END();
 }

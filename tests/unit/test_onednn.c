@@ -267,6 +267,56 @@ static void test_chain(int64_t batch) {
     CHECK_MSG(r.split_steps == 4, "chain: %d split steps", r.split_steps);
 }
 
+/* The pooling geometries the own blocked loops take beyond the chain's (20 channels, padded
+ * last block): MaxPool with dilations and uneven pads, AveragePool counting pads with ceil_mode
+ * (oneDNN's pooling declines it), AveragePool counting SAME_UPPER pads, GlobalMaxPool. */
+static void test_pools(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 3, 16, 14}; /* p1: ceil_mode adds a window */
+    conv_spec c1 = {3, 20, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a", &c1);
+    const char *ins[] = {"a", NULL};
+    const char *o1[] = {"m1", NULL}, *o2[] = {"p1", NULL}, *o3[] = {"p2", NULL}, *o4[] = {"g1", NULL};
+    ob_buf n = ob_node("MaxPool", NULL, "m1", ins, o1);
+    int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, d2[2] = {2, 2}, pm[4] = {2, 1, 1, 2}, p1[4] = {1, 1, 1, 1};
+    ob_attr_ints(&n, "kernel_shape", k3, 2);
+    ob_attr_ints(&n, "strides", s2, 2);
+    ob_attr_ints(&n, "dilations", d2, 2);
+    ob_attr_ints(&n, "pads", pm, 4);
+    ob_msg(&g, OB_NODE, &n);
+    n = ob_node("AveragePool", NULL, "p1", ins, o2);
+    ob_attr_ints(&n, "kernel_shape", k3, 2);
+    ob_attr_ints(&n, "strides", s2, 2);
+    ob_attr_ints(&n, "pads", p1, 4);
+    ob_attr_int(&n, "ceil_mode", 1);
+    ob_attr_int(&n, "count_include_pad", 1);
+    ob_msg(&g, OB_NODE, &n);
+    n = ob_node("AveragePool", NULL, "p2", ins, o3);
+    ob_attr_ints(&n, "kernel_shape", k3, 2);
+    ob_attr_ints(&n, "strides", s2, 2);
+    ob_attr_int(&n, "count_include_pad", 1);
+    ob_buf a = {0}; /* auto_pad = "SAME_UPPER": a STRING attribute */
+    ob_str(&a, 1, "auto_pad");
+    ob_str(&a, 4, "SAME_UPPER");
+    ob_int(&a, 20, 3);
+    ob_msg(&n, 5, &a);
+    ob_msg(&g, OB_NODE, &n);
+    n = ob_node("GlobalMaxPool", NULL, "g1", ins, o4);
+    ob_msg(&g, OB_NODE, &n);
+    const char *outs[] = {"m1", "p1", "p2", "g1", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("pools", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on) return;
+    /* c1 and the four pools (the own loops on the AVX2 tier; oneDNN's, which decline p1, on
+       AVX-512 or with FRT_DNNL_OWN_POOL=0) */
+    bool own = frt_cpu_tier() == FRT_ISA_AVX2 ? !getenv("FRT_DNNL_OWN_POOL") ||
+                                                    strcmp(getenv("FRT_DNNL_OWN_POOL"), "0")
+                                              : getenv("FRT_DNNL_OWN_POOL") &&
+                                                    strcmp(getenv("FRT_DNNL_OWN_POOL"), "0");
+    CHECK_MSG(r.onednn_steps == (own ? 5 : 4), "pools: %d onednn steps", r.onednn_steps);
+}
+
 /* Grouped convolutions whose groups are not whole channel blocks (oneDNN has only its reference
  * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
  * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
@@ -648,6 +698,17 @@ int main(void) {
     test_cnn_ops();
     test_shapes();
     unsetenv("FRT_DNNL_OWN_DW");
+    /* pooling: the tier's default, then the own loops split over channel blocks at 2 and 3
+       threads, then oneDNN's pooling (FRT_DNNL_OWN_POOL=0) */
+    test_pools(1);
+    test_pools(2);
+    setenv("FRT_DNNL_POOL_SPLIT", "1", 1);
+    test_chain(2);
+    test_pools(2);
+    unsetenv("FRT_DNNL_POOL_SPLIT");
+    setenv("FRT_DNNL_OWN_POOL", "0", 1);
+    test_pools(1);
+    unsetenv("FRT_DNNL_OWN_POOL");
     TEST_MAIN_END();
 }
 

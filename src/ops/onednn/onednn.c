@@ -50,6 +50,7 @@
 #include "onednn_impl.h"
 #include "relay.h"
 #include "split.h"
+#include "util/threadpool.h"
 #include "winoconv.h"
 
 
@@ -759,6 +760,88 @@ static frt_status pool_run(const frt_step *s, frt_exec *x) {
     return run_images(s, x, &p->p, NULL, 0, 0, NULL, NULL);
 }
 
+/* The own pooling loops on the blocked layout (blocked.h) in place of oneDNN's: on the AVX2 tier,
+ * where oneDNN 2.6.3's jit:avx2 pooling on nChw8c is slow (Zen 3: MaxPool 3x3/2 of 64 channels
+ * 111x111 took 0.83 ms); the AVX-512 tier keeps oneDNN's (not measured against). The environment
+ * variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every tier. They run on the
+ * calling thread; with FRT_DNNL_POOL_SPLIT=1 a big pool of a model of several intra-op threads
+ * runs as ranges of channel blocks on the runtime's pool (the cost model decides how many). */
+typedef struct dn_opool {
+    frt_blk_pool_geom g;
+    frt_blk_pool_fn fn;
+    int64_t b, cb;
+    size_t in_img, out_img;     /* floats of one image */
+    double blk_ns;              /* the cost model's estimate for one channel block */
+} dn_opool;
+
+typedef struct opool_job {
+    const dn_opool *p;
+    const float *x;
+    float *y;
+} opool_job;
+
+static void opool_task(void *ctx, int64_t lo, int64_t hi) {
+    const opool_job *j = ctx;
+    const dn_opool *p = j->p;
+    while (lo < hi) { /* item = image * cb + block */
+        int64_t n = lo / p->cb, k0 = lo % p->cb, k1 = p->cb;
+        if (n * p->cb + k1 > hi) k1 = hi - n * p->cb;
+        p->fn(&p->g, j->x + (size_t)n * p->in_img, j->y + (size_t)n * p->out_img, k0, k1, p->b);
+        lo = n * p->cb + k1;
+    }
+}
+
+static frt_status opool_run(const frt_step *s, frt_exec *x) {
+    const dn_opool *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    int64_t C, H, W;
+    image_dims(X, &C, &H, &W);
+    if (C != p->g.C || H != p->g.H || W != p->g.W)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: input image %lldx%lldx%lld differs from "
+                             "the load-time %lldx%lldx%lld", (long long)C, (long long)H,
+                             (long long)W, (long long)p->g.C, (long long)p->g.H, (long long)p->g.W);
+    opool_job j = {p, X->data, Y->data};
+    frt_parallel_ranges(x->tp, X->dims[0] * p->cb, p->blk_ns, opool_task, &j);
+    return FRT_OK;
+}
+
+static bool own_pool_wanted(frt_isa isa) {
+    const char *e = getenv("FRT_DNNL_OWN_POOL");
+    if (e && *e) return strcmp(e, "0") != 0;
+    return isa == FRT_ISA_AVX2;
+}
+
+static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
+                                  const frt_blk_pool_geom *g, const char *name) {
+    dn_opool *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!p || !in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    const frt_blk_variant *v = frt_blk_variant_get(c->isa >= FRT_ISA_AVX2 ? FRT_ISA_AVX2 : c->isa, 8);
+    p->g = *g;
+    p->b = L->block;
+    p->cb = (g->C + p->b - 1) / p->b;
+    p->fn = p->b % 8 == 0 ? v->pool : frt_blk_pool_portable;
+    p->in_img = (size_t)(p->cb * g->H * g->W * p->b);
+    p->out_img = (size_t)(p->cb * g->OH * g->OW * p->b);
+    /* bytes of one block read and written, and a vector op per window position */
+    p->blk_ns = (double)(g->H * g->W + g->OH * g->OW) * (double)(p->b * 4) * FRT_PAR_NS_PER_BYTE +
+                (double)(g->OH * g->OW * g->kh * g->kw) * (double)(p->b / 8) * 0.15;
+    /* Split only on request (FRT_DNNL_POOL_SPLIT=1, an A/B aid): on the loaded 2-vCPU Zen 3
+       host (load average 6.5) the split pools of squeezenet1_1 / resnet18 at 2 threads took
+       1.0-2.7 / 0.6-1.3 ms per run against 0.9-1.4 / 0.6-0.8 ms on the calling thread: the
+       loops are bound by the shared L3, and the worker is often not running. */
+    const char *e = getenv("FRT_DNNL_POOL_SPLIT");
+    if (!e || strcmp(e, "1") != 0) p->blk_ns = 0;
+    in[0] = out[0] = L;
+    k->params = p;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->name = name;
+    k->fn = opool_run;
+    return FRT_OK;
+}
+
 static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
                               const frt_layout *L) {
     const frt_node *n = c->node;
@@ -767,8 +850,8 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         return decline(c, "needs float32 [N, C, (H,) W] with dims known at load, one output");
     if (X->layout != L) return decline(c, "input not in the blocked layout");
     int nsp = X->rank - 2;
-    bool global = strcmp(def->op_type, "GlobalAveragePool") == 0;
-    bool maxp = strcmp(def->op_type, "MaxPool") == 0;
+    bool global = strncmp(def->op_type, "Global", 6) == 0;
+    bool maxp = strcmp(def->op_type, "MaxPool") == 0 || strcmp(def->op_type, "GlobalMaxPool") == 0;
     int64_t C, H, W, OC, OH, OW;
     image_dims(X, &C, &H, &W);
     image_dims(Y, &OC, &OH, &OW);
@@ -778,7 +861,7 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         int64_t kd[2] = {H, W};
         const char *why = read_spatial(n, 2, kd, &sp);
         if (why) return decline(c, why);
-        alg = dnnl_pooling_avg_include_padding;
+        alg = maxp ? dnnl_pooling_max : dnnl_pooling_avg_include_padding;
     } else {
         const char *why = read_spatial(n, nsp, NULL, &sp);
         if (why) return decline(c, why);
@@ -791,12 +874,30 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_dims_t dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
     pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
     pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
+    bool own = own_pool_wanted(c->isa);
     for (int i = 0; i < 2; i++) {
         /* counting the pads: ONNX counts the explicit ones only, oneDNN every pad it is given */
-        if (alg == dnnl_pooling_avg_include_padding && !global && pr[i] != sp.pe[i] &&
+        if (!own && alg == dnnl_pooling_avg_include_padding && !global && pr[i] != sp.pe[i] &&
             sp.auto_pad == 0)
             return decline(c, "count_include_pad with ceil_mode");
         if (pl[i] >= kern[i] || pr[i] >= kern[i]) return decline(c, "pads as large as the kernel");
+    }
+    const char *name = global ? (maxp ? "global_maxpool" : "global_avgpool")
+                       : maxp ? "maxpool" : "avgpool";
+    if (own) {
+        /* the own loops' kernel names: the op's, then "_blk" and the loops' tier */
+        static const char *const own_names[2][4] = {
+            {"maxpool_blk", "avgpool_blk", "global_maxpool_blk", "global_avgpool_blk"},
+            {"maxpool_blk_avx2", "avgpool_blk_avx2", "global_maxpool_blk_avx2",
+             "global_avgpool_blk_avx2"}};
+        name = own_names[c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0][2 * global + !maxp];
+        /* counting the pads: the explicit ones (NOTSET), the computed ones (SAME_*) */
+        bool inc = alg == dnnl_pooling_avg_include_padding && !global;
+        int64_t eh = sp.auto_pad ? pr[0] : sp.pe[0], ew = sp.auto_pad ? pr[1] : sp.pe[1];
+        frt_blk_pool_geom g = {C, H, W, OH, OW, sp.k[0], sp.k[1], sp.s[0], sp.s[1], sp.d[0],
+                               sp.d[1], pl[0], pl[1], inc ? -pl[0] : 0, inc ? H + eh : H,
+                               inc ? -pl[1] : 0, inc ? W + ew : W, maxp};
+        return own_pool_select(c, k, L, &g, name);
     }
     dnnl_memory_desc_t src, dst;
     dnnl_dims_t sd = {1, C, H, W}, dd = {1, OC, OH, OW};
@@ -831,7 +932,7 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     in[0] = out[0] = L;
     k->in_layouts = in;
     k->out_layouts = out;
-    k->name = global ? "global_avgpool" : maxp ? "maxpool" : "avgpool";
+    k->name = name;
     k->fn = pool_run;
     k->scratch = prim_scratch;
     return FRT_OK;
@@ -1114,7 +1215,8 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
                 return decline(c, "listed in FRT_DNNL_SKIP");
     }
     if (!strcmp(t, "Conv") || !strcmp(t, "FusedConv")) return conv_select(def, c, k, L);
-    if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool"))
+    if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool") ||
+        !strcmp(t, "GlobalMaxPool"))
         return pool_select(def, c, k, L);
     if (!strcmp(t, "BatchNormalization")) return bn_select(def, c, k, L);
     if (!strcmp(t, "Concat") || is_op(t, k_unary) || is_op(t, k_binary)) {

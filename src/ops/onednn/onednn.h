@@ -1,5 +1,6 @@
 /* The oneDNN provider (src/ops/onednn/onednn.c): Conv / FusedConv, MaxPool, AveragePool,
- * GlobalAveragePool and BatchNormalization on oneDNN primitives, with activations in the channel-
+ * GlobalAveragePool / GlobalMaxPool (the own blocked loops of ops/blocked.h on the AVX2 tier) and
+ * BatchNormalization on oneDNN primitives, with activations in the channel-
  * blocked layout (nChw16c on AVX-512 tiers, nChw8c below), and the same-shape elementwise ops and
  * Concat that sit between them run on the blocked data (the builtin kernels, declared blocked).
  * Built when the CMake option FRT_USE_DNNL is ON (FRT_HAVE_DNNL=1); see docs/dependencies.md.

@@ -29,3 +29,135 @@ void frt_blk_chanmul_avx2(const float *x, const float *g, float *y, int64_t C, i
             _mm256_storeu_ps(yr + s * 8, _mm256_mul_ps(_mm256_maskload_ps(xr + s * 8, m), f));
     }
 }
+
+/* ---- pooling ---------------------------------------------------------------------------------
+ * One 8-lane part (lanes l0 .. l0+7 of a block of b) at a time: a vector per spatial position,
+ * at stride b floats. Interior outputs (every window column inside [0, W)) go four at a time;
+ * edge outputs one at a time. The operations and their order are the portable loop's. */
+
+#include <float.h>
+
+/* one output: window rows [ilo, ihi), columns [jlo, jhi) */
+static inline __m256 pool1(const frt_blk_pool_geom *g, const float *xb, int64_t b, int64_t ih0,
+                           int64_t ilo, int64_t ihi, int64_t iw0, int64_t jlo, int64_t jhi) {
+    __m256 acc = g->max ? _mm256_set1_ps(-FLT_MAX) : _mm256_setzero_ps();
+    for (int64_t i = ilo; i < ihi; i++) {
+        const float *row = xb + (ih0 + i * g->dh) * g->W * b;
+        for (int64_t j = jlo; j < jhi; j++) {
+            __m256 v = _mm256_loadu_ps(row + (iw0 + j * g->dw) * b);
+            acc = g->max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+        }
+    }
+    return acc;
+}
+
+static void pool_part(const frt_blk_pool_geom *g, const float *xb, float *yb, int64_t b,
+                      __m256 keep) {
+    const int64_t OW = g->OW, sw = g->sw, dw = g->dw, kw = g->kw, W = g->W;
+    /* interior columns: ow*sw - pw >= 0 and ow*sw - pw + (kw-1)*dw <= W-1 */
+    int64_t owa = (g->pw + sw - 1) / sw, owb = 0;
+    int64_t last = W - 1 - (kw - 1) * dw + g->pw;
+    if (last >= 0) owb = last / sw + 1;
+    if (owb > OW) owb = OW;
+    if (owa > owb) owa = owb;
+    const __m256 lo = _mm256_set1_ps(-FLT_MAX);
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        int64_t ilo, ihi, clo, chi;
+        frt_blk_pool_range(oh, g->sh, g->ph, g->kh, g->dh, 0, g->H, &ilo, &ihi);
+        frt_blk_pool_range(oh, g->sh, g->ph, g->kh, g->dh, g->ch0, g->ch1, &clo, &chi);
+        int64_t ih0 = oh * g->sh - g->ph;
+        float *yr = yb + oh * OW * b;
+        for (int64_t ow = 0; ow < OW;) {
+            if (ow >= owa && ow + 4 <= owb) {
+                __m256 a0, a1, a2, a3;
+                a0 = a1 = a2 = a3 = g->max ? lo : _mm256_setzero_ps();
+                const int64_t sb = sw * b;
+                for (int64_t i = ilo; i < ihi; i++) {
+                    const float *p = xb + ((ih0 + i * g->dh) * W + ow * sw - g->pw) * b;
+                    for (int64_t j = 0; j < kw; j++, p += dw * b) {
+                        __m256 v0 = _mm256_loadu_ps(p), v1 = _mm256_loadu_ps(p + sb);
+                        __m256 v2 = _mm256_loadu_ps(p + 2 * sb), v3 = _mm256_loadu_ps(p + 3 * sb);
+                        if (g->max) {
+                            a0 = _mm256_max_ps(v0, a0), a1 = _mm256_max_ps(v1, a1);
+                            a2 = _mm256_max_ps(v2, a2), a3 = _mm256_max_ps(v3, a3);
+                        } else {
+                            a0 = _mm256_add_ps(a0, v0), a1 = _mm256_add_ps(a1, v1);
+                            a2 = _mm256_add_ps(a2, v2), a3 = _mm256_add_ps(a3, v3);
+                        }
+                    }
+                }
+                if (!g->max) {
+                    /* interior columns lie inside the count region, which holds [0, W) */
+                    int64_t cnt = (chi - clo) * kw;
+                    __m256 inv = _mm256_set1_ps(cnt > 0 ? 1.0f / (float)cnt : 0.0f);
+                    a0 = _mm256_mul_ps(a0, inv), a1 = _mm256_mul_ps(a1, inv);
+                    a2 = _mm256_mul_ps(a2, inv), a3 = _mm256_mul_ps(a3, inv);
+                }
+                float *o = yr + ow * b;
+                _mm256_storeu_ps(o, _mm256_and_ps(a0, keep));
+                _mm256_storeu_ps(o + b, _mm256_and_ps(a1, keep));
+                _mm256_storeu_ps(o + 2 * b, _mm256_and_ps(a2, keep));
+                _mm256_storeu_ps(o + 3 * b, _mm256_and_ps(a3, keep));
+                ow += 4;
+                continue;
+            }
+            int64_t jlo, jhi, dlo, dhi;
+            frt_blk_pool_range(ow, sw, g->pw, kw, dw, 0, W, &jlo, &jhi);
+            __m256 a = pool1(g, xb, b, ih0, ilo, ihi, ow * sw - g->pw, jlo, jhi);
+            if (!g->max) {
+                frt_blk_pool_range(ow, sw, g->pw, kw, dw, g->cw0, g->cw1, &dlo, &dhi);
+                int64_t cnt = (chi - clo) * (dhi - dlo);
+                a = _mm256_mul_ps(a, _mm256_set1_ps(cnt > 0 ? 1.0f / (float)cnt : 0.0f));
+            }
+            _mm256_storeu_ps(yr + ow * b, _mm256_and_ps(a, keep));
+            ow++;
+        }
+    }
+}
+
+void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                       int64_t k1, int64_t b) {
+    const int64_t in_blk = g->H * g->W * b, out_blk = g->OH * g->OW * b;
+    if (frt_blk_pool_is_global(g)) {
+        const int64_t S = g->H * g->W;
+        const __m256 inv = _mm256_set1_ps(1.0f / (float)S);
+        for (int64_t k = k0; k < k1; k++)
+            for (int64_t l0 = 0; l0 < b; l0 += 8) {
+                int64_t valid = g->C - k * b - l0;
+                if (valid > 8) valid = 8;
+                if (valid < 0) valid = 0;
+                __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                    _mm256_set1_epi32((int)valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+                const float *p = x + k * in_blk + l0;
+                __m256 a[4];
+                for (int q = 0; q < 4; q++)
+                    a[q] = g->max ? _mm256_set1_ps(-FLT_MAX) : _mm256_setzero_ps();
+                int64_t s = 0;
+                if (g->max) {
+                    for (; s + 4 <= S; s += 4)
+                        for (int q = 0; q < 4; q++)
+                            a[q] = _mm256_max_ps(_mm256_loadu_ps(p + (s + q) * b), a[q]);
+                    for (; s < S; s++) a[s & 3] = _mm256_max_ps(_mm256_loadu_ps(p + s * b), a[s & 3]);
+                    a[0] = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+                } else {
+                    for (; s + 4 <= S; s += 4)
+                        for (int q = 0; q < 4; q++)
+                            a[q] = _mm256_add_ps(a[q], _mm256_loadu_ps(p + (s + q) * b));
+                    for (; s < S; s++) a[s & 3] = _mm256_add_ps(a[s & 3], _mm256_loadu_ps(p + s * b));
+                    a[0] = _mm256_mul_ps(
+                        _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])), inv);
+                }
+                _mm256_storeu_ps(y + k * b + l0, _mm256_and_ps(a[0], keep));
+            }
+        return;
+    }
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t l0 = 0; l0 < b; l0 += 8) {
+            int64_t valid = g->C - k * b - l0;
+            if (valid > 8) valid = 8;
+            if (valid < 0) valid = 0;
+            __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                _mm256_set1_epi32((int)valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+            pool_part(g, x + k * in_blk + l0, y + k * out_blk + l0, b, keep);
+        }
+}
