@@ -166,93 +166,127 @@ static inline void st(float *p, __m256i m, int full, __m256 v) {
     else _mm256_maskstore_ps(p, m, v);
 }
 
-/* One pass over the inputs k: acc[r][u] (MR rows x P gates, in pre) += h_prev[r] * the pass's
- * P gate slices (Bq: [K][P*8]); k runs down when rev. The prefetches run RNN_PF inputs ahead
- * along the same direction (addresses possibly outside R, never dereferenced). */
-static inline __attribute__((always_inline)) void kpass(const int MR, const int P, int64_t K,
-                                                        const float *A, int64_t lda,
-                                                        const float *Bq, int rev, float *pre) {
-    __m256 acc[4][3];
+/* One pass over the inputs k for NG groups: acc[r][n][u] (MR rows x NG groups x P gates, in pre:
+ * [group][row][gate][unit]) += h_prev[r] * the pass's P gate slices of group n (Bq + n * gs:
+ * [K][P*8]); k runs down when rev. The prefetches run RNN_PF inputs ahead along the same
+ * direction (addresses possibly outside R, never dereferenced). */
+static inline __attribute__((always_inline)) void kpass(const int MR, const int NG, const int P,
+                                                        int64_t K, const float *A, int64_t lda,
+                                                        const float *Bq, int64_t gs, int rev,
+                                                        float *pre) {
+    __m256 acc[4][4][3];
 #pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int n = 0; n < NG; n++)
 #pragma GCC unroll 3
-        for (int u = 0; u < P; u++) acc[r][u] = _mm256_load_ps(pre + (r * 4 + u) * GW);
+            for (int u = 0; u < P; u++)
+                acc[r][n][u] = _mm256_load_ps(pre + ((n * 4 + r) * 4 + u) * GW);
     const int64_t kd = rev ? -1 : 1, pf = kd * RNN_PF * P * GW * (int64_t)sizeof(float);
     for (int64_t kk = 0, k = rev ? K - 1 : 0; kk < K; kk++, k += kd) {
-        const float *b = Bq + k * P * GW;
-        const uintptr_t pa = (uintptr_t)b + (uintptr_t)pf;
-        _mm_prefetch((const char *)pa, _MM_HINT_T0);
-        if (P == 3) _mm_prefetch((const char *)(pa + 64), _MM_HINT_T0);
-        __m256 bv[3];
+        __m256 bv[4][3];
+#pragma GCC unroll 4
+        for (int n = 0; n < NG; n++) {
+            const float *b = Bq + n * gs + k * P * GW;
+            const uintptr_t pa = (uintptr_t)b + (uintptr_t)pf;
+            _mm_prefetch((const char *)pa, _MM_HINT_T0);
+            if (P == 3) _mm_prefetch((const char *)(pa + 64), _MM_HINT_T0);
 #pragma GCC unroll 3
-        for (int u = 0; u < P; u++) bv[u] = _mm256_loadu_ps(b + u * GW);
+            for (int u = 0; u < P; u++) bv[n][u] = _mm256_loadu_ps(b + u * GW);
+        }
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
             __m256 x = _mm256_broadcast_ss(A + r * lda + k);
+#pragma GCC unroll 4
+            for (int n = 0; n < NG; n++)
 #pragma GCC unroll 3
-            for (int u = 0; u < P; u++) acc[r][u] = _mm256_fmadd_ps(x, bv[u], acc[r][u]);
+                for (int u = 0; u < P; u++)
+                    acc[r][n][u] = _mm256_fmadd_ps(x, bv[n][u], acc[r][n][u]);
         }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int n = 0; n < NG; n++)
 #pragma GCC unroll 3
-        for (int u = 0; u < P; u++) _mm256_store_ps(pre + (r * 4 + u) * GW, acc[r][u]);
+            for (int u = 0; u < P; u++)
+                _mm256_store_ps(pre + ((n * 4 + r) * 4 + u) * GW, acc[r][n][u]);
 }
 
-#define KPASS(MR, P)                                                                             \
-    static NOINLINE void kpass_##MR##_##P(int64_t K, const float *A, int64_t lda,                \
-                                          const float *Bq, int rev, float *pre) {                \
-        kpass(MR, P, K, A, lda, Bq, rev, pre);                                                   \
+/* Block shapes (rows, groups) per kind: at most 12 accumulators. */
+#define KPASS(MR, NG, P)                                                                         \
+    static NOINLINE void kpass_##MR##_##NG##_##P(int64_t K, const float *A, int64_t lda,         \
+                                                 const float *Bq, int64_t gs, int rev,           \
+                                                 float *pre) {                                   \
+        kpass(MR, NG, P, K, A, lda, Bq, gs, rev, pre);                                           \
     }
-KPASS(1, 2)
-KPASS(2, 2)
-KPASS(3, 2)
-KPASS(4, 2)
-KPASS(1, 3)
-KPASS(2, 3)
-KPASS(3, 3)
-KPASS(4, 3)
-typedef void (*kpass_fn)(int64_t K, const float *A, int64_t lda, const float *Bq, int rev,
-                         float *pre);
-static const kpass_fn kpass2[4] = {kpass_1_2, kpass_2_2, kpass_3_2, kpass_4_2};
-static const kpass_fn kpass3[4] = {kpass_1_3, kpass_2_3, kpass_3_3, kpass_4_3};
+KPASS(1, 4, 2)
+KPASS(2, 2, 2)
+KPASS(3, 2, 2)
+KPASS(4, 1, 2)
+KPASS(1, 1, 2)
+KPASS(2, 1, 2)
+KPASS(3, 1, 2)
+KPASS(1, 4, 3)
+KPASS(2, 2, 3)
+KPASS(3, 1, 3)
+KPASS(4, 1, 3)
+KPASS(1, 1, 3)
+KPASS(2, 1, 3)
+typedef void (*kpass_fn)(int64_t K, const float *A, int64_t lda, const float *Bq, int64_t gs,
+                         int rev, float *pre);
+/* [kind][rows - 1]: the wide shape, its groups, the one-group shape */
+static const kpass_fn kp_wide[2][4] = {{kpass_1_4_2, kpass_2_2_2, kpass_3_2_2, kpass_4_1_2},
+                                       {kpass_1_4_3, kpass_2_2_3, kpass_3_1_3, kpass_4_1_3}};
+static const int kp_ng[2][4] = {{4, 2, 2, 1}, {4, 2, 1, 1}};
+static const kpass_fn kp_one[2][4] = {{kpass_1_1_2, kpass_2_1_2, kpass_3_1_2, kpass_4_1_2},
+                                      {kpass_1_1_3, kpass_2_1_3, kpass_3_1_3, kpass_4_1_3}};
 
 enum { K_LSTM = 0, K_GRU = 1 };
 
-/* Rows [r0, r0+m) and unit group g of one step (G gates, P per pass). */
+/* Rows [r0, r0+m) and unit groups [g0, g0+ng) of one step (ng 1 or kp_ng: G gates, P per
+ * pass). */
 static inline __attribute__((always_inline)) void fused_blk(const int KIND, const frt_rnn_step_args *a,
-                                                            int64_t r0, int m, int64_t g, int rev) {
+                                                            int64_t r0, int m, int64_t g0, int ng,
+                                                            int rev) {
     const int G = KIND == K_LSTM ? 4 : 3, P = KIND == K_LSTM ? 2 : 3, NP = G / P;
-    const int64_t H = a->H, j0 = g * GW;
-    const int full = j0 + GW <= H;
-    const __m256i lm = lane_mask(H - j0);
-    float pre[4 * 4 * GW] __attribute__((aligned(32))); /* [row][gate][unit] */
+    const int64_t H = a->H;
+    float pre[4 * 4 * 4 * GW] __attribute__((aligned(32))); /* [group][row][gate][unit] */
     /* the products start from what the gate math adds to them: xw + bias (GRU h gate: Rbh) */
-    for (int r = 0; r < m; r++) {
-        const float *xw = a->xw[r0 + r];
-        for (int v = 0; v < G; v++) {
-            __m256 s = !xw ? _mm256_setzero_ps()
-                       : KIND == K_GRU && v == 2
-                           ? ld(a->rbh + j0, lm, full)
-                           : _mm256_add_ps(ld(xw + v * H + j0, lm, full),
-                                           ld(a->bias + v * H + j0, lm, full));
-            _mm256_store_ps(pre + (r * 4 + v) * GW, s);
+    for (int n = 0; n < ng; n++) {
+        const int64_t j0 = (g0 + n) * GW;
+        const int full = j0 + GW <= H;
+        const __m256i lm = lane_mask(H - j0);
+        for (int r = 0; r < m; r++) {
+            const float *xw = a->xw[r0 + r];
+            for (int v = 0; v < G; v++) {
+                __m256 s = !xw ? _mm256_setzero_ps()
+                           : KIND == K_GRU && v == 2
+                               ? ld(a->rbh + j0, lm, full)
+                               : _mm256_add_ps(ld(xw + v * H + j0, lm, full),
+                                               ld(a->bias + v * H + j0, lm, full));
+                _mm256_store_ps(pre + ((n * 4 + r) * 4 + v) * GW, s);
+            }
         }
     }
     if (!a->h_prev_zero) {
-        const kpass_fn f = (P == 2 ? kpass2 : kpass3)[(m - 1) & 3];
+        const kpass_fn f = ng == 1 ? kp_one[KIND][(m - 1) & 3] : kp_wide[KIND][(m - 1) & 3];
         const int64_t ps = H * P * GW; /* floats per pass */
-        const float *Bg = a->Rq + g * NP * ps, *A = a->h_prev + r0 * H;
+        const float *Bg = a->Rq + g0 * NP * ps, *A = a->h_prev + r0 * H;
         for (int pi = 0; pi < NP; pi++) {
             const int p = rev ? NP - 1 - pi : pi;
-            f(H, A, H, Bg + p * ps, rev, pre + p * P * GW);
+            f(H, A, H, Bg + p * ps, NP * ps, rev, pre + p * P * GW);
         }
     }
+    for (int n = 0; n < ng; n++) {
+    const int64_t j0 = (g0 + n) * GW;
+    const int full = j0 + GW <= H;
+    const __m256i lm = lane_mask(H - j0);
     for (int r = 0; r < m; r++) {
         const int64_t row = r0 + r;
         const float *hp = a->h_prev + row * H + j0;
         float *hn = a->h_next + row * H + j0;
-        const float *pr = pre + r * 4 * GW;
+        const float *pr = pre + (n * 4 + r) * 4 * GW;
         if (!a->xw[row]) { /* past this row's sequence length: the state stays */
             st(hn, lm, full, ld(hp, lm, full));
             continue;
@@ -285,31 +319,39 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
         st(hn, lm, full, h);
         if (a->y[row]) st(a->y[row] + j0, lm, full, h);
     }
+    }
 }
 
-static NOINLINE void lstm_blk(const frt_rnn_step_args *a, int64_t r0, int m, int64_t g, int rev) {
-    fused_blk(K_LSTM, a, r0, m, g, rev);
+static NOINLINE void lstm_blk(const frt_rnn_step_args *a, int64_t r0, int m, int64_t g0, int ng,
+                              int rev) {
+    fused_blk(K_LSTM, a, r0, m, g0, ng, rev);
 }
-static NOINLINE void gru_blk(const frt_rnn_step_args *a, int64_t r0, int m, int64_t g, int rev) {
-    fused_blk(K_GRU, a, r0, m, g, rev);
+static NOINLINE void gru_blk(const frt_rnn_step_args *a, int64_t r0, int m, int64_t g0, int ng,
+                             int rev) {
+    fused_blk(K_GRU, a, r0, m, g0, ng, rev);
 }
 
-/* One step: for each block of up to 4 rows, groups first to last (last to first when rev; each
- * row block sweeps the other way than the one before, so R is read as one stream). */
-static void step(const frt_rnn_step_args *a,
-                 void (*blk)(const frt_rnn_step_args *, int64_t, int, int64_t, int)) {
+/* One step: for each block of up to 4 rows, groups first to last in blocks of kp_ng groups, then
+ * single ones (last to first when rev; each row block sweeps the other way than the one before,
+ * so R is read as one stream). */
+static void step(const frt_rnn_step_args *a, int kind,
+                 void (*blk)(const frt_rnn_step_args *, int64_t, int, int64_t, int, int)) {
     const int64_t ng = (a->H + GW - 1) / GW;
     int rev = a->reverse;
     for (int64_t r0 = 0; r0 < a->B; r0 += 4) {
-        const int m = a->B - r0 >= 4 ? 4 : (int)(a->B - r0);
-        if (!rev)
-            for (int64_t g = 0; g < ng; g++) blk(a, r0, m, g, 0);
-        else
-            for (int64_t g = ng - 1; g >= 0; g--) blk(a, r0, m, g, 1);
+        const int m = a->B - r0 >= 4 ? 4 : (int)(a->B - r0), NG = kp_ng[kind][m - 1];
+        const int64_t nb = ng / NG, done = nb * NG;
+        if (!rev) {
+            for (int64_t q = 0; q < nb; q++) blk(a, r0, m, q * NG, NG, 0);
+            for (int64_t g = done; g < ng; g++) blk(a, r0, m, g, 1, 0);
+        } else {
+            for (int64_t g = ng - 1; g >= done; g--) blk(a, r0, m, g, 1, 1);
+            for (int64_t q = nb - 1; q >= 0; q--) blk(a, r0, m, q * NG, NG, 1);
+        }
         rev = !rev;
     }
 }
 
-void frt_rnn_lstm_step_avx2(const frt_rnn_step_args *a) { step(a, lstm_blk); }
-void frt_rnn_gru_step_avx2(const frt_rnn_step_args *a) { step(a, gru_blk); }
+void frt_rnn_lstm_step_avx2(const frt_rnn_step_args *a) { step(a, K_LSTM, lstm_blk); }
+void frt_rnn_gru_step_avx2(const frt_rnn_step_args *a) { step(a, K_GRU, gru_blk); }
 #endif
