@@ -244,6 +244,40 @@ static const kpass_fn kp_one[2][4] = {{kpass_1_1_2, kpass_2_1_2, kpass_3_1_2, kp
 
 enum { K_LSTM = 0, K_GRU = 1 };
 
+/* LSTM gate math of 4 rows x 8 units (pre: [row][gate][unit]), written in stages over the rows so
+ * the 4 independent dependency chains interleave (one row's chain is ~40 operations deep). */
+static inline __attribute__((always_inline)) void lstm_gates4(const frt_rnn_step_args *a,
+                                                              const float *pre, int64_t r0,
+                                                              int64_t j0, int full, __m256i lm) {
+    const int64_t H = a->H;
+    __m256 dout[4], cn[4];
+    /* i g = tanh(pre_c) / (1 + e^-pre_i), f c = c / (1 + e^-pre_f), h = tanh(c) / (1 + e^-pre_o)
+     * (rows past their length compute on their zero pre-activations; nothing of them is kept) */
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const float *pr = pre + r * 4 * GW;
+        const __m256 di = one_exp_neg(_mm256_load_ps(pr)), df = one_exp_neg(_mm256_load_ps(pr + 2 * GW));
+        dout[r] = one_exp_neg(_mm256_load_ps(pr + GW));
+        const frac gc = tanh_frac(_mm256_load_ps(pr + 3 * GW));
+        __m256 ig = _mm256_div_ps(gc.n, _mm256_mul_ps(di, gc.d));
+        cn[r] = _mm256_add_ps(_mm256_div_ps(ld(a->c + (r0 + r) * H + j0, lm, full), df), ig);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const int64_t row = r0 + r;
+        float *hn = a->h_next + row * H + j0;
+        if (!a->xw[row]) {
+            st(hn, lm, full, ld(a->h_prev + row * H + j0, lm, full));
+            continue;
+        }
+        st(a->c + row * H + j0, lm, full, cn[r]);
+        const frac tc = tanh_frac(cn[r]);
+        __m256 h = _mm256_div_ps(tc.n, _mm256_mul_ps(dout[r], tc.d));
+        st(hn, lm, full, h);
+        if (a->y[row]) st(a->y[row] + j0, lm, full, h);
+    }
+}
+
 /* Rows [r0, r0+m) and unit groups [g0, g0+ng) of one step (ng 1 or kp_ng: G gates, P per
  * pass). */
 static inline __attribute__((always_inline)) void fused_blk(const int KIND, const frt_rnn_step_args *a,
@@ -282,6 +316,10 @@ static inline __attribute__((always_inline)) void fused_blk(const int KIND, cons
     const int64_t j0 = (g0 + n) * GW;
     const int full = j0 + GW <= H;
     const __m256i lm = lane_mask(H - j0);
+    if (KIND == K_LSTM && m == 4) {
+        lstm_gates4(a, pre + n * 4 * 4 * GW, r0, j0, full, lm);
+        continue;
+    }
     for (int r = 0; r < m; r++) {
         const int64_t row = r0 + r;
         const float *hp = a->h_prev + row * H + j0;
