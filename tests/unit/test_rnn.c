@@ -495,8 +495,10 @@ static void test_step_variants(void) {
             for (int64_t B = 1; B <= 6; B++)
                 for (int64_t H = 1; H <= 79; H += 13)
                     for (int z = 0; z < 2; z++) { /* z: zero h_prev, skipped by the tier only */
-                    size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H);
-                    float *R = malloc(nR * 4), *Rq = malloc(nq * 4), *hp = malloc((size_t)(B * H) * 4);
+                    size_t nR = (size_t)(G * H * H);
+                    size_t nq[2] = {frt_rnn_gates_size(G, H, ref->gw), frt_rnn_gates_size(G, H, v->gw)};
+                    float *R = malloc(nR * 4), *Rq[2] = {malloc(nq[0] * 4), malloc(nq[1] * 4)};
+                    float *hp = malloc((size_t)(B * H) * 4);
                     float *xw = malloc((size_t)(B * G * H) * 4), *bias = malloc((size_t)(G * H) * 4);
                     float *rbh = malloc((size_t)H * 4), *out[2][3];
                     t_fill(R, nR, (unsigned)(G * 5 + H));
@@ -506,7 +508,9 @@ static void test_step_variants(void) {
                     t_fill(xw, (size_t)(B * G * H), 4);
                     t_fill(bias, (size_t)(G * H), 5);
                     t_fill(rbh, (size_t)H, 6);
-                    frt_rnn_pack_gates(G, H, R, Rq);
+                    /* each variant's own packing */
+                    frt_rnn_pack_gates(G, H, ref->gw, frt_rnn_step_gp(ref, G), R, Rq[0]);
+                    frt_rnn_pack_gates(G, H, v->gw, frt_rnn_step_gp(v, G), R, Rq[1]);
                     for (int w = 0; w < 2; w++) {
                         for (int k = 0; k < 3; k++) out[w][k] = malloc((size_t)(B * H) * 4);
                         t_fill(out[w][2], (size_t)(B * H), 7); /* c */
@@ -517,7 +521,7 @@ static void test_step_variants(void) {
                             yr[b] = b == 1 ? NULL : out[w][1] + b * H;
                         }
                         for (int64_t i = 0; i < B * H; i++) out[w][1][i] = 9.0f;
-                        frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq, xr, yr, bias,
+                        frt_rnn_step_args a = {B, H, hp, out[w][0], out[w][2], Rq[w], xr, yr, bias,
                                                rbh, (int)(H & 1), z && w};
                         (G == 4 ? (w ? v->lstm : ref->lstm) : (w ? v->gru : ref->gru))(&a);
                     }
@@ -525,7 +529,7 @@ static void test_step_variants(void) {
                         CHECK_MSG(t_close(out[1][k], out[0][k], (size_t)(B * H), 1e-5f, 1e-5f),
                                   "tier %d G %d B %lld H %lld zero h %d output %d", t, G,
                                   (long long)B, (long long)H, z, k);
-                    free(R); free(Rq); free(hp); free(xw); free(bias); free(rbh);
+                    free(R); free(Rq[0]); free(Rq[1]); free(hp); free(xw); free(bias); free(rbh);
                     for (int w = 0; w < 2; w++)
                         for (int k = 0; k < 3; k++) free(out[w][k]);
                 }

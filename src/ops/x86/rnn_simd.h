@@ -63,8 +63,9 @@ static inline void frt_rnn_pack(int vl, int gv, int64_t N, int64_t K, const floa
  * linear_before_reset = 1 (default activations, no clip), one step of every batch row runs as:
  * for each group of 16 hidden units, the products of h_prev with the gate rows of R for those
  * units are accumulated in registers and the gate math is applied to them right away, writing the
- * new state (and the row of Y). R is packed per group (frt_rnn_pack_gates): the 16-unit slices of
- * the G gates side by side, so one group is one sequential stream of K * G * 16 floats. */
+ * new state (and the row of Y). R is packed per group (frt_rnn_pack_gates): the slices of the G
+ * gates for the group's units side by side (in passes of gp gates), so one group is one
+ * sequential stream per pass. */
 typedef struct frt_rnn_step_args {
     int64_t B, H;            /* batch rows, hidden size (also K of the product) */
     const float *h_prev;     /* [B, H] */
@@ -90,34 +91,50 @@ typedef struct frt_rnn_step_args {
  * GRU:  z r = sigmoid; n = tanh(xw_h + Wbh + r (h_prev Rh^T + Rbh)); h = (1 - z) n + z h_prev. */
 typedef void (*frt_rnn_step_fn)(const frt_rnn_step_args *a);
 
+/* R packing of a variant's steps: groups of gw hidden units; within a group the G gates come in
+ * G / gp passes of gp gates each (gp divides G), each pass one sequential stream over the inputs
+ * k (frt_rnn_pack_gates). AVX-512 and portable: gw 16, gp = G (one pass); AVX2: gw 8, LSTM 2
+ * passes of 2 gates, GRU one pass of 3 (its register budget: 4 rows x gp accumulators). */
 typedef struct frt_rnn_step_variant {
     frt_isa isa;
     frt_rnn_step_fn lstm, gru;
+    int gw, lstm_gp, gru_gp;
 } frt_rnn_step_variant;
 
 /* The fused steps of exactly tier `isa`, or NULL when that tier has none (rnn.c). */
 const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa);
 
-#define FRT_RNN_GROUP 16
-/* Floats of R [G*H, H] packed by frt_rnn_pack_gates. */
-static inline size_t frt_rnn_gates_size(int G, int64_t H) {
-    return (size_t)((H + FRT_RNN_GROUP - 1) / FRT_RNN_GROUP) * (size_t)H * (size_t)G * FRT_RNN_GROUP;
+/* Gates per pass of variant v for G gates (4: LSTM, 3: GRU). */
+static inline int frt_rnn_step_gp(const frt_rnn_step_variant *v, int G) {
+    return G == 4 ? v->lstm_gp : v->gru_gp;
 }
-/* Rq[(g*H + k)*G*16 + v*16 + l] = R[v*H + 16g + l][k] (0 past H): group g, input k, gate v. */
-static inline void frt_rnn_pack_gates(int G, int64_t H, const float *R, float *Rq) {
-    const int64_t ng = (H + FRT_RNN_GROUP - 1) / FRT_RNN_GROUP;
+
+#define FRT_RNN_GROUP 16 /* gw of the AVX-512 and portable steps */
+/* Floats of R [G*H, H] packed by frt_rnn_pack_gates in groups of gw units. */
+static inline size_t frt_rnn_gates_size(int G, int64_t H, int gw) {
+    return (size_t)((H + gw - 1) / gw) * (size_t)H * (size_t)G * (size_t)gw;
+}
+/* Rq[((g*NP + p)*H + k)*gp*gw + u*gw + l] = R[(p*gp + u)*H + gw*g + l][k] (0 past H), NP = G/gp:
+ * group g, pass p, input k, gate p*gp + u of the pass, unit l. */
+static inline void frt_rnn_pack_gates(int G, int64_t H, int gw, int gp, const float *R,
+                                      float *Rq) {
+    const int64_t ng = (H + gw - 1) / gw, np = G / gp;
     for (int64_t g = 0; g < ng; g++)
-        for (int64_t k = 0; k < H; k++)
-            for (int v = 0; v < G; v++)
-                for (int l = 0; l < FRT_RNN_GROUP; l++) {
-                    int64_t j = g * FRT_RNN_GROUP + l;
-                    Rq[((g * H + k) * G + v) * FRT_RNN_GROUP + l] = j < H ? R[(v * H + j) * H + k] : 0.0f;
-                }
+        for (int64_t p = 0; p < np; p++)
+            for (int64_t k = 0; k < H; k++)
+                for (int u = 0; u < gp; u++)
+                    for (int l = 0; l < gw; l++) {
+                        int64_t j = g * gw + l, v = p * gp + u;
+                        Rq[((g * np + p) * H + k) * gp * gw + u * gw + l] =
+                            j < H ? R[(v * H + j) * H + k] : 0.0f;
+                    }
 }
 
 #if FRT_HAVE_X86
 void frt_rnn_lstm_step_avx512(const frt_rnn_step_args *a);
 void frt_rnn_gru_step_avx512(const frt_rnn_step_args *a);
+void frt_rnn_lstm_step_avx2(const frt_rnn_step_args *a);
+void frt_rnn_gru_step_avx2(const frt_rnn_step_args *a);
 void frt_rnn_mm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                      const float *Bq, int gv, float *C, int64_t ldc);
 void frt_rnn_mm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
