@@ -114,6 +114,9 @@ typedef struct frt_sgemm_variant {
     frt_isa isa;
     const char *name;
     int blas;       /* plain products go to the BLAS when built with one */
+    int pb_own;     /* ... but products with a prepacked B (frt_sgemm_pack_b, weights) run the
+                       own kernel, whose epilogue runs per tile (measured faster on Zen 3) */
+    int pf_b;       /* the driver prefetches the next B panel while the current one is in use */
     int64_t mr, nr; /* <= FRT_SGEMM_MR_MAX, FRT_SGEMM_NR_MAX; nr divides 64 */
     /* C[mr, nr] = alpha * Ap(mr x kc panel, [k][mr]) * Bp(kc x nr panel, [k][nr]) + beta * C;
      * beta == 0: C not read. */
