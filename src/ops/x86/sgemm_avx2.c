@@ -107,6 +107,78 @@ void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *B
     store8(c + 8, _mm256_add_ps(s1, t1), va, vb, beta);
 }
 
+/* Rows [0, mm) of a 6 x 16 tile, mm = 3..5 a constant after inlining (named accumulators, each
+ * row guarded by mm > r, so they stay in registers); the C rows past mm are untouched. */
+#define ROW_FMA(r)                                                                                \
+    if (mm > r) {                                                                                 \
+        __m256 a_ = _mm256_broadcast_ss(Ap + r);                                                  \
+        c##r##0 = _mm256_fmadd_ps(a_, b0, c##r##0);                                               \
+        c##r##1 = _mm256_fmadd_ps(a_, b1, c##r##1);                                               \
+    }
+#define ROW_STORE(r)                                                                              \
+    if (mm > r) {                                                                                 \
+        store8(C + r * ldc, c##r##0, va, vb, beta);                                               \
+        store8(C + r * ldc + 8, c##r##1, va, vb, beta);                                           \
+    }
+static inline __attribute__((always_inline)) void ukr_rows(const int mm, int64_t kc,
+                                                           const float *Ap, const float *Bp,
+                                                           float *C, int64_t ldc, float alpha,
+                                                           float beta) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    for (int r = 0; r < mm; r++) {
+        _mm_prefetch((const char *)(C + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(C + r * ldc + 15), _MM_HINT_T0);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        ROW_FMA(0)
+        ROW_FMA(1)
+        ROW_FMA(2)
+        ROW_FMA(3)
+        ROW_FMA(4)
+        Ap += 6;
+        Bp += 16;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    ROW_STORE(0)
+    ROW_STORE(1)
+    ROW_STORE(2)
+    ROW_STORE(3)
+    ROW_STORE(4)
+}
+#undef ROW_FMA
+#undef ROW_STORE
+static void ukr_rows3(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                      float alpha, float beta) {
+    ukr_rows(3, kc, Ap, Bp, C, ldc, alpha, beta);
+}
+static void ukr_rows4(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                      float alpha, float beta) {
+    ukr_rows(4, kc, Ap, Bp, C, ldc, alpha, beta);
+}
+static void ukr_rows5(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                      float alpha, float beta) {
+    ukr_rows(5, kc, Ap, Bp, C, ldc, alpha, beta);
+}
+
+void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
+                          int64_t ldc, float alpha, float beta) {
+    switch (m) {
+    case 6: frt_sgemm_ukr_avx2(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    case 5: ukr_rows5(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    case 4: ukr_rows4(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    case 3: ukr_rows3(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    default: /* 1 or 2 rows: the row kernel (two accumulator pairs hide the FMA latency) */
+        for (int64_t r = 0; r < m; r++)
+            frt_sgemm_row_avx2(kc, Ap + r, 6, Bp, C + r * ldc, alpha, beta);
+        return;
+    }
+}
+
 static inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
