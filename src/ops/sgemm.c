@@ -448,8 +448,8 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                     int64_t nr = min64(NR, nc - jr);
                     /* v->pf_b: the next B panel (kc*NR floats, from L3 or DRAM for weights) is
                      * prefetched into L1 a slice per tile while this one is in use */
-                    const char *pfb = (const char *)(bblk + (jr + NR) * kc);
                     const int64_t pf_lines = v->pf_b && jr + NR < nc ? kc * NR / 16 : 0;
+                    const char *pfb = pf_lines ? (const char *)(bblk + (jr + NR) * kc) : NULL;
                     const int64_t ntiles = (mc + MR - 1) / MR;
                     const int64_t pf_per = (pf_lines + ntiles - 1) / ntiles;
                     int64_t pf_done = 0;
