@@ -41,7 +41,8 @@
 
 /* Variants of the portable kernel, best first. blas: the AVX2 and portable tiers call the BLAS
  * when built with one (OpenBLAS detects this core as Haswell: half of an AVX-512 core's peak), the
- * AVX-512 tier runs its own kernels. */
+ * AVX-512 tier runs its own kernels. pb_own, pf_b: measured on Zen 3 (AVX2) only; the AVX-512
+ * tier keeps its tuning from Zen 5 (pf_b there is for a Zen 5 session to measure). */
 static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
