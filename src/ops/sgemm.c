@@ -41,19 +41,20 @@
 
 /* Variants of the portable kernel, best first. blas: the AVX2 and portable tiers call the BLAS
  * when built with one (OpenBLAS detects this core as Haswell: half of an AVX-512 core's peak), the
- * AVX-512 tier runs its own kernels. */
+ * AVX-512 tier runs its own kernels. pb_own, pf_b: measured on Zen 3 (AVX2) only; the AVX-512
+ * tier keeps its tuning from Zen 5 (pf_b there is for a Zen 5 session to measure). */
 static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
+    {FRT_ISA_AVX512, "avx512", 0, 0, 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
      frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512, frt_sgemm_pack_a_avx512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "avx2", 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
-     frt_sgemv_t_avx2, NULL, NULL},
+    {FRT_ISA_AVX2, "avx2", 1, 1, 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
+     frt_sgemv_t_avx2, frt_sgemm_ukr_m_avx2, NULL},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "portable", 1, 6, 16, NULL, NULL, NULL, NULL, NULL, NULL},
+    {FRT_ISA_PORTABLE, "portable", 1, 0, 0, 6, 16, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap) {
@@ -65,6 +66,9 @@ static const frt_sgemm_variant *cur(void) { return frt_sgemm_pick(frt_cpu_tier()
 
 /* 1 when the tier's variant hands plain products to the BLAS. */
 static int use_blas(const frt_sgemm_variant *v) { return FRT_USE_BLAS && v->blas; }
+
+/* 1 when products with a prepacked B go to the BLAS too (then Bp is a plain row-major copy). */
+static int use_blas_pb(const frt_sgemm_variant *v) { return use_blas(v) && !v->pb_own; }
 
 int frt_sgemm_uses_blas(void) { return use_blas(cur()); }
 
@@ -443,8 +447,17 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                 }
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = min64(NR, nc - jr);
+                    /* v->pf_b: the next B panel (kc*NR floats, from L3 or DRAM for weights) is
+                     * prefetched into L1 a slice per tile while this one is in use */
+                    const int64_t pf_lines = v->pf_b && jr + NR < nc ? kc * NR / 16 : 0;
+                    const char *pfb = pf_lines ? (const char *)(bblk + (jr + NR) * kc) : NULL;
+                    const int64_t ntiles = (mc + MR - 1) / MR;
+                    const int64_t pf_per = (pf_lines + ntiles - 1) / ntiles;
+                    int64_t pf_done = 0;
                     for (int64_t ir = 0; ir < mc; ir += MR) {
                         int64_t mr = min64(MR, mc - ir);
+                        for (int64_t l = 0; l < pf_per && pf_done < pf_lines; l++, pf_done++)
+                                __builtin_prefetch(pfb + pf_done * 64, 0, 3);
                         float *ct = C + (i0 + ir) * ldc + j0 + jr;
                         micro(v, kc, ablk + ir * kc, bblk + jr * kc, ct, ldc, mr, nr, alpha, bk);
                         if (o->epi && k0 + kc >= K)
@@ -589,7 +602,7 @@ size_t frt_sgemm_pack_a_size(int64_t M, int64_t K) {
 size_t frt_sgemm_pack_b_size(int64_t K, int64_t N) {
     if (N <= 0 || K <= 0) return 0;
     const frt_sgemm_variant *v = cur();
-    if (use_blas(v)) return (size_t)K * (size_t)N;
+    if (use_blas_pb(v)) return (size_t)K * (size_t)N;
     return (size_t)round_up(N, v->nr) * (size_t)K;
 }
 
@@ -612,7 +625,7 @@ void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t 
 void frt_sgemm_pack_b(int transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *Bp) {
     if (N <= 0 || K <= 0) return;
     const frt_sgemm_variant *v = cur();
-    if (use_blas(v)) {
+    if (use_blas_pb(v)) {
         for (int64_t k = 0; k < K; k++)
             for (int64_t j = 0; j < N; j++)
                 Bp[k * N + j] = transB ? B[j * ldb + k] : B[k * ldb + j];
@@ -649,7 +662,7 @@ static void pb_cols(int transA, int64_t M, int64_t Ntot, int64_t j0, int64_t n, 
                     float *C, int64_t ldc, frt_sgemm_epilogue_fn epi, const void *epi_ctx,
                     int64_t i_base) {
     if (M <= 0 || n <= 0) return;
-    if (K <= 0 || use_blas(cur())) {
+    if (K <= 0 || use_blas_pb(cur())) {
         if (K <= 0) scale_c(M, n, beta, C + j0, ldc);
         else frt_sgemm(transA, 0, M, n, K, alpha, A, lda, Bp + j0, Ntot, beta, C + j0, ldc);
         if (epi) epi(epi_ctx, C + j0, ldc, i_base, j0, M, n);

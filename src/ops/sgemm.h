@@ -19,6 +19,9 @@
  * the ISA tier (frt_sgemm_pick(frt_cpu_tier()): x86/sgemm_avx512.c, x86/sgemm_avx2.c or portable
  * C). With FRT_USE_BLAS, the AVX2 and portable tiers call OpenBLAS instead (cblas_sgemv when M == 1
  * or N == 1, since OpenBLAS does not switch by itself); the AVX-512 tier keeps its own kernels.
+ * Exception: on the AVX2 tier, products with a prepacked B (frt_sgemm_pb*, weights) run the own
+ * kernel (variant pb_own): with B packed once it matches or beats OpenBLAS on Zen 3 (86-92 vs
+ * 78-84 GFLOP/s on the transformer shapes) and runs the epilogue of frt_sgemm_pb_epi_mt per tile.
  *
  * The BLAS is initialized lazily: every path into it calls frt_blas_init() first, which does the
  * work once per process (pthread_once), so callers never need to.
@@ -63,8 +66,9 @@ void frt_sgemv(int transA, int64_t M, int64_t N, float alpha, const float *A, in
 /* ---- prepacked constant operands ----
  * For a matrix that is constant for the model's lifetime (weights), pack it once at select time
  * into a buffer of frt_sgemm_pack_*_size(...) floats (64-byte aligned, e.g. from ctx->arena) and
- * then multiply with the packed form. The packed layout is private and depends on the build (a
- * plain row-major copy of op(X) under FRT_USE_BLAS; register-panel format for the portable kernel).
+ * then multiply with the packed form. The packed layout is private and depends on the build and
+ * tier (a plain row-major copy of op(X) where that product goes to the BLAS; register-panel format
+ * for the own kernels: packed B on the AVX2 tier is always in panel format).
  * The packed buffer is only read by the multiply functions. */
 size_t frt_sgemm_pack_a_size(int64_t M, int64_t K);
 void frt_sgemm_pack_a(int transA, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap);
@@ -114,6 +118,9 @@ typedef struct frt_sgemm_variant {
     frt_isa isa;
     const char *name;
     int blas;       /* plain products go to the BLAS when built with one */
+    int pb_own;     /* ... but products with a prepacked B (frt_sgemm_pack_b, weights) run the
+                       own kernel, whose epilogue runs per tile (measured faster on Zen 3) */
+    int pf_b;       /* the driver prefetches the next B panel while the current one is in use */
     int64_t mr, nr; /* <= FRT_SGEMM_MR_MAX, FRT_SGEMM_NR_MAX; nr divides 64 */
     /* C[mr, nr] = alpha * Ap(mr x kc panel, [k][mr]) * Bp(kc x nr panel, [k][nr]) + beta * C;
      * beta == 0: C not read. */
@@ -146,8 +153,9 @@ void frt_sgemv_tier(frt_isa cap, int transA, int64_t M, int64_t N, float alpha, 
                     int64_t lda, const float *x, float beta, float *y);
 /* 1 when built with FRT_USE_BLAS. */
 int frt_sgemm_have_blas(void);
-/* 1 when frt_sgemm / frt_sgemv of this process's tier call the BLAS (then the prepacked formats
- * are plain row-major copies and prepacking gains nothing). */
+/* 1 when frt_sgemm / frt_sgemv of this process's tier call the BLAS (then packed A is a plain
+ * row-major copy and prepacking A gains nothing; a packed B may still run the own kernel, see
+ * pb_own). */
 int frt_sgemm_uses_blas(void);
 
 #if FRT_HAVE_X86
@@ -156,6 +164,8 @@ void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, 
                         float alpha, float beta);
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                         float alpha, float beta);
+void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
+                          int64_t ldc, float alpha, float beta);
 void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y);
 void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,

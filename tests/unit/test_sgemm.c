@@ -101,7 +101,9 @@ static void test_sizes(void) {
         {1, 1, 1},   {1, 17, 5},  {7, 1, 9},     {1, 33, 300}, {5, 1, 300},   {6, 16, 8},
         {7, 17, 3},  {13, 31, 29}, {23, 9, 257}, {2, 50, 513}, {150, 37, 70}, {37, 1030, 19},
         {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}, {12, 32, 17}, {24, 64, 256},
-        {49, 97, 513}, {11, 31, 7}};
+        {49, 97, 513}, {11, 31, 7},
+        /* last panels of 3, 4 and 5 rows over several K blocks; N above the column block */
+        {9, 48, 300}, {28, 33, 520}, {17, 1100, 40}};
     static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}};
     for (int impl = 0; impl < N_IMPL; impl++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && impl_runs(impl); s++)

@@ -357,6 +357,11 @@ static void test_fused_matmul(void) {
     check_fmm(1, 1, 64, 33, 1, 1, 1, 1, 0); /* one row */
     check_fmm(1, 24, 40, 64, 1, 1, 0, 1, 1); /* MatMul output also read: not fused */
     check_fmm(1, 26, 33, 1100, 1, 1, 0, 1, 0); /* N above the SGEMM's column block */
+    /* K over several of the SGEMM's K blocks (the epilogue runs after the last one only), rows
+     * leaving 3, 4 and 5 in the last panel of the AVX2 kernel, partial column panels */
+    check_fmm(1, 33, 520, 50, 1, 1, 0, 1, 0);
+    check_fmm(2, 17, 300, 130, 0, 1, 1, 1, 0);
+    check_fmm(1, 23, 260, 1040, 1, 0, 0, 1, 0);
     /* large enough to be split over 2 threads: rows (M > N) and columns */
     check_fmm(1, 300, 64, 120, 1, 1, 0, 2, 0);
     check_fmm(1, 40, 96, 600, 1, 1, 1, 2, 0);
