@@ -115,6 +115,16 @@ static void pool_part(const frt_blk_pool_geom *g, const float *xb, float *yb, in
     }
 }
 
+/* All-ones lanes for the channels c0 .. c0+7 that exist (< C), zero lanes for the block's
+ * padding channels (outputs written there are 0). */
+static inline __m256 real_lanes(int64_t C, int64_t c0) {
+    int64_t valid = C - c0;
+    if (valid > 8) valid = 8;
+    if (valid < 0) valid = 0;
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)valid),
+                                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
 void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                        int64_t k1, int64_t b) {
     const int64_t in_blk = g->H * g->W * b, out_blk = g->OH * g->OW * b;
@@ -123,11 +133,7 @@ void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int
         const __m256 inv = _mm256_set1_ps(1.0f / (float)S);
         for (int64_t k = k0; k < k1; k++)
             for (int64_t l0 = 0; l0 < b; l0 += 8) {
-                int64_t valid = g->C - k * b - l0;
-                if (valid > 8) valid = 8;
-                if (valid < 0) valid = 0;
-                __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                    _mm256_set1_epi32((int)valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+                const __m256 keep = real_lanes(g->C, k * b + l0);
                 const float *p = x + k * in_blk + l0;
                 __m256 a[4];
                 for (int q = 0; q < 4; q++)
@@ -153,11 +159,7 @@ void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int
     }
     for (int64_t k = k0; k < k1; k++)
         for (int64_t l0 = 0; l0 < b; l0 += 8) {
-            int64_t valid = g->C - k * b - l0;
-            if (valid > 8) valid = 8;
-            if (valid < 0) valid = 0;
-            __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                _mm256_set1_epi32((int)valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+            const __m256 keep = real_lanes(g->C, k * b + l0);
             pool_part(g, x + k * in_blk + l0, y + k * out_blk + l0, b, keep);
         }
 }
