@@ -127,11 +127,11 @@ static void tiny_mm(int transA, int transB, int64_t M, int64_t N, int64_t K, flo
 }
 
 /* Prepacks a constant B for flatrt's own kernel. Returns NULL when packing is not used (the tier
- * calls the BLAS), or sets *st on allocation failure. */
+ * calls the BLAS for prepacked products too), or sets *st on allocation failure. */
 static const float *maybe_pack_b(frt_op_ctx *c, int transB, int64_t K, int64_t N, const float *B,
                                  frt_status *st) {
     *st = FRT_OK;
-    if (frt_sgemm_uses_blas()) return NULL;
+    if (frt_sgemm_pb_uses_blas()) return NULL;
     size_t n = frt_sgemm_pack_b_size(K, N);
     if (n == 0) return NULL;
     float *p = frt_arena_array(c->arena, n, sizeof(float));
@@ -199,7 +199,7 @@ typedef struct gemm_params {
     float alpha, beta;
     const float *bias;  /* [N] = beta * C broadcast over rows (constant C), or NULL */
     int64_t bias_n;
-    const float *Bp;    /* prepacked constant B (portable builds), or NULL */
+    const float *Bp;    /* prepacked constant B (own-kernel tiers), or NULL */
     int64_t Bp_K, Bp_N;
     frt_wpack wp;       /* packed constant B (wp.data != NULL): used for every M */
     /* small products with constant B (M > 1 known at load, M*N*K <= SMALL_MACS, A not
@@ -456,7 +456,7 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct matmul_params {
-    const float *Bp; /* prepacked constant 2-D B (portable builds), or NULL */
+    const float *Bp; /* prepacked constant 2-D B (own-kernel tiers), or NULL */
     int64_t Bp_K, Bp_N;
     frt_wpack wp;    /* packed constant 2-D B (wp.data != NULL): used for every M */
     frt_isa isa;

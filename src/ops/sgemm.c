@@ -72,6 +72,8 @@ static int use_blas_pb(const frt_sgemm_variant *v) { return use_blas(v) && !v->p
 
 int frt_sgemm_uses_blas(void) { return use_blas(cur()); }
 
+int frt_sgemm_pb_uses_blas(void) { return use_blas_pb(cur()); }
+
 int frt_sgemm_have_blas(void) { return FRT_USE_BLAS ? 1 : 0; }
 
 #if FRT_USE_BLAS

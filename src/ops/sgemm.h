@@ -157,6 +157,9 @@ int frt_sgemm_have_blas(void);
  * row-major copy and prepacking A gains nothing; a packed B may still run the own kernel, see
  * pb_own). */
 int frt_sgemm_uses_blas(void);
+/* 1 when products with a prepacked B (frt_sgemm_pb*) of this process's tier call the BLAS too (then
+ * packing B at load gains nothing); 0 where the own kernel runs them (AVX-512, AVX2 with pb_own). */
+int frt_sgemm_pb_uses_blas(void);
 
 #if FRT_HAVE_X86
 /* AVX2/FMA inner loops (x86/sgemm_avx2.c): 6 x 16 tile. */

@@ -145,7 +145,7 @@ static void test_gemm_kernels(void) {
     gemm_case g2 = {0, 1, 20, 70, 90, 1, 1, C_N, 2 | 4, 1, {FRT_ACT_NONE, 0, 0}, 0};
     CHECK(run_gemm(&g2, &name));
     CHECK_MSG(name && strncmp(name, "gemm_f32_", 9) == 0, "kernel %s", name ? name : "(null)");
-    if (!frt_sgemm_uses_blas())
+    if (!frt_sgemm_pb_uses_blas())
         CHECK_MSG(name && strstr(name, "packed") && strstr(name, frt_isa_name(frt_cpu_tier())),
                   "kernel %s", name ? name : "(null)");
     /* ... and the same kernel run at batch 1 */
