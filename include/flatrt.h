@@ -204,7 +204,9 @@ typedef struct frt_options {
      * graph. Threads: the runtime's intra-op pool then has max(num_threads, N) threads, of which
      * the N inter-op threads are part (an idle one helps a running step whose kernel splits its
      * work, e.g. a GEMM, instead of waiting), and kernels are chosen for that many. So at most
-     * max(num_threads, N) threads compute at once (give N <= cores). Kernels split work without
+     * max(num_threads, N) threads compute at once (give N <= cores). When inter-op is declined
+     * at load (frt_runtime_interop_info), steps run in order and all max(num_threads, N) threads
+     * split them, as with num_threads = max(num_threads, N). Kernels split work without
      * changing any summation order, so a step's result does not depend on how many threads
      * helped: outputs are bit-identical to a sequential run's (test runtime.interop).
      * Steps inside subgraphs (If/Loop/Scan bodies) run one after another, and a graph
@@ -436,12 +438,12 @@ FRT_API void frt_runtime_reset_profile(frt_runtime *rt);
 /* Inter-op parallelism of the model's graph (frt_options.inter_op_threads > 1).
  * At load, each step's time is estimated from its shapes (multiply-adds and bytes moved) and the
  * critical path (the longest chain of dependent steps) is computed over the dataflow DAG. The
- * run it would replace takes `total`: the steps in order, each split over num_threads intra-op
- * threads as far as the kernels' cost model splits it; with P inter-op threads no schedule ends
- * before max(path of those split step times, work / max(num_threads, P)). When that leaves less
+ * run it would replace takes `total`: the steps in order, each split over W = max(num_threads,
+ * P) threads (P inter-op threads) as far as the kernels' cost model splits it; with inter-op no
+ * schedule ends before max(path of those split step times, work / W). When that leaves less
  * than 20 us or 15% of `total` to gain, inter-op is declined (hand-offs between threads cost more
- * on such a model; with as many intra-op threads as inter-op threads, only steps too small to
- * split leave threads idle): runs and the memory plan are then sequential, `threads` is 1 and
+ * on such a model; only steps too small to split leave threads idle in order): runs and the
+ * memory plan are then sequential with steps split over the W threads, `threads` is 1 and
  * `declined` says why. (FRT_INTEROP_FORCE=1 in the environment at load keeps inter-op regardless; tests.)
  * The measured bound: with profiling on (frt_runtime_set_profiling), total_us and path_us are
  * the sum of step times and the critical path from the profiled step times, per profiled run;

@@ -526,13 +526,13 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
  * polls and tens of microseconds when it sleeps (a futex wake-up on a VM), and each step takes
  * the schedule's lock.
  *
- * The estimate compares against the run inter-op would replace: steps in order, each split
- * over the intra-op threads as the cost model splits it (frt_par_split: cost c on T threads
- * takes about c / frt_par_split(T, c)). With inter-op, max(T, P) threads share the steps: the
- * span is at least the critical path of those split step times and at least the total work
- * over max(T, P) threads. With T = 1 this is the plain DAG bound; with T >= P the gain is only
- * what steps too small to split leave idle, which is why inter-op on a CNN whose layers all
- * split is declined. */
+ * The runtime's pool has W = max(T, P) threads either way (T intra-op, P inter-op threads;
+ * runtime.c), so the estimate compares against the run inter-op would replace: steps in order,
+ * each split over the W threads as the cost model splits it (frt_par_split: cost c on W threads
+ * takes about c / frt_par_split(W, c)). With inter-op, the W threads share the steps: the span
+ * is at least the critical path of those split step times and at least the total work over W
+ * threads. The gain is only what steps too small to split leave idle, which is why inter-op on
+ * a CNN whose layers all split is declined, and kept where many small steps are independent. */
 #define IOP_MIN_GAIN_NS 20000.0
 #define IOP_MIN_SPEEDUP 1.15
 
@@ -550,11 +550,11 @@ frt_status frt_iop_decide(frt_model *m) {
         int P = m->opt.inter_op_threads;
         int T = m->opt.num_threads > 1 ? m->opt.num_threads : 1;
         int W = T > P ? T : P;
-        uint64_t *cs = c + 2 * ((size_t)d->n + 1); /* step times split over T threads */
+        uint64_t *cs = c + 2 * ((size_t)d->n + 1); /* step times split over W threads */
         uint64_t total = 0, seq = 0;
         for (int32_t q = 0; q < d->n; q++) {
             total += c[q];
-            cs[q] = c[q] / (uint64_t)frt_par_split(T, (double)c[q]);
+            cs[q] = c[q] / (uint64_t)frt_par_split(W, (double)c[q]);
             seq += cs[q];
         }
         uint64_t path = frt_dag_longest(d, cs, c + d->n + 1);
@@ -566,11 +566,11 @@ frt_status frt_iop_decide(frt_model *m) {
         bool force = f && f[0] == '1';
         if (!force && (gain < IOP_MIN_GAIN_NS || (double)seq < IOP_MIN_SPEEDUP * span)) {
             snprintf(m->iop_declined, sizeof m->iop_declined,
-                     "estimated at load: %.1f us of steps in order (%d intra-op threads), "
+                     "estimated at load: %.1f us of steps in order (split over %d threads), "
                      "critical path %.1f us: %d inter-op threads could gain at most %.1f us "
                      "(%.2fx), below the cost of hand-offs between threads (needs %.0f us and "
                      "%.2fx); steps run in order",
-                     (double)seq / 1e3, T, (double)path / 1e3, P, gain / 1e3,
+                     (double)seq / 1e3, W, (double)path / 1e3, P, gain / 1e3,
                      span > 0 ? (double)seq / span : 1.0, IOP_MIN_GAIN_NS / 1e3,
                      IOP_MIN_SPEEDUP);
             prog->dag = NULL;

@@ -159,14 +159,14 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     }
     rt->v = rt->blk[0].v;
     rt->in_dims = rt->blk[0].in_dims;
-    /* with inter-op threads the pool is shared: the inter-op participants are its helpers and
-       it has only max(num_threads, inter_op_threads) - inter_op_threads workers of its own
-       (interop.c) */
+    /* The intra-op pool has max(num_threads, inter_op_threads) threads, the number the kernels
+       were chosen for (model.c). With inter-op kept it is shared: the inter-op participants are
+       its helpers and it has only max(num_threads, inter_op_threads) - inter_op_threads workers
+       of its own (interop.c). With inter-op declined at load the steps run in order and all of
+       those threads are the pool's, so the threads the caller granted split the steps. */
     int pool = m->opt.num_threads, helpers = 0;
-    if (m->blocks[0].prog->dag && m->opt.inter_op_threads > 1) {
-        helpers = m->opt.inter_op_threads - 1;
-        if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
-    }
+    if (m->opt.inter_op_threads > pool) pool = m->opt.inter_op_threads;
+    if (m->blocks[0].prog->dag && m->opt.inter_op_threads > 1) helpers = m->opt.inter_op_threads - 1;
     if (pool > 1) rt->tp = frt_threadpool_create_shared(pool, pool - 1 - helpers, pool_thread_init);
     if (m->opt.inter_op_threads > 1 && m->blocks[0].prog->dag) {
         st = frt_iop_create(rt, &iop_hooks, &rt->iop);

@@ -376,39 +376,50 @@ static void check_mixed(const char *label, const ob_buf *mb, const char *path, c
     frt_model_free(m0);
 }
 
-/* The decision at load counts intra-op threads: an Inception-style model at 56x56 with 4x the
- * channels has branches long enough for 2 inter-op threads beside 1 intra-op thread (kept), but
- * with 2 intra-op threads its convolutions split, so the steps in order already use both threads
- * and inter-op is declined, naming the intra-op threads. */
+/* The load-time decision compares inter-op against the steps in order split over the same
+ * max(num_threads, inter_op_threads) threads (the runtime's pool has that many either way), so 1
+ * intra-op + 2 inter-op threads and 2 + 2 decide alike: a 56x56 Inception-style model whose
+ * convolutions split is declined, one whose branches are steps too small to split keeps
+ * inter-op. */
+static void decide(const ob_buf *mb, int threads, int inter_op, frt_interop_info *ii) {
+    memset(ii, 0, sizeof *ii);
+    frt_model *m = load(mb, NULL, threads, inter_op);
+    frt_runtime *rt = NULL;
+    if (m) CHECK_OK(frt_runtime_create(m, &rt));
+    if (rt) CHECK_OK(frt_runtime_interop_info(rt, ii));
+    if (ii->declined) ii->declined = strdup(ii->declined);
+    frt_runtime_free(rt);
+    frt_model_free(m);
+}
+
 static void check_decline_intra(void) {
     unsetenv("FRT_INTEROP_FORCE");
-    ob_buf mb = inception_model_sized(56, 4);
-    frt_model *m1 = load(&mb, NULL, 1, 2), *m2 = load(&mb, NULL, 2, 2);
-    frt_runtime *r1 = NULL, *r2 = NULL;
-    if (m1 && m2) {
-        CHECK_OK(frt_runtime_create(m1, &r1));
-        CHECK_OK(frt_runtime_create(m2, &r2));
-    }
-    if (r1 && r2) {
+    static const struct { int hw, m; bool kept; } cases[] = {{56, 4, false}, {12, 2, true}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ob_buf mb = inception_model_sized(cases[k].hw, cases[k].m);
         frt_interop_info i1, i2;
-        CHECK_OK(frt_runtime_interop_info(r1, &i1));
-        CHECK_OK(frt_runtime_interop_info(r2, &i2));
-        CHECK_MSG(i1.threads == 2 && !i1.declined, "intra 1: threads %d, declined %s",
-                  (int)i1.threads, i1.declined ? i1.declined : "(null)");
-        CHECK_MSG(i2.threads == 1 && i2.declined && strstr(i2.declined, "2 intra-op threads"),
-                  "intra 2: threads %d, declined %s", (int)i2.threads,
+        decide(&mb, 1, 2, &i1);
+        decide(&mb, 2, 2, &i2);
+        int want = cases[k].kept ? 2 : 1;
+        CHECK_MSG(i1.threads == want && i2.threads == want && !i1.declined == cases[k].kept &&
+                      !i2.declined == cases[k].kept,
+                  "inception %dx%d: intra 1: threads %d, declined %s; intra 2: threads %d, "
+                  "declined %s", cases[k].hw, cases[k].hw, (int)i1.threads,
+                  i1.declined ? i1.declined : "(null)", (int)i2.threads,
                   i2.declined ? i2.declined : "(null)");
-        /* in order with split steps: about half the one-thread estimate, and so its path */
-        CHECK_MSG(i2.est_total_us < 0.6 * i1.est_total_us && i2.est_path_us < i1.est_path_us,
+        CHECK_MSG(!cases[k].kept == (i2.declined && strstr(i2.declined, "split over 2 threads")),
+                  "declined: %s", i2.declined ? i2.declined : "(null)");
+        CHECK_MSG(i1.est_total_us > 0 && i1.est_total_us == i2.est_total_us &&
+                      i1.est_path_us == i2.est_path_us,
                   "estimates: intra 1 %.1f / %.1f us, intra 2 %.1f / %.1f us", i1.est_total_us,
                   i1.est_path_us, i2.est_total_us, i2.est_path_us);
-        printf("inception 56x56 inter-op 2, intra-op 2: %s\n", i2.declined ? i2.declined : "kept");
+        printf("inception %dx%d inter-op 2 (estimate %.1f us in order, path %.1f us): %s\n",
+               cases[k].hw, cases[k].hw, i2.est_total_us, i2.est_path_us,
+               i2.declined ? i2.declined : "kept");
+        free((char *)i1.declined);
+        free((char *)i2.declined);
+        free(mb.p);
     }
-    frt_runtime_free(r1);
-    frt_runtime_free(r2);
-    frt_model_free(m1);
-    frt_model_free(m2);
-    free(mb.p);
     setenv("FRT_INTEROP_FORCE", "1", 1);
 }
 
