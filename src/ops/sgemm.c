@@ -51,7 +51,7 @@ static const frt_sgemm_variant sgemm_variants[] = {
 #endif
 #if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "avx2", 1, 1, 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
-     frt_sgemv_t_avx2, frt_sgemm_ukr_m_avx2, NULL},
+     frt_sgemv_t_avx2, frt_sgemm_ukr_m_avx2, frt_sgemm_pack_a_avx2},
 #endif
 #endif
     {FRT_ISA_PORTABLE, "portable", 1, 0, 0, 6, 16, NULL, NULL, NULL, NULL, NULL, NULL},

@@ -169,6 +169,7 @@ void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *B
                         float alpha, float beta);
 void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
                           int64_t ldc, float alpha, float beta);
+void frt_sgemm_pack_a_avx2(int64_t kc, const float *A, int64_t lda, float *d);
 void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y);
 void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,

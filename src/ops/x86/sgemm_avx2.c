@@ -179,6 +179,52 @@ void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *B
     }
 }
 
+/* Packs one full 6-row panel of a row-major A (rows A[0..6) with stride lda, columns [0, kc))
+ * into d[k][r] (6 floats per k): 8 columns at a time by an 8 x 8 transpose of the 6 rows and two
+ * zero rows; column j of a group is stored as 8 floats at d + 6 (k + j), whose last 2 the next
+ * column overwrites, except the group's last column, stored as 4 + 2 floats (never past the
+ * panel). Columns past the last multiple of 8: element by element. Same result as the portable
+ * packing (pack_a in sgemm.c), bit for bit. */
+void frt_sgemm_pack_a_avx2(int64_t kc, const float *A, int64_t lda, float *d) {
+    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda, *a4 = A + 4 * lda,
+                *a5 = A + 5 * lda;
+    const __m256 z = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        __m256 r0 = _mm256_loadu_ps(a0 + k), r1 = _mm256_loadu_ps(a1 + k);
+        __m256 r2 = _mm256_loadu_ps(a2 + k), r3 = _mm256_loadu_ps(a3 + k);
+        __m256 r4 = _mm256_loadu_ps(a4 + k), r5 = _mm256_loadu_ps(a5 + k);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        /* s0: rows 0..3 of columns 0 | 4, s1: 1 | 5, s2: 2 | 6, s3: 3 | 7; s4..s7 rows 4, 5 */
+        __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        __m256 s4 = _mm256_shuffle_ps(t4, z, 0x44), s5 = _mm256_shuffle_ps(t4, z, 0xEE);
+        __m256 s6 = _mm256_shuffle_ps(t5, z, 0x44), s7 = _mm256_shuffle_ps(t5, z, 0xEE);
+        float *o = d + k * 6;
+        _mm256_storeu_ps(o, _mm256_permute2f128_ps(s0, s4, 0x20));
+        _mm256_storeu_ps(o + 6, _mm256_permute2f128_ps(s1, s5, 0x20));
+        _mm256_storeu_ps(o + 12, _mm256_permute2f128_ps(s2, s6, 0x20));
+        _mm256_storeu_ps(o + 18, _mm256_permute2f128_ps(s3, s7, 0x20));
+        _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(s0, s4, 0x31));
+        _mm256_storeu_ps(o + 30, _mm256_permute2f128_ps(s1, s5, 0x31));
+        _mm256_storeu_ps(o + 36, _mm256_permute2f128_ps(s2, s6, 0x31));
+        __m256 c7 = _mm256_permute2f128_ps(s3, s7, 0x31);
+        _mm_storeu_ps(o + 42, _mm256_castps256_ps128(c7));
+        _mm_storel_pi((__m64 *)(o + 46), _mm256_extractf128_ps(c7, 1));
+    }
+    for (; k < kc; k++) {
+        float *o = d + k * 6;
+        o[0] = a0[k];
+        o[1] = a1[k];
+        o[2] = a2[k];
+        o[3] = a3[k];
+        o[4] = a4[k];
+        o[5] = a5[k];
+    }
+}
+
 static inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
