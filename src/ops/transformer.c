@@ -22,9 +22,9 @@
  *   are read and written in place through leading dimensions (no transposes); S lives in step
  *   scratch (Sq*Sk floats, L1/L2-sized for the sequence lengths of these models); both products
  *   use frt_sgemm, the softmax the tier's vectorized rows (x86/simd_elementwise.h). Heads are
- *   split over up to 4 threads of the intra-op pool (one scores buffer each). A constant causal condition (mode 2,
- *   cond[i][c] = c > i + Sk - Sq) is recognized at select: then blocks of 12 rows multiply only
- *   the columns they see (about 60% of the work at Sq = Sk = 64), see att_head_causal.
+ *   split over up to 4 threads of the intra-op pool (one scores buffer each). A constant causal
+ *   condition (mode 2, cond[i][c] = c > i + Sk - Sq) is recognized at select: then blocks of 12
+ *   rows multiply only the columns they see (about 60% of the work at Sq = Sk = 64), see att_head_causal.
  */
 #include <math.h>
 #include <stdio.h>
