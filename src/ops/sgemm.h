@@ -140,6 +140,10 @@ typedef struct frt_sgemm_variant {
     /* Packs one full mr-row panel of a row-major A (rows A[0..mr) with stride lda, columns
      * [0, kc)) into d[k][r] (the packed-A panel format), or NULL (portable packing). */
     void (*pack_a)(int64_t kc, const float *A, int64_t lda, float *d);
+    /* As ukr, also prefetching pf_lines 64-byte lines from pf into L1, spread over its k loop
+     * (the driver's B-panel prefetch of pf_b, interleaved with the FMAs), or NULL. */
+    void (*ukr_pf)(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                   float alpha, float beta, const char *pf, int64_t pf_lines);
 } frt_sgemm_variant;
 
 /* The best variant whose tier is <= cap. */
@@ -165,6 +169,8 @@ int frt_sgemm_pb_uses_blas(void);
 /* AVX2/FMA inner loops (x86/sgemm_avx2.c): 6 x 16 tile. */
 void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
                         float alpha, float beta);
+void frt_sgemm_ukr_pf_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                           float alpha, float beta, const char *pf, int64_t pf_lines);
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                         float alpha, float beta);
 void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,

@@ -35,8 +35,10 @@ static inline void store8(float *c, __m256 acc, __m256 va, __m256 vb, float beta
 /* 6 x 16 tile: 12 accumulators, the k loop unrolled by 4 with the A panel prefetched ~16 steps
  * ahead (it streams from L2; the B panel is L1-resident, prefetched by the driver), the C tile
  * prefetched at the start so its load/store at the end does not miss. */
-void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
-                        float alpha, float beta) {
+static inline __attribute__((always_inline)) void ukr_body(int64_t kc, const float *Ap,
+                                                           const float *Bp, float *C, int64_t ldc,
+                                                           float alpha, float beta,
+                                                           const char *pf, int64_t pf_lines) {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
     __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -51,6 +53,11 @@ void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, 
     for (; k + 4 <= kc; k += 4) {
         _mm_prefetch((const char *)(Ap + 96), _MM_HINT_T0);
         _mm_prefetch((const char *)(Ap + 112), _MM_HINT_T0);
+        if (pf_lines > 0 && (k & 4) == 0) { /* one line of the caller's prefetch per 8 k steps */
+            _mm_prefetch(pf, _MM_HINT_T0);
+            pf += 64;
+            pf_lines--;
+        }
         KSTEP(0);
         KSTEP(1);
         KSTEP(2);
@@ -81,6 +88,17 @@ void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, 
     C += ldc;
     store8(C, c50, va, vb, beta);
     store8(C + 8, c51, va, vb, beta);
+    for (; pf_lines > 0; pf_lines--, pf += 64) _mm_prefetch(pf, _MM_HINT_T0); /* kc < 4 pf_lines */
+}
+
+void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                        float alpha, float beta) {
+    ukr_body(kc, Ap, Bp, C, ldc, alpha, beta, NULL, 0);
+}
+
+void frt_sgemm_ukr_pf_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                           float alpha, float beta, const char *pf, int64_t pf_lines) {
+    ukr_body(kc, Ap, Bp, C, ldc, alpha, beta, pf, pf_lines);
 }
 
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
