@@ -373,9 +373,15 @@ static void att_task(void *ctx, size_t t) {
                             S + (Sq * Sk + 15) / 16 * 16);
             continue;
         }
-        frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
-        if (p->mode)
-            for (int64_t i = 0; i < Sq; i++) {
+        if (p->mode == 1 && j->ms[3] == 1) {
+            /* contiguous mask rows: S starts as the mask, the product adds to it (beta 1) */
+            for (int64_t i = 0; i < Sq; i++)
+                memcpy(S + i * Sk, j->M + b * j->ms[0] + h * j->ms[1] + i * j->ms[2],
+                       (size_t)Sk * sizeof(float));
+            frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 1.0f, S, Sk);
+        } else {
+            frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
+            for (int64_t i = 0; p->mode && i < Sq; i++) {
                 float *r = S + i * Sk;
                 const int64_t o = b * j->ms[0] + h * j->ms[1] + i * j->ms[2], m3 = j->ms[3];
                 if (p->mode == 1)
@@ -383,6 +389,7 @@ static void att_task(void *ctx, size_t t) {
                 else
                     for (int64_t c = 0; c < Sk; c++) r[c] = j->C[o + c * m3] ? p->fill : r[c];
             }
+        }
         p->softmax(S, S, (size_t)Sq, (size_t)Sk);
         frt_sgemm(0, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldy);
     }
