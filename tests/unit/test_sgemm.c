@@ -103,7 +103,9 @@ static void test_sizes(void) {
         {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}, {12, 32, 17}, {24, 64, 256},
         {49, 97, 513}, {11, 31, 7},
         /* last panels of 3, 4 and 5 rows over several K blocks; N above the column block */
-        {9, 48, 300}, {28, 33, 520}, {17, 1100, 40}};
+        {9, 48, 300}, {28, 33, 520}, {17, 1100, 40},
+        /* a last panel of 2 rows (M = 128 on the 6-row tile), odd and even K */
+        {14, 48, 301}, {128, 64, 64}};
     static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}};
     for (int impl = 0; impl < N_IMPL; impl++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && impl_runs(impl); s++)

@@ -183,6 +183,47 @@ static void ukr_rows5(int64_t kc, const float *Ap, const float *Bp, float *C, in
     ukr_rows(5, kc, Ap, Bp, C, ldc, alpha, beta);
 }
 
+/* Rows 0 and 1 of a 6 x 16 tile (the last panel of M = 128): two accumulator sets over even and
+ * odd k, 8 chains that keep both FMA pipes busy (one row at a time, the row kernel reaches half
+ * of that). */
+static void ukr_rows2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                      float alpha, float beta) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 d00 = _mm256_setzero_ps(), d01 = _mm256_setzero_ps();
+    __m256 d10 = _mm256_setzero_ps(), d11 = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        __m256 e0 = _mm256_loadu_ps(Bp + 16), e1 = _mm256_loadu_ps(Bp + 24);
+        __m256 a0 = _mm256_broadcast_ss(Ap), a1 = _mm256_broadcast_ss(Ap + 1);
+        __m256 f0 = _mm256_broadcast_ss(Ap + 6), f1 = _mm256_broadcast_ss(Ap + 7);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+        d00 = _mm256_fmadd_ps(f0, e0, d00);
+        d01 = _mm256_fmadd_ps(f0, e1, d01);
+        d10 = _mm256_fmadd_ps(f1, e0, d10);
+        d11 = _mm256_fmadd_ps(f1, e1, d11);
+        Ap += 12;
+        Bp += 32;
+    }
+    if (k < kc) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        __m256 a0 = _mm256_broadcast_ss(Ap), a1 = _mm256_broadcast_ss(Ap + 1);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    store8(C, _mm256_add_ps(c00, d00), va, vb, beta);
+    store8(C + 8, _mm256_add_ps(c01, d01), va, vb, beta);
+    store8(C + ldc, _mm256_add_ps(c10, d10), va, vb, beta);
+    store8(C + ldc + 8, _mm256_add_ps(c11, d11), va, vb, beta);
+}
+
 void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
                           int64_t ldc, float alpha, float beta) {
     switch (m) {
@@ -190,7 +231,8 @@ void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *B
     case 5: ukr_rows5(kc, Ap, Bp, C, ldc, alpha, beta); return;
     case 4: ukr_rows4(kc, Ap, Bp, C, ldc, alpha, beta); return;
     case 3: ukr_rows3(kc, Ap, Bp, C, ldc, alpha, beta); return;
-    default: /* 1 or 2 rows: the row kernel (two accumulator pairs hide the FMA latency) */
+    case 2: ukr_rows2(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    default: /* 1 row: the row kernel (two accumulator pairs hide the FMA latency) */
         for (int64_t r = 0; r < m; r++)
             frt_sgemm_row_avx2(kc, Ap + r, 6, Bp, C + r * ldc, alpha, beta);
         return;
