@@ -451,7 +451,9 @@ static void gemm_blocked(const gemm_ops *o, int64_t M, int64_t N, int64_t K, flo
                 for (int64_t jr = 0; jr < nc; jr += NR) {
                     int64_t nr = min64(NR, nc - jr);
                     /* v->pf_b: the next B panel (kc*NR floats, from L3 or DRAM for weights) is
-                     * prefetched into L1 a slice per tile while this one is in use */
+                     * prefetched into L1 a slice per tile while this one is in use; by the
+                     * kernel between its FMAs where the variant has ukr_pf (a burst of
+                     * prefetches before the tile stalls on full miss buffers: -4% on Zen 3) */
                     const int64_t pf_lines = v->pf_b && jr + NR < nc ? kc * NR / 16 : 0;
                     const char *pfb = pf_lines ? (const char *)(bblk + (jr + NR) * kc) : NULL;
                     const int64_t ntiles = (mc + MR - 1) / MR;

@@ -20,8 +20,9 @@
  * C). With FRT_USE_BLAS, the AVX2 and portable tiers call OpenBLAS instead (cblas_sgemv when M == 1
  * or N == 1, since OpenBLAS does not switch by itself); the AVX-512 tier keeps its own kernels.
  * Exception: on the AVX2 tier, products with a prepacked B (frt_sgemm_pb*, weights) run the own
- * kernel (variant pb_own): with B packed once it matches or beats OpenBLAS on Zen 3 (86-92 vs
- * 78-84 GFLOP/s on the transformer shapes) and runs the epilogue of frt_sgemm_pb_epi_mt per tile.
+ * kernel (variant pb_own): with B packed once it beats OpenBLAS on Zen 3 (90-93 vs 78-84 GFLOP/s
+ * on the transformer shapes, with its B-panel prefetch in the kernel's k loop: ukr_pf) and runs
+ * the epilogue of frt_sgemm_pb_epi_mt per tile.
  *
  * The BLAS is initialized lazily: every path into it calls frt_blas_init() first, which does the
  * work once per process (pthread_once), so callers never need to.
