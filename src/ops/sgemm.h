@@ -20,8 +20,9 @@
  * C). With FRT_USE_BLAS, the AVX2 and portable tiers call OpenBLAS instead (cblas_sgemv when M == 1
  * or N == 1, since OpenBLAS does not switch by itself); the AVX-512 tier keeps its own kernels.
  * Exception: on the AVX2 tier, products with a prepacked B (frt_sgemm_pb*, weights) run the own
- * kernel (variant pb_own): with B packed once it matches or beats OpenBLAS on Zen 3 (86-92 vs
- * 78-84 GFLOP/s on the transformer shapes) and runs the epilogue of frt_sgemm_pb_epi_mt per tile.
+ * kernel (variant pb_own): with B packed once it beats OpenBLAS on Zen 3 (90-93 vs 78-84 GFLOP/s
+ * on the transformer shapes, with its B-panel prefetch in the kernel's k loop: ukr_pf) and runs
+ * the epilogue of frt_sgemm_pb_epi_mt per tile.
  *
  * The BLAS is initialized lazily: every path into it calls frt_blas_init() first, which does the
  * work once per process (pthread_once), so callers never need to.
@@ -140,6 +141,10 @@ typedef struct frt_sgemm_variant {
     /* Packs one full mr-row panel of a row-major A (rows A[0..mr) with stride lda, columns
      * [0, kc)) into d[k][r] (the packed-A panel format), or NULL (portable packing). */
     void (*pack_a)(int64_t kc, const float *A, int64_t lda, float *d);
+    /* As ukr, also prefetching pf_lines 64-byte lines from pf into L1, spread over its k loop
+     * (the driver's B-panel prefetch of pf_b, interleaved with the FMAs), or NULL. */
+    void (*ukr_pf)(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                   float alpha, float beta, const char *pf, int64_t pf_lines);
 } frt_sgemm_variant;
 
 /* The best variant whose tier is <= cap. */
@@ -165,10 +170,13 @@ int frt_sgemm_pb_uses_blas(void);
 /* AVX2/FMA inner loops (x86/sgemm_avx2.c): 6 x 16 tile. */
 void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
                         float alpha, float beta);
+void frt_sgemm_ukr_pf_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                           float alpha, float beta, const char *pf, int64_t pf_lines);
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
                         float alpha, float beta);
 void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
                           int64_t ldc, float alpha, float beta);
+void frt_sgemm_pack_a_avx2(int64_t kc, const float *A, int64_t lda, float *d);
 void frt_sgemv_n_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y);
 void frt_sgemv_t_avx2(int64_t M, int64_t N, float alpha, const float *A, int64_t lda,

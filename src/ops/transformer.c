@@ -16,13 +16,16 @@
  *   columns [h*d, (h+1)*d)); per batch b and head h:
  *     S = scale * Q_h K_h^T  [Sq, Sk];  mask_mode 1: S += M (float32),  2: S = M ? fill : S (bool);
  *     Y_h = softmax(S, last axis) V_h,  written to columns [h*dv, (h+1)*dv) of Y [B, Sq, H*dv].
- *   M broadcasts to [B, H, Sq, Sk] (rank <= 4, dims 1 or full). The heads are read and written in
- *   place through leading dimensions (no transposes); S lives in step scratch (Sq*Sk floats,
- *   L1/L2-sized for the sequence lengths of these models); both products use frt_sgemm, the
- *   softmax the tier's vectorized rows (x86/simd_elementwise.h). Heads are split over up to 4
- *   threads of the intra-op pool (one scores buffer each). A constant causal condition (mode 2,
- *   cond[i][c] = c > i + Sk - Sq) is recognized at select: then blocks of 12 rows multiply only
- *   the columns they see (about 60% of the work at Sq = Sk = 64), see att_head_causal.
+ *   M broadcasts to [B, H, Sq, Sk] (rank <= 4, dims 1 or full). Attribute qkv = 1: Q, K and V
+ *   are one value [B, S, 3*H*d] holding Q | K | V side by side (the output of the projection a
+ *   Split would cut; Sq = Sk = S, dk = dv = d), read in place with row stride 3*H*d. The heads
+ *   are read and written in place through leading dimensions (no transposes); S lives in step
+ *   scratch (Sq*Sk floats, L1/L2-sized for the sequence lengths of these models); both products
+ *   use the SGEMM (att_mm), the softmax the tier's vectorized rows (x86/simd_elementwise.h).
+ *   Heads are split over up to 4 threads of the intra-op pool (one scores buffer each). A
+ *   constant causal condition (mode 2, cond[i][c] = c > i + Sk - Sq) is recognized at select:
+ *   then blocks of 12 rows multiply only the columns they see (about 60% of the work at
+ *   Sq = Sk = 64), see att_head_causal.
  */
 #include <math.h>
 #include <stdio.h>
@@ -191,6 +194,8 @@ static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
 
 typedef struct att_params {
     int64_t H;
+    int qkv; /* 1: inputs 0..2 are one [B, S, 3*H*d] value, Q | K | V side by side */
+    int own; /* the products run the tier's own SGEMM kernel, not the BLAS (see att_mm) */
     float scale, fill;
     int mode; /* 0 none, 1 additive float mask, 2 bool condition -> fill */
     frt_softmax_rows_fn softmax;
@@ -214,6 +219,32 @@ static frt_status att_infer(frt_op_ctx *c) {
     char s1[128], s2[128], s3[128];
     if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
         frt_op_set_shape(c->out[0], FRT_FLOAT32, -1, NULL);
+        return FRT_OK;
+    }
+    const int64_t qkv = frt_attr_int(c->node, "qkv", 0);
+    if (qkv != 0 && qkv != 1)
+        return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "qkv %lld (expected 0 or 1)", (long long)qkv);
+    if (qkv) {
+        const int32_t *ni = c->node->in;
+        if (ni[1] != ni[0] || ni[2] != ni[0] || q->rank != 3 ||
+            (q->dims[2] >= 0 && q->dims[2] % (3 * H)))
+            return frt_op_fail(c, FRT_ERR_SHAPE,
+                               "qkv: inputs 0..2 must be one [B, S, 3*H*d] value with H = %lld, "
+                               "got %s", (long long)H, frt_shape_str(q, s1, sizeof s1));
+        if (mode) {
+            const frt_value *m = c->in[3];
+            int64_t full[4] = {q->dims[0], H, q->dims[1], q->dims[1]};
+            bool ok = m->rank >= 0 && m->rank <= 4;
+            for (int i = 0; ok && i < m->rank; i++) {
+                int64_t md = m->dims[i], f = full[4 - m->rank + i];
+                ok = md < 0 || f < 0 || md == 1 || md == f;
+            }
+            if (!ok && m->rank >= 0)
+                return frt_op_fail(c, FRT_ERR_SHAPE, "mask %s does not broadcast to [B, H, S, S]",
+                                   frt_shape_str(m, s1, sizeof s1));
+        }
+        int64_t od[3] = {q->dims[0], q->dims[1], q->dims[2] < 0 ? -1 : q->dims[2] / 3};
+        frt_op_set_shape(c->out[0], FRT_FLOAT32, 3, od);
         return FRT_OK;
     }
     bool ok = q->rank == 3 && k->rank == 3 && v->rank == 3;
@@ -260,7 +291,8 @@ static size_t att_scratch(const frt_step *s, const frt_value *values) {
     const frt_value *q = &values[s->in[0]], *k = &values[s->in[1]];
     int64_t heads = q->dims[0] * p->H, slots = heads < ATT_SLOTS ? heads : ATT_SLOTS;
     if (slots < 1) slots = 1;
-    return (size_t)slots * att_slot_floats(p, q->dims[1], k->dims[1], q->dims[2] / p->H) *
+    return (size_t)slots *
+               att_slot_floats(p, q->dims[1], k->dims[1], q->dims[2] / (p->qkv ? 3 : 1) / p->H) *
                sizeof(float) + 64;
 }
 
@@ -270,8 +302,22 @@ typedef struct att_job {
     const bool *C;
     float *Y, *S;
     int64_t B, Sq, Sk, dk, dv, per_slot, heads_per_task;
+    int64_t ldq, ldv, ldy; /* row strides of Q and K, of V, of Y */
     int64_t ms[4];
 } att_job;
+
+/* C = alpha A op(B) + beta C for the per-head products (A, C row-major, B transposed when tb):
+ * the tier's own blocked kernel where it has SIMD inner loops (p->own; on the AVX2 tier it beats
+ * OpenBLAS on these small products: 128x128x64 and 128x64x128, 12 heads, 656-674 us vs 752-778
+ * us; the AVX-512 tier's frt_sgemm is that kernel already), else frt_sgemm. */
+static void att_mm(const att_params *p, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                   int64_t ldc) {
+    if (p->own)
+        frt_sgemm_tier(frt_cpu_tier(), 0, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        frt_sgemm(0, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 
 /* Rows of the causal path per block: the tile height of the AVX-512 SGEMM. */
 #define ATT_CZ_ROWS 12
@@ -284,7 +330,7 @@ typedef struct att_job {
  * (|fill - max| < 104) is recomputed over all Sk columns with the fill, as the full path does. */
 static void att_head_causal(const att_params *p, int64_t Sq, int64_t Sk, int64_t dk, int64_t dv,
                             const float *Qh, int64_t ldq, const float *Kh, const float *Vh,
-                            int64_t ldv, float *Yh, float *S, float *Kp) {
+                            int64_t ldv, float *Yh, int64_t ldy, float *S, float *Kp) {
     const int64_t off = p->cz_off;
     frt_sgemm_pack_b(1, dk, Sk, Kh, ldq, Kp); /* K_h^T, packed once for all row blocks */
     for (int64_t i0 = 0; i0 < Sq; i0 += ATT_CZ_ROWS) {
@@ -315,7 +361,7 @@ static void att_head_causal(const att_params *p, int64_t Sq, int64_t Sk, int64_t
                 for (int64_t c = L; c < nv; c++) r[c] = 0.0f;
             }
         }
-        frt_sgemm(0, 0, i1 - i0, dv, nv, 1.0f, Sb, Sk, Vh, ldv, 0.0f, Yh + i0 * ldv, ldv);
+        att_mm(p, 0, i1 - i0, dv, nv, 1.0f, Sb, Sk, Vh, ldv, 0.0f, Yh + i0 * ldy, ldy);
     }
 }
 
@@ -324,7 +370,7 @@ static void att_task(void *ctx, size_t t) {
     const att_job *j = ctx;
     const att_params *p = j->p;
     const int64_t H = p->H, Sq = j->Sq, Sk = j->Sk, dk = j->dk, dv = j->dv;
-    const int64_t ldq = H * dk, ldv = H * dv;
+    const int64_t ldq = j->ldq, ldv = j->ldv, ldy = j->ldy;
     float *S = j->S + (int64_t)t * j->per_slot;
     int64_t h0 = (int64_t)t * j->heads_per_task, h1 = h0 + j->heads_per_task;
     if (h1 > j->B * H) h1 = j->B * H;
@@ -332,19 +378,25 @@ static void att_task(void *ctx, size_t t) {
         const int64_t b = bh / H, h = bh % H;
         const float *Qh = j->Q + b * Sq * ldq + h * dk, *Kh = j->K + b * Sk * ldq + h * dk;
         const float *Vh = j->V + b * Sk * ldv + h * dv;
-        float *Yh = j->Y + b * Sq * ldv + h * dv;
+        float *Yh = j->Y + b * Sq * ldy + h * dv;
         if (Sk == 0) {
-            for (int64_t i = 0; i < Sq; i++) memset(Yh + i * ldv, 0, (size_t)dv * sizeof(float));
+            for (int64_t i = 0; i < Sq; i++) memset(Yh + i * ldy, 0, (size_t)dv * sizeof(float));
             continue;
         }
         if (p->causal && Sq == p->cz_sq && Sk == p->cz_sk) {
-            att_head_causal(p, Sq, Sk, dk, dv, Qh, ldq, Kh, Vh, ldv, Yh, S,
+            att_head_causal(p, Sq, Sk, dk, dv, Qh, ldq, Kh, Vh, ldv, Yh, ldy, S,
                             S + (Sq * Sk + 15) / 16 * 16);
             continue;
         }
-        frt_sgemm(0, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
-        if (p->mode)
-            for (int64_t i = 0; i < Sq; i++) {
+        if (p->mode == 1 && j->ms[3] == 1) {
+            /* contiguous mask rows: S starts as the mask, the product adds to it (beta 1) */
+            for (int64_t i = 0; i < Sq; i++)
+                memcpy(S + i * Sk, j->M + b * j->ms[0] + h * j->ms[1] + i * j->ms[2],
+                       (size_t)Sk * sizeof(float));
+            att_mm(p, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 1.0f, S, Sk);
+        } else {
+            att_mm(p, 1, Sq, Sk, dk, p->scale, Qh, ldq, Kh, ldq, 0.0f, S, Sk);
+            for (int64_t i = 0; p->mode && i < Sq; i++) {
                 float *r = S + i * Sk;
                 const int64_t o = b * j->ms[0] + h * j->ms[1] + i * j->ms[2], m3 = j->ms[3];
                 if (p->mode == 1)
@@ -352,8 +404,9 @@ static void att_task(void *ctx, size_t t) {
                 else
                     for (int64_t c = 0; c < Sk; c++) r[c] = j->C[o + c * m3] ? p->fill : r[c];
             }
+        }
         p->softmax(S, S, (size_t)Sq, (size_t)Sk);
-        frt_sgemm(0, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldv);
+        att_mm(p, 0, Sq, dv, Sk, 1.0f, S, Sk, Vh, ldv, 0.0f, Yh, ldy);
     }
 }
 
@@ -364,10 +417,17 @@ static frt_status k_att(const frt_step *s, frt_exec *x) {
     frt_value *y = &x->values[s->out[0]];
     const int64_t B = q->dims[0], Sq = q->dims[1], Sk = k->dims[1], H = p->H;
     if (q->rank != 3 || k->rank != 3 || v->rank != 3 || k->dims[0] != B || v->dims[0] != B ||
-        v->dims[1] != Sk || k->dims[2] != q->dims[2] || q->dims[2] % H || v->dims[2] % H)
+        v->dims[1] != Sk || k->dims[2] != q->dims[2] || q->dims[2] % H || v->dims[2] % H ||
+        (p->qkv && (q->dims[2] % (3 * H) || k->data != q->data || v->data != q->data)))
         return frt_step_fail(s, FRT_ERR_SHAPE, "Attention: Q, K, V shapes do not agree");
+    const int64_t W = q->dims[2], d = W / (3 * H); /* d: the head width when p->qkv */
     att_job j = {p, q->data, k->data, v->data, NULL, NULL, y->data, x->scratch, B, Sq, Sk,
-                 q->dims[2] / H, v->dims[2] / H, 0, 0, {0, 0, 0, 0}};
+                 p->qkv ? d : W / H, p->qkv ? d : v->dims[2] / H, 0, 0,
+                 W, v->dims[2], p->qkv ? H * d : v->dims[2], {0, 0, 0, 0}};
+    if (p->qkv) { /* Q | K | V side by side in one value */
+        j.K = (const float *)q->data + H * d;
+        j.V = (const float *)q->data + 2 * H * d;
+    }
     if (m) { /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
         const int64_t full[4] = {B, H, Sq, Sk};
         int64_t st = 1;
@@ -424,6 +484,8 @@ static frt_status att_select(frt_op_ctx *c, frt_kernel *k) {
     p->scale = frt_attr_float(c->node, "scale", 1.0f);
     p->fill = frt_attr_float(c->node, "fill", 0.0f);
     p->mode = (int)frt_attr_int(c->node, "mask_mode", 0);
+    p->qkv = (int)frt_attr_int(c->node, "qkv", 0);
+    p->own = frt_sgemm_pick(frt_cpu_tier())->ukr != NULL;
     if (!isfinite(p->scale))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "scale %g must be finite", (double)p->scale);
     const frt_act_variant *v = frt_act_variant_get(c->isa);

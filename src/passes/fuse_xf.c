@@ -18,6 +18,9 @@
  *     [+ mask | Where(cond, fill, .)], axis -1); Y = Reshape(Transpose(MatMul(P, V4), 0,2,1,3),
  *     [B, Sq, H*dv])  -> flatrt::Attention(Q3, K3, V3[, mask|cond]) reading the heads in place
  *     (no transposes); the mask (float, added) or cond (bool) broadcasts to [B, H, Sq, Sk].
+ *     When Q3, K3 and V3 are the three equal parts of a Split of one [B, S, 3W] value on its
+ *     last axis (a fused QKV projection) that nothing else reads, the Split goes too: Attention
+ *     reads that value in place (attribute qkv = 1).
  *     Here the last node of the chain (the final Reshape) takes over the fused op.
  *
  * Every intermediate must be read by the pattern only (not a graph output). The first node of a
@@ -451,6 +454,26 @@ static bool mask_fits(const frt_graph *g, int32_t m, int32_t dt, const int64_t *
     return true;
 }
 
+/* Q3, K3, V3 as outputs 0, 1, 2 of one Split of a float32 [B, S, 3W] value on its last axis into
+ * three [B, S, W] parts that nothing else reads (called once the attention chain is dead): that
+ * Split (Attention then reads its input in place with qkv = 1), else NULL. */
+static frt_node *qkv_split(frt_graph *g, int32_t q3, int32_t k3, int32_t v3) {
+    frt_node *s = producer(g, q3), *r[1];
+    if (!s || s->dead || s->domain[0] || strcmp(s->op_type, "Split") != 0 || s->n_out != 3 ||
+        s->n_in < 1 || s->out[0] != q3 || s->out[1] != k3 || s->out[2] != v3)
+        return NULL;
+    const frt_value *xv = &g->values[s->in[0]].v;
+    if (xv->dtype != FRT_FLOAT32 || xv->rank != 3 || !frt_shape_known(xv) || xv->dims[2] % 3)
+        return NULL;
+    const int64_t ax = frt_attr_int(s, "axis", 0);
+    if (ax != -1 && ax != 2) return NULL;
+    const int64_t d3[3] = {xv->dims[0], xv->dims[1], xv->dims[2] / 3};
+    for (int i = 0; i < 3; i++)
+        if (!dims_are(&g->values[s->out[i]].v, 3, d3) || readers(g, s->out[i], r, 1) != 0)
+            return NULL;
+    return s;
+}
+
 /* MatMul(Q4, K4^T) -> Div|Mul scale -> [Add mask | Where(cond, fill, .)] -> Softmax(-1) ->
  * MatMul(., V4) -> Transpose(0,2,1,3) -> Reshape [B, Sq, H*dv], with Q4/K4/V4 split into heads
  * from [B, S, H*d] tensors by Reshape + Transpose. */
@@ -517,11 +540,24 @@ static int fuse_attention(frt_graph *g, frt_arena *arena, frt_node *mm1, frt_sta
     int32_t out = orr->out[0];
     for (int i = 0; i < n; i++) kill(g, chain[i]);
     int32_t in[4] = {q3, k3, v3, mode == 1 ? mask : mode == 2 ? cond : -1};
-    frt_onnx_attr at[4] = {{.name = "num_heads", .type = FRT_ATTR_INT, .i = H},
+    /* Q, K, V cut from one projection by a Split: read it in place instead of the copies */
+    frt_node *sp = Sq == Sk ? qkv_split(g, q3, k3, v3) : NULL;
+    if (sp) {
+        const int32_t x = sp->in[0];
+        in[0] = in[1] = in[2] = x;
+        g->values[x].n_uses += 2; /* read three times instead of once */
+        for (int k = 1; k < sp->n_in; k++)
+            if (sp->in[k] >= 0 && g->values[sp->in[k]].n_uses > 0) g->values[sp->in[k]].n_uses--;
+        kill(g, sp);
+        n++;
+    }
+    frt_onnx_attr at[5] = {{.name = "num_heads", .type = FRT_ATTR_INT, .i = H},
                            {.name = "scale", .type = FRT_ATTR_FLOAT, .f = scale},
                            {.name = "mask_mode", .type = FRT_ATTR_INT, .i = mode},
-                           {.name = "fill", .type = FRT_ATTR_FLOAT, .f = fill}};
-    if (!rewrite(g, arena, orr, FRT_DOMAIN_INTERNAL, "Attention", 1, in, mode ? 4 : 3, out, at, 4)) {
+                           {.name = "fill", .type = FRT_ATTR_FLOAT, .f = fill},
+                           {.name = "qkv", .type = FRT_ATTR_INT, .i = 1}};
+    if (!rewrite(g, arena, orr, FRT_DOMAIN_INTERNAL, "Attention", 1, in, mode ? 4 : 3, out, at,
+                 sp ? 5 : 4)) {
         *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory fusing attention");
         return -1;
     }

@@ -103,7 +103,9 @@ static void test_sizes(void) {
         {145, 20, 260}, {12, 2, 1}, {64, 64, 64}, {300, 70, 33}, {12, 32, 17}, {24, 64, 256},
         {49, 97, 513}, {11, 31, 7},
         /* last panels of 3, 4 and 5 rows over several K blocks; N above the column block */
-        {9, 48, 300}, {28, 33, 520}, {17, 1100, 40}};
+        {9, 48, 300}, {28, 33, 520}, {17, 1100, 40},
+        /* a last panel of 2 rows (M = 128 on the 6-row tile), odd and even K */
+        {14, 48, 301}, {128, 64, 64}};
     static const float ab[][2] = {{1, 0}, {1, 1}, {0.5f, -2}, {-1.5f, 0}};
     for (int impl = 0; impl < N_IMPL; impl++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && impl_runs(impl); s++)
@@ -205,6 +207,34 @@ static void test_pb_n(void) {
         }
 }
 
+/* The SIMD panel packers (variant pack_a) of every tier the host runs, against the portable
+ * layout d[k][r] = A[r][k], bit for bit, over group tails of the column count and padded lda; the
+ * floats after the panel stay untouched. */
+static void test_pack_a_variants(void) {
+    static const int64_t kcs[] = {1, 5, 7, 8, 9, 15, 16, 17, 31, 64, 255, 256};
+    for (int t = FRT_ISA_PORTABLE; t <= (int)frt_cpu_get()->host; t++) {
+        const frt_sgemm_variant *v = frt_sgemm_pick((frt_isa)t);
+        if (!v->pack_a || v->isa != (frt_isa)t) continue;
+        for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
+            const int64_t kc = kcs[c], lda = kc + (int64_t)(c % 3), mr = v->mr;
+            float *A = malloc((size_t)(mr * lda) * 4);
+            float *d = malloc((size_t)(mr * kc + 16) * 4);
+            t_fill(A, (size_t)(mr * lda), 17u + (unsigned)c);
+            for (int64_t i = 0; i < mr * kc + 16; i++) d[i] = -7.0f;
+            v->pack_a(kc, A, lda, d);
+            int ok = 1;
+            for (int64_t k = 0; k < kc; k++)
+                for (int64_t r = 0; r < mr; r++)
+                    if (memcmp(&d[k * mr + r], &A[r * lda + k], 4) != 0) ok = 0;
+            for (int64_t i = mr * kc; i < mr * kc + 16; i++)
+                if (d[i] != -7.0f) ok = 0;
+            CHECK_MSG(ok, "pack_a %s kc=%lld lda=%lld", v->name, (long long)kc, (long long)lda);
+            free(A);
+            free(d);
+        }
+    }
+}
+
 int main(void) {
     frt_blas_init();
     frt_blas_init();
@@ -216,6 +246,7 @@ int main(void) {
     test_k_zero();
     test_gemv();
     test_pb_n();
+    test_pack_a_variants();
     frt_threadpool_free(g_tp);
     TEST_MAIN_END();
 }

@@ -384,15 +384,27 @@ static void add_init_raw(ob_buf *g, const char *name, const int64_t *dims, int r
  * -inf, .), 3 the same with fill -0.5 (the masked scores count in the softmax), 4 Where(a
  * constant bool that is not causal, -inf, .); mul: scale as Mul(., 1/sqrt(dk)) instead of Div;
  * extra: the softmax output is also a graph output (no fusion). Modes 2 and 3 must take the
- * causal kernel, 4 must not. */
+ * causal kernel, 4 must not. With g_qkv (Sq == Sk, dk == dv), Q, K and V are the three parts of a
+ * Split of one input QKV [B, S, 3*H*dk] on its last axis, which the fusion absorbs (one step). */
+static int g_qkv;
 static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mode, int mul,
                             int extra, int threads) {
     ob_buf g = {0};
     int64_t qd[3] = {B, Sq, H * dk}, kd[3] = {B, Sk, H * dk}, vd[3] = {B, Sk, H * dv};
     int64_t md[4] = {B, 1, 1, Sk}, cd[4] = {1, 1, Sq, Sk}, four[1] = {4}, three[1] = {3};
-    add_input(&g, "Q", 3, qd);
-    add_input(&g, "K", 3, kd);
-    add_input(&g, "V", 3, vd);
+    const int64_t qkvd[3] = {B, Sq, 3 * H * dk}, sz3[1] = {3}, ss[3] = {H * dk, H * dk, H * dk};
+    if (g_qkv) {
+        add_input(&g, "QKV", 3, qkvd);
+        add_init_raw(&g, "ss", sz3, 1, 7, ss, sizeof ss);
+        const char *si[] = {"QKV", "ss", NULL}, *so[] = {"Q", "K", "V", NULL};
+        ob_buf sp = ob_node("Split", NULL, "split", si, so);
+        ob_attr_int(&sp, "axis", -1);
+        ob_msg(&g, OB_NODE, &sp);
+    } else {
+        add_input(&g, "Q", 3, qd);
+        add_input(&g, "K", 3, kd);
+        add_input(&g, "V", 3, vd);
+    }
     if (mode == 1) add_input(&g, "M", 4, md);
     int64_t qs[4] = {B, Sq, H, dk}, ks[4] = {B, Sk, H, dk}, vs[4] = {B, Sk, H, dv},
             os[3] = {B, Sq, H * dv};
@@ -473,8 +485,26 @@ static void check_attention(int B, int Sq, int Sk, int H, int dk, int dv, int mo
             {.dtype = FRT_FLOAT32, .rank = 4, .shape = {B, 1, 1, Sk}, .data = m,
              .nbytes = (size_t)(B * Sk) * 4}};
         const char *names[] = {"Q", "K", "V", "M"};
-        float *yf = run(mf, names, in, mode == 1 ? 4 : 3, extra ? 2 : 1, ny);
-        float *yu = run(mu, names, in, mode == 1 ? 4 : 3, extra ? 2 : 1, ny);
+        float *qkv = NULL;
+        int nin = mode == 1 ? 4 : 3;
+        if (g_qkv) { /* one input QKV (rows of Q | K | V) and the mask */
+            const int64_t w = H * dk;
+            qkv = malloc(3 * nq * 4);
+            for (int64_t r = 0; r < (int64_t)B * Sq; r++) {
+                memcpy(qkv + r * 3 * w, q + r * w, (size_t)w * 4);
+                memcpy(qkv + r * 3 * w + w, k + r * w, (size_t)w * 4);
+                memcpy(qkv + r * 3 * w + 2 * w, v + r * w, (size_t)w * 4);
+            }
+            names[0] = "QKV";
+            names[1] = "M";
+            in[0] = (frt_tensor){.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, Sq, 3 * w},
+                                 .data = qkv, .nbytes = 3 * nq * 4};
+            in[1] = in[3];
+            nin = mode == 1 ? 2 : 1;
+        }
+        float *yf = run(mf, names, in, nin, extra ? 2 : 1, ny);
+        float *yu = run(mu, names, in, nin, extra ? 2 : 1, ny);
+        free(qkv);
         double *ref = calloc(ny, sizeof(double)), *sc = malloc((size_t)Sk * sizeof(double));
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++)
@@ -529,6 +559,14 @@ static void test_attention(void) {
     check_attention(1, 25, 31, 2, 16, 12, 2, 1, 0, 2);
     check_attention(1, 26, 26, 2, 8, 8, 3, 0, 0, 1); /* fill -0.5: the full rows */
     check_attention(1, 17, 17, 2, 8, 8, 4, 0, 0, 1); /* constant bool, not causal */
+    g_qkv = 1; /* Q, K, V from a Split of one projection */
+    check_attention(1, 5, 5, 2, 4, 4, 0, 0, 0, 1);
+    check_attention(2, 13, 13, 4, 16, 16, 1, 1, 0, 1);
+    check_attention(2, 11, 11, 5, 8, 8, 1, 0, 0, 2);
+    check_attention(1, 29, 29, 3, 8, 8, 2, 0, 0, 1); /* causal */
+    check_attention(1, 26, 26, 2, 8, 8, 3, 0, 0, 1);
+    check_attention(1, 6, 6, 2, 4, 4, 2, 0, 1, 1); /* not fused */
+    g_qkv = 0;
 }
 
 static void test_attention_errors(void) {

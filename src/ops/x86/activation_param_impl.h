@@ -72,20 +72,40 @@ static inline V v_log1p01(V e) {
     return vsel(veq(d, vset(0.0f)), e, l);
 }
 
-/* erfc(z) for z >= 0, relative error ~1e-6 in float: t e^(-z^2 + P(t)), t = 1 / (1 + z/2) (the
- * Chebyshev fit of Numerical Recipes' erfcc). */
-static inline V v_erfc_pos(V z) {
+/* e^x for x in [-87, 88] (the caller clamps; NaN stays NaN): the reduction and polynomial of
+ * v_exp_parts, then one scale factor 2^n, n in [-126, 127] (v_exp's two factors reach the
+ * denormals). Used where a result below e^-87 is as good as its exact value: the GELU forms. */
+static inline V v_exp_n(V x) {
+    V nn = vround(vmul(x, vset(1.44269504088896341f)));
+    V r = vfnma(nn, vset(0.693359375f), x);
+    r = vfnma(nn, vset(-2.12194440e-4f), r);
+    V r2 = vmul(r, r);
+    /* the polynomial of v_exp_parts in two halves (shorter dependency chain) */
+    V qh = vfma(vfma(vset(0.0013822003f), r, vset(0.008362863f)), r2,
+                vfma(vset(0.0416678f), r, vset(0.16666579f)));
+    V q = vfma(qh, r, vset(0.49999997f));
+    return vscale_n(vadd(vfma(q, r2, r), vset(1.0f)), nn);
+}
+
+/* erfc(z) / 2 for z >= 0, relative error ~1e-6 in float: t e^(-z^2 + P(t)) / 2, t = 1 / (1 + z/2)
+ * (the Chebyshev fit of Numerical Recipes' erfcc). P by Estrin's scheme (a dependency chain of 4
+ * multiply-adds instead of 9); the exponent is clamped to [-87, 0.5]: below e^-87 the result
+ * (< 1e-38) counts as its exact value, and the exponent never exceeds ~1e-7. */
+static inline V v_half_erfc_pos(V z) {
     V t = vdiv(vset(1.0f), vfma(vset(0.5f), z, vset(1.0f)));
-    V p = vfma(vset(0.17087277f), t, vset(-0.82215223f));
-    p = vfma(p, t, vset(1.48851587f));
-    p = vfma(p, t, vset(-1.13520398f));
-    p = vfma(p, t, vset(0.27886807f));
-    p = vfma(p, t, vset(-0.18628806f));
-    p = vfma(p, t, vset(0.09678418f));
-    p = vfma(p, t, vset(0.37409196f));
-    p = vfma(p, t, vset(1.00002368f));
-    p = vfma(p, t, vset(-1.26551223f));
-    return vmul(t, v_exp(vfnma(z, z, p)));
+    V t2 = vmul(t, t);
+    V t4 = vmul(t2, t2);
+    V p01 = vfma(vset(1.00002368f), t, vset(-1.26551223f));
+    V p23 = vfma(vset(0.09678418f), t, vset(0.37409196f));
+    V p45 = vfma(vset(0.27886807f), t, vset(-0.18628806f));
+    V p67 = vfma(vset(1.48851587f), t, vset(-1.13520398f));
+    V p89 = vfma(vset(0.17087277f), t, vset(-0.82215223f));
+    V p03 = vfma(p23, t2, p01);
+    V p47 = vfma(p67, t2, p45);
+    V p = vfma(vmul(p89, t4), t4, vfma(p47, t4, p03));
+    V a = vfnma(z, z, p);
+    a = vmin(vset(0.5f), vmax(vset(-87.0f), a)); /* NaN stays NaN (second operand) */
+    return vmul(vmul(vset(0.5f), t), v_exp_n(a));
 }
 
 static inline V v_actp(int kind, V x, V a, V b) {
@@ -107,15 +127,17 @@ static inline V v_actp(int kind, V x, V a, V b) {
         return vadd(vmax(zero, x), v_log1p01(v_exp(vsub(zero, vabs(x)))));
     case FRT_ACTP_SOFTSIGN:
         return vdiv(x, vadd(one, vabs(x)));
-    case FRT_ACTP_GELU: {
-        V e = v_erfc_pos(vmul(vabs(x), vset(0.70710678118654752f)));
-        V phi = vsel(vle(x, zero), vmul(vset(0.5f), e), vfnma(vset(0.5f), e, one));
-        return vmul(x, phi);
+    case FRT_ACTP_GELU: { /* Phi(x) = erfc(|x|/sqrt 2)/2 for x <= 0, 1 - that for x > 0 */
+        V h = v_half_erfc_pos(vmul(vabs(x), vset(0.70710678118654752f)));
+        return vmul(x, vsel(vle(x, zero), h, vsub(one, h)));
     }
     case FRT_ACTP_GELU_TANH: {
-        V u = vmul(vset(0.79788456080286536f),
-                   vfma(vmul(vset(0.044715f), vmul(x, x)), x, x));
-        V y = vdiv(x, vadd(one, v_exp(vmul(vset(-2.0f), u))));
+        /* x / (1 + e^(-2u)); e^(-2u) clamped to [e^-87, e^88]: past the lower end 1 + e^(-2u)
+         * rounds to 1 anyway, past the upper end |y| < 1e-36 */
+        V m2u = vmul(vset(-1.59576912160573072f),
+                     vfma(vmul(vset(0.044715f), vmul(x, x)), x, x));
+        m2u = vmin(vset(88.0f), vmax(vset(-87.0f), m2u)); /* NaN stays NaN */
+        V y = vdiv(x, vadd(one, v_exp_n(m2u)));
         return vsel(veq(x, vset(-INFINITY)), vset(NAN), y); /* -inf * 0, as unclamped */
     }
     case FRT_ACTP_MISH: {

@@ -35,8 +35,10 @@ static inline void store8(float *c, __m256 acc, __m256 va, __m256 vb, float beta
 /* 6 x 16 tile: 12 accumulators, the k loop unrolled by 4 with the A panel prefetched ~16 steps
  * ahead (it streams from L2; the B panel is L1-resident, prefetched by the driver), the C tile
  * prefetched at the start so its load/store at the end does not miss. */
-void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
-                        float alpha, float beta) {
+static inline __attribute__((always_inline)) void ukr_body(int64_t kc, const float *Ap,
+                                                           const float *Bp, float *C, int64_t ldc,
+                                                           float alpha, float beta,
+                                                           const char *pf, int64_t pf_lines) {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
     __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -51,6 +53,11 @@ void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, 
     for (; k + 4 <= kc; k += 4) {
         _mm_prefetch((const char *)(Ap + 96), _MM_HINT_T0);
         _mm_prefetch((const char *)(Ap + 112), _MM_HINT_T0);
+        if (pf_lines > 0 && (k & 4) == 0) { /* one line of the caller's prefetch per 8 k steps */
+            _mm_prefetch(pf, _MM_HINT_T0);
+            pf += 64;
+            pf_lines--;
+        }
         KSTEP(0);
         KSTEP(1);
         KSTEP(2);
@@ -81,6 +88,17 @@ void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, 
     C += ldc;
     store8(C, c50, va, vb, beta);
     store8(C + 8, c51, va, vb, beta);
+    for (; pf_lines > 0; pf_lines--, pf += 64) _mm_prefetch(pf, _MM_HINT_T0); /* kc < 4 pf_lines */
+}
+
+void frt_sgemm_ukr_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                        float alpha, float beta) {
+    ukr_body(kc, Ap, Bp, C, ldc, alpha, beta, NULL, 0);
+}
+
+void frt_sgemm_ukr_pf_avx2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                           float alpha, float beta, const char *pf, int64_t pf_lines) {
+    ukr_body(kc, Ap, Bp, C, ldc, alpha, beta, pf, pf_lines);
 }
 
 void frt_sgemm_row_avx2(int64_t kc, const float *a, int64_t inca, const float *Bp, float *c,
@@ -165,6 +183,47 @@ static void ukr_rows5(int64_t kc, const float *Ap, const float *Bp, float *C, in
     ukr_rows(5, kc, Ap, Bp, C, ldc, alpha, beta);
 }
 
+/* Rows 0 and 1 of a 6 x 16 tile (the last panel of M = 128): two accumulator sets over even and
+ * odd k, 8 chains that keep both FMA pipes busy (one row at a time, the row kernel reaches half
+ * of that). */
+static void ukr_rows2(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
+                      float alpha, float beta) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 d00 = _mm256_setzero_ps(), d01 = _mm256_setzero_ps();
+    __m256 d10 = _mm256_setzero_ps(), d11 = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        __m256 e0 = _mm256_loadu_ps(Bp + 16), e1 = _mm256_loadu_ps(Bp + 24);
+        __m256 a0 = _mm256_broadcast_ss(Ap), a1 = _mm256_broadcast_ss(Ap + 1);
+        __m256 f0 = _mm256_broadcast_ss(Ap + 6), f1 = _mm256_broadcast_ss(Ap + 7);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+        d00 = _mm256_fmadd_ps(f0, e0, d00);
+        d01 = _mm256_fmadd_ps(f0, e1, d01);
+        d10 = _mm256_fmadd_ps(f1, e0, d10);
+        d11 = _mm256_fmadd_ps(f1, e1, d11);
+        Ap += 12;
+        Bp += 32;
+    }
+    if (k < kc) {
+        __m256 b0 = _mm256_loadu_ps(Bp), b1 = _mm256_loadu_ps(Bp + 8);
+        __m256 a0 = _mm256_broadcast_ss(Ap), a1 = _mm256_broadcast_ss(Ap + 1);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    store8(C, _mm256_add_ps(c00, d00), va, vb, beta);
+    store8(C + 8, _mm256_add_ps(c01, d01), va, vb, beta);
+    store8(C + ldc, _mm256_add_ps(c10, d10), va, vb, beta);
+    store8(C + ldc + 8, _mm256_add_ps(c11, d11), va, vb, beta);
+}
+
 void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *Bp, float *C,
                           int64_t ldc, float alpha, float beta) {
     switch (m) {
@@ -172,10 +231,57 @@ void frt_sgemm_ukr_m_avx2(int64_t m, int64_t kc, const float *Ap, const float *B
     case 5: ukr_rows5(kc, Ap, Bp, C, ldc, alpha, beta); return;
     case 4: ukr_rows4(kc, Ap, Bp, C, ldc, alpha, beta); return;
     case 3: ukr_rows3(kc, Ap, Bp, C, ldc, alpha, beta); return;
-    default: /* 1 or 2 rows: the row kernel (two accumulator pairs hide the FMA latency) */
+    case 2: ukr_rows2(kc, Ap, Bp, C, ldc, alpha, beta); return;
+    default: /* 1 row: the row kernel (two accumulator pairs hide the FMA latency) */
         for (int64_t r = 0; r < m; r++)
             frt_sgemm_row_avx2(kc, Ap + r, 6, Bp, C + r * ldc, alpha, beta);
         return;
+    }
+}
+
+/* Packs one full 6-row panel of a row-major A (rows A[0..6) with stride lda, columns [0, kc))
+ * into d[k][r] (6 floats per k): 8 columns at a time by an 8 x 8 transpose of the 6 rows and two
+ * zero rows; column j of a group is stored as 8 floats at d + 6 (k + j), whose last 2 the next
+ * column overwrites, except the group's last column, stored as 4 + 2 floats (never past the
+ * panel). Columns past the last multiple of 8: element by element. Same result as the portable
+ * packing (pack_a in sgemm.c), bit for bit. */
+void frt_sgemm_pack_a_avx2(int64_t kc, const float *A, int64_t lda, float *d) {
+    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda, *a4 = A + 4 * lda,
+                *a5 = A + 5 * lda;
+    const __m256 z = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        __m256 r0 = _mm256_loadu_ps(a0 + k), r1 = _mm256_loadu_ps(a1 + k);
+        __m256 r2 = _mm256_loadu_ps(a2 + k), r3 = _mm256_loadu_ps(a3 + k);
+        __m256 r4 = _mm256_loadu_ps(a4 + k), r5 = _mm256_loadu_ps(a5 + k);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        /* s0: rows 0..3 of columns 0 | 4, s1: 1 | 5, s2: 2 | 6, s3: 3 | 7; s4..s7 rows 4, 5 */
+        __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        __m256 s4 = _mm256_shuffle_ps(t4, z, 0x44), s5 = _mm256_shuffle_ps(t4, z, 0xEE);
+        __m256 s6 = _mm256_shuffle_ps(t5, z, 0x44), s7 = _mm256_shuffle_ps(t5, z, 0xEE);
+        float *o = d + k * 6;
+        _mm256_storeu_ps(o, _mm256_permute2f128_ps(s0, s4, 0x20));
+        _mm256_storeu_ps(o + 6, _mm256_permute2f128_ps(s1, s5, 0x20));
+        _mm256_storeu_ps(o + 12, _mm256_permute2f128_ps(s2, s6, 0x20));
+        _mm256_storeu_ps(o + 18, _mm256_permute2f128_ps(s3, s7, 0x20));
+        _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(s0, s4, 0x31));
+        _mm256_storeu_ps(o + 30, _mm256_permute2f128_ps(s1, s5, 0x31));
+        _mm256_storeu_ps(o + 36, _mm256_permute2f128_ps(s2, s6, 0x31));
+        __m256 c7 = _mm256_permute2f128_ps(s3, s7, 0x31);
+        _mm_storeu_ps(o + 42, _mm256_castps256_ps128(c7));
+        _mm_storel_pi((__m64 *)(o + 46), _mm256_extractf128_ps(c7, 1));
+    }
+    for (; k < kc; k++) {
+        float *o = d + k * 6;
+        o[0] = a0[k];
+        o[1] = a1[k];
+        o[2] = a2[k];
+        o[3] = a3[k];
+        o[4] = a4[k];
+        o[5] = a5[k];
     }
 }
 

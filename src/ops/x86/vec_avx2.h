@@ -41,6 +41,11 @@ static inline V vscale(V p, V n) {
     V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
+/* p 2^n for integral n in [-126, 127] (2^n a normal float: one factor). */
+static inline V vscale_n(V p, V n) {
+    __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
 static inline V vfrexp(V x, V *k) {
     __m256i b = _mm256_castps_si256(x);
     __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(127));

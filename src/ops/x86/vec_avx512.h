@@ -31,6 +31,8 @@ static inline V vround(V x) {
     return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 static inline V vscale(V p, V n) { return _mm512_scalef_ps(p, n); }
+/* p 2^n for integral n in [-126, 127] */
+static inline V vscale_n(V p, V n) { return _mm512_scalef_ps(p, n); }
 static inline V vfrexp(V x, V *k) {
     V m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src); /* [1, 2) */
     V e = _mm512_getexp_ps(x);
