@@ -7,10 +7,12 @@
 
 #include "ops/wino.h"
 
-static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W, int64_t y,
-                            int64_t x) {
+/* Offset of 8-channel group gi's pixel (0, 0) in a blocked image of H x W pixels (the division
+ * by the run-time block b is done once per group, not per pixel); pixel (y, x) is at
+ * grp_base + (y W + x) b. */
+static inline size_t grp_base(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W) {
     int64_t c = gi * 8;
-    return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
+    return (size_t)(c / g->b * H * W * g->b + c % g->b);
 }
 
 /* Lanes [0, n) set (n in 0..8). */
@@ -40,13 +42,16 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
                  two = _mm256_set1_ps(2.0f), zero = _mm256_setzero_ps();
     const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
     const size_t xs = (size_t)g->Cg * (size_t)g->T * 8; /* V stride between positions xi */
-    for (int64_t t = t0; t < t0 + nt; t++) {
-        int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
-        bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
-        for (int64_t gi = 0; gi < g->Cg; gi++) {
+    /* groups outer, tiles inner: consecutive tiles fill the two halves of each of the 36 V
+       lines they write (tiles outer touched 36 Cg lines per tile, beyond L1 for large C) */
+    for (int64_t gi = 0; gi < g->Cg; gi++) {
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+            bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
             __m256 d[36], r[36];
             if (inner) {
-                const float *p = x + grp_at(g, gi, g->H, g->W, iy0, ix0);
+                const float *p = xg + (size_t)((iy0 * g->W + ix0) * g->b);
                 _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++)
                     _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
                         d[i * 6 + j] = _mm256_loadu_ps(p + (size_t)((i * g->W + j) * g->b));
@@ -55,7 +60,7 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
                     for (int j = 0; j < 6; j++) {
                         int64_t yy = iy0 + i, xx = ix0 + j;
                         d[i * 6 + j] = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
-                                           ? _mm256_loadu_ps(x + grp_at(g, gi, g->H, g->W, yy, xx))
+                                           ? _mm256_loadu_ps(xg + (size_t)((yy * g->W + xx) * g->b))
                                            : zero;
                     }
             }
@@ -147,10 +152,14 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
     const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
     const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
     const size_t xs = (size_t)(g->Mp / 8) * (size_t)g->T * 8;
-    for (int64_t t = t0; t < t0 + nt; t++) {
-        int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
-        int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4, nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
-        for (int64_t gi = g0; gi < g1; gi++) {
+    /* groups outer, tiles inner (as in itrans: the 36 O lines of a group are read by
+       consecutive tiles) */
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
+            int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4;
+            int64_t nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
             const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
             __m256 m[36], r[24];
             _Pragma("GCC unroll 36") for (int k = 0; k < 36; k++)
@@ -161,7 +170,7 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
             for (int i = 0; i < ni; i++) {
                 __m256 q[4];
                 AT6(r + i * 6, 1, q, 1);
-                size_t at = grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0);
+                size_t at = yg + (size_t)(((oy0 + i) * g->OW + ox0) * g->b);
                 for (int j = 0; j < nj; j++) {
                     size_t aj = at + (size_t)(j * g->b);
                     __m256 v = _mm256_add_ps(q[j], bv);
