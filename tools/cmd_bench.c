@@ -99,7 +99,7 @@ static void print_profile(FILE *f, const frt_runtime *rt, double mean_us) {
         fprintf(f, "  %-28s %12.3f %6.1f%% %6zu\n", ops[k].op_type, ops[k].us,
                total > 0 ? 100.0 * ops[k].us / total : 0.0, ops[k].count);
     qsort(nodes, n, sizeof *nodes, cmp_node_row);
-    size_t top = n < 30 ? n : 30;
+    size_t top = n < 30 || getenv("FRT_PROFILE_ALL") ? n : 30;
     fprintf(f, "\ntop %zu nodes by time:\n", top);
     fprintf(f, "  %-36s %-20s %-28s %10s %7s\n", "node", "op type", "kernel", "us/run", "%");
     for (size_t i = 0; i < top; i++)

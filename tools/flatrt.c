@@ -39,7 +39,7 @@ static const cli_opt bench_opts[] = {
     CLI_OPT_SEED,
     {"iters", OPT_ITERS, "N", "timed runs (default 1000, or 50 when one run takes > 10 ms)"},
     {"warmup", OPT_WARMUP, "N", "untimed runs first (default 100, or 5 when one run takes > 10 ms)"},
-    {"profile", OPT_PROFILE, NULL, "time per op type, per node, and plan statistics"},
+    {"profile", OPT_PROFILE, NULL, "time per op type, per node (the top 30; all with FRT_PROFILE_ALL=1), and plan statistics"},
     {"runtimes", OPT_RUNTIMES, "R", "then R runtimes on R threads at once: aggregate throughput"},
     {"inter-op", OPT_INTER_OP, "N", "run independent steps on up to N threads at once (default 1)"},
     {"lat-file", OPT_LAT_FILE, "PATH", "write each timed run's latency (us), one per line"},

@@ -103,7 +103,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
                     float o[6] = {4.0f * d0 - 5.0f * d2 + d4, a + b, a - b, c + e, c - e,
                                   4.0f * d1 - 5.0f * d3 + d5};
                     for (int j = 0; j < 6; j++)
-                        V[(((i * 6 + j) * g->Cg + gi) * g->T + (t - t0)) * 8 + l] = o[j];
+                        V[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l] = o[j];
                 }
         }
     }
@@ -111,25 +111,24 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
 
 void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
                             int64_t nt, int64_t p0, int64_t p1) {
-    int64_t Cp = 8 * g->Cg, np = g->Mp / 16, mg = g->Mp / 8;
+    int64_t Cp = 8 * g->Cg, np = g->Mp / 16;
     for (int64_t xi = 0; xi < 36; xi++)
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
                 float acc[16] = {0};
                 const float *u = U + (xi * np + p) * Cp * 16;
                 for (int64_t c = 0; c < Cp; c++) {
-                    float a = V[((xi * g->Cg + c / 8) * g->T + t) * 8 + c % 8];
+                    float a = V[((c / 8 * g->T + t) * 36 + xi) * 8 + c % 8];
                     for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];
                 }
                 for (int m = 0; m < 16; m++)
-                    O[((xi * mg + 2 * p + m / 8) * g->T + t) * 8 + m % 8] = acc[m];
+                    O[(((2 * p + m / 8) * g->T + t) * 36 + xi) * 8 + m % 8] = acc[m];
             }
 }
 
 void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
                               const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                               int64_t g1) {
-    int64_t mg = g->Mp / 8;
     for (int64_t t = t0; t < t0 + nt; t++) {
         int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
         for (int64_t gi = g0; gi < g1; gi++) {
@@ -139,7 +138,7 @@ void frt_wino_otrans_portable(const float *O, const float *bias, const float *z,
                 for (int l = 0; l < 8; l++) {
                     float m[6];
                     for (int i = 0; i < 6; i++)
-                        m[i] = O[(((i * 6 + j) * mg + gi) * g->T + (t - t0)) * 8 + l];
+                        m[i] = O[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l];
                     float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4],
                           d34 = m[3] - m[4];
                     r[0][j][l] = m[0] + s12 + s34;

@@ -20,8 +20,9 @@
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
- *   V  [36][Cg][T][8]        transformed input tiles of one block (scratch)
- *   O  [36][Mp/8][T][8]      GEMM results of one block (scratch)
+ *   V  [Cg][T][36][8]        transformed input tiles of one block (scratch; a tile's 36
+ *                            positions contiguous, so the transforms stream through whole lines)
+ *   O  [Mp/8][T][36][8]      GEMM results of one block (scratch; the GEMM rows 36 8 floats apart)
  *   bias [Mp] (zero past M; never NULL), z (residual, may be NULL) and y in the blocked layout of
  *   the output: y = act(conv + bias + z); padding lanes of y are written as 0, padding lanes of
  *   x and z are ignored (they may hold anything, NaN included). z may be y (read before written);

@@ -413,10 +413,35 @@ static void test_bias_rows(void) {
     }
 }
 
+/* SiLU over its whole clamped range: every tier's loop against the double reference on a dense
+ * sweep of [-95, 95] (the clamps of e^-x at x = -89 / 87 and the overflow to +inf just below
+ * x = -88.7 inside it) and the special values, in place. */
+static void test_silu_range(void) {
+    size_t n = 190001;
+    float *x = malloc((n + 8) * 4), *y = malloc((n + 8) * 4);
+    for (size_t i = 0; i < n; i++) x[i] = -95.0f + 190.0f * (float)i / (float)(n - 1);
+    const float sp[8] = {-INFINITY, INFINITY, NAN, -88.72f, -88.7f, -87.0f, 87.0f, 89.0f};
+    memcpy(x + n, sp, sizeof sp);
+    for (int tier = FRT_ISA_PORTABLE; tier <= (int)frt_cpu_tier(); tier++) {
+        const frt_actp_variant *v = frt_actp_variant_get((frt_isa)tier);
+        const float prm[4] = {0};
+        memcpy(y, x, (n + 8) * 4);
+        v->pointwise(FRT_ACTP_SILU, y, y, n + 8, prm);
+        int bad = 0;
+        for (size_t i = 0; i < n + 8; i++)
+            if (!close_elem(y[i], ref(FRT_ACTP_SILU, x[i], 0, 0), 2e-6f, 1e-30f) && bad++ < 3)
+                fprintf(stderr, "  silu%s x=%.9g y=%.9g\n", v->suffix, x[i], y[i]);
+        CHECK_MSG(!bad, "Silu over [-95, 95], tier %s: %d bad", v->suffix, bad);
+    }
+    free(x);
+    free(y);
+}
+
 int main(void) {
     test_silu_fusion();
     test_float32();
     test_twins();
+    test_silu_range();
     test_bias_rows();
     test_other_dtypes();
     test_errors();

@@ -7,10 +7,12 @@
 
 #include "ops/wino.h"
 
-static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W, int64_t y,
-                            int64_t x) {
+/* Offset of 8-channel group gi's pixel (0, 0) in a blocked image of H x W pixels (the division
+ * by the run-time block b is done once per group, not per pixel); pixel (y, x) is at
+ * grp_base + (y W + x) b. */
+static inline size_t grp_base(const frt_wino_geom *g, int64_t gi, int64_t H, int64_t W) {
     int64_t c = gi * 8;
-    return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
+    return (size_t)(c / g->b * H * W * g->b + c % g->b);
 }
 
 /* Lanes [0, n) set (n in 0..8). */
@@ -34,66 +36,114 @@ static inline __m256 lane_mask(int64_t n) {
         (r)[5 * (rs)] = _mm256_fmadd_ps(four, d1, _mm256_fnmadd_ps(five, d3, d5));              \
     } while (0)
 
+/* B^T of one 6x6 patch of 8-channel vectors, p[(a rs + b cs)] = d[a][b], into V at positions
+ * (i 6 + j) xs: V = B^T d B. Rows first, a few output columns j at a time ({0}, {1, 2}, {3, 4},
+ * {5}: the pairs share their terms), then B^T down the six rows of each of those columns, so
+ * that at most 12 vectors are live and nothing goes through the stack (the 36 + 36 vector
+ * arrays of the straightforward form cost a store per vector and made the step store-bound). */
+static inline __attribute__((always_inline)) void itrans_patch(const float *p, size_t rs,
+                                                               size_t cs, float *v, size_t xs) {
+    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f),
+                 two = _mm256_set1_ps(2.0f);
+#define LD(a, b) _mm256_loadu_ps(p + (size_t)(a) * rs + (size_t)(b) * cs)
+#define COLS(R, j)                                                                              \
+    do {                                                                                        \
+        __m256 o[6];                                                                            \
+        BT6(R, 1, o, 1);                                                                        \
+        _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++)                                     \
+            _mm256_storeu_ps(v + (size_t)(i * 6 + (j)) * xs, o[i]);                             \
+    } while (0)
+    {
+        __m256 r0[6], r5[6];
+        _Pragma("GCC unroll 6") for (int a = 0; a < 6; a++) {
+            r0[a] = _mm256_fmadd_ps(four, LD(a, 0), _mm256_fnmadd_ps(five, LD(a, 2), LD(a, 4)));
+            r5[a] = _mm256_fmadd_ps(four, LD(a, 1), _mm256_fnmadd_ps(five, LD(a, 3), LD(a, 5)));
+        }
+        COLS(r0, 0);
+        COLS(r5, 5);
+    }
+    {
+        __m256 r1[6], r2[6];
+        _Pragma("GCC unroll 6") for (int a = 0; a < 6; a++) {
+            __m256 d1 = LD(a, 1), d2 = LD(a, 2), d3 = LD(a, 3), d4 = LD(a, 4);
+            __m256 x = _mm256_fnmadd_ps(four, d2, d4), y = _mm256_fnmadd_ps(four, d1, d3);
+            r1[a] = _mm256_add_ps(x, y);
+            r2[a] = _mm256_sub_ps(x, y);
+        }
+        COLS(r1, 1);
+        COLS(r2, 2);
+    }
+    {
+        __m256 r3[6], r4[6];
+        _Pragma("GCC unroll 6") for (int a = 0; a < 6; a++) {
+            __m256 d1 = LD(a, 1), d2 = LD(a, 2), d3 = LD(a, 3), d4 = LD(a, 4);
+            __m256 c = _mm256_sub_ps(d4, d2), e = _mm256_mul_ps(two, _mm256_sub_ps(d3, d1));
+            r3[a] = _mm256_add_ps(c, e);
+            r4[a] = _mm256_sub_ps(c, e);
+        }
+        COLS(r3, 3);
+        COLS(r4, 4);
+    }
+#undef COLS
+#undef LD
+}
+
 void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                           float *V) {
-    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f),
-                 two = _mm256_set1_ps(2.0f), zero = _mm256_setzero_ps();
+    const __m256 zero = _mm256_setzero_ps();
     const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
-    const size_t xs = (size_t)g->Cg * (size_t)g->T * 8; /* V stride between positions xi */
-    for (int64_t t = t0; t < t0 + nt; t++) {
-        int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
-        bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
-        for (int64_t gi = 0; gi < g->Cg; gi++) {
-            __m256 d[36], r[36];
-            if (inner) {
-                const float *p = x + grp_at(g, gi, g->H, g->W, iy0, ix0);
-                _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++)
-                    _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
-                        d[i * 6 + j] = _mm256_loadu_ps(p + (size_t)((i * g->W + j) * g->b));
-            } else {
-                for (int i = 0; i < 6; i++)
-                    for (int j = 0; j < 6; j++) {
-                        int64_t yy = iy0 + i, xx = ix0 + j;
-                        d[i * 6 + j] = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
-                                           ? _mm256_loadu_ps(x + grp_at(g, gi, g->H, g->W, yy, xx))
-                                           : zero;
-                    }
+    const bool part = g->C % 8 != 0; /* the last group has padding lanes (may hold anything) */
+    const size_t xs = 8; /* V [Cg][T][36][8]: the 36 positions of a tile are contiguous */
+    const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
+    /* groups outer, tiles inner: consecutive tiles fill the two halves of each of the 36 V
+       lines they write */
+    for (int64_t gi = 0; gi < g->Cg; gi++) {
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        bool lastg = part && gi == g->Cg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+            bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
+            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            if (inner && !lastg) {
+                itrans_patch(xg + (size_t)iy0 * rs + (size_t)ix0 * cs, rs, cs, v, xs);
+                continue;
             }
-            if (gi == g->Cg - 1)
-                for (int k = 0; k < 36; k++) d[k] = _mm256_and_ps(d[k], last);
-            _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) BT6(d + j, 6, r + j, 6);
-            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
-            _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++) {
-                __m256 o[6];
-                BT6(r + i * 6, 1, o, 1);
-                _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)
-                    _mm256_storeu_ps(v + (size_t)(i * 6 + j) * xs, o[j]);
-            }
+            /* image edges (zeros outside) or padding lanes: through a 6x6 copy of the patch */
+            __m256 d[36];
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    int64_t yy = iy0 + i, xx = ix0 + j;
+                    __m256 u = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
+                                   ? _mm256_loadu_ps(xg + (size_t)yy * rs + (size_t)xx * cs)
+                                   : zero;
+                    d[i * 6 + j] = lastg ? _mm256_and_ps(u, last) : u;
+                }
+            itrans_patch((const float *)d, 48, 8, v, xs);
         }
     }
 }
 
-/* O rows [0, R) x 16 channels of one position: A rows at a (stride 8 per row, T 8 per channel
- * group), K = 8 kg, weights u [Cp][16], results to o (stride 8 per row, ogs between the two
- * 8-channel groups). */
+/* O rows [0, R) x 16 channels of one position: A rows at a (stride rs per row, ags per
+ * channel group), K = 8 kg, weights u [Cp][16], results to o (stride rs per row, ogs between the
+ * two 8-channel groups). */
 #define GEMM_KERNEL(R)                                                                          \
-    static void gemm_r##R(const float *a, size_t ags, int64_t kg, const float *u, float *o,      \
-                          size_t ogs) {                                                         \
+    static void gemm_r##R(const float *a, size_t ags, size_t rs, int64_t kg, const float *u,     \
+                          float *o, size_t ogs) {                                               \
         __m256 c0[R], c1[R];                                                                    \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm256_setzero_ps();  \
         for (int64_t k = 0; k < kg; k++, a += ags) {                                            \
             _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++, u += 16) {                      \
                 __m256 u0 = _mm256_loadu_ps(u), u1 = _mm256_loadu_ps(u + 8);                    \
                 _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                           \
-                    __m256 av = _mm256_broadcast_ss(a + r * 8 + j);                             \
+                    __m256 av = _mm256_broadcast_ss(a + r * rs + j);                            \
                     c0[r] = _mm256_fmadd_ps(av, u0, c0[r]);                                     \
                     c1[r] = _mm256_fmadd_ps(av, u1, c1[r]);                                     \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                   \
-            _mm256_storeu_ps(o + r * 8, c0[r]);                                                 \
-            _mm256_storeu_ps(o + ogs + r * 8, c1[r]);                                           \
+            _mm256_storeu_ps(o + r * rs, c0[r]);                                                \
+            _mm256_storeu_ps(o + ogs + r * rs, c1[r]);                                          \
         }                                                                                       \
     }
 GEMM_KERNEL(1)
@@ -105,22 +155,23 @@ GEMM_KERNEL(6)
 
 void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino_geom *g,
                         int64_t nt, int64_t p0, int64_t p1) {
-    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), T8 = (size_t)g->T * 8;
-    size_t mg = (size_t)(g->Mp / 8);
+    /* V [Cg][T][36][8], O [Mp/8][T][36][8]: rows (tiles) 36 8 floats apart */
+    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = 36 * 8;
+    size_t gs = (size_t)g->T * rs; /* between 8-channel groups */
     for (size_t xi = 0; xi < 36; xi++) {
-        const float *a0 = V + xi * (size_t)g->Cg * T8;
-        float *o0 = O + xi * mg * T8;
+        const float *a0 = V + xi * 8;
+        float *o0 = O + xi * 8;
         for (size_t p = (size_t)p0; p < (size_t)p1; p++) {
             const float *u = U + (xi * np + p) * Cp * 16;
-            float *op = o0 + 2 * p * T8;
+            float *op = o0 + 2 * p * gs;
             int64_t t = 0;
-            for (; t + 6 <= nt; t += 6) gemm_r6(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8);
+            for (; t + 6 <= nt; t += 6) gemm_r6(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
             switch (nt - t) {
-            case 1: gemm_r1(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
-            case 2: gemm_r2(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
-            case 3: gemm_r3(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
-            case 4: gemm_r4(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
-            case 5: gemm_r5(a0 + t * 8, T8, g->Cg, u, op + t * 8, T8); break;
+            case 1: gemm_r1(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
+            case 2: gemm_r2(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
+            case 3: gemm_r3(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
+            case 4: gemm_r4(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
+            case 5: gemm_r5(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
             }
         }
     }
@@ -139,6 +190,61 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
         (r)[3 * (rs)] = _mm256_add_ps(_mm256_fmadd_ps(eight, d34, d12), (m)[5 * (ms)]);         \
     } while (0)
 
+/* The epilogue of one output vector: bias, residual, activation (operands ordered so that NaN
+ * passes through, as in the portable twin). */
+static inline __attribute__((always_inline)) __m256 oepi(__m256 v, __m256 bv, const float *zp,
+                                                         int act, __m256 lo, __m256 hi) {
+    v = _mm256_add_ps(v, bv);
+    if (zp) v = _mm256_add_ps(v, _mm256_loadu_ps(zp));
+    if (act == FRT_WINO_RELU) v = _mm256_max_ps(_mm256_setzero_ps(), v);
+    else if (act == FRT_WINO_CLIP) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+    return v;
+}
+
+/* A^T m A of one whole 4x4 output tile of a group without padding lanes: o the tile's 36
+ * vectors (position xi at o + 8 xi), y / z at its top-left pixel (rows rs, columns cs apart).
+ * Down the columns two output rows at a time ({0, 2} and {1, 3} share their terms), then A^T
+ * along each of those rows: at most 12 vectors live, nothing through the stack. */
+static inline __attribute__((always_inline)) void otrans_tile(const float *o, __m256 bv,
+                                                              const float *z, float *y, size_t rs,
+                                                              size_t cs, int act, __m256 lo,
+                                                              __m256 hi) {
+    const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f),
+                 eight = _mm256_set1_ps(8.0f);
+#define LM(a, j) _mm256_loadu_ps(o + (size_t)((a) * 6 + (j)) * 8)
+#define ROW(R, i)                                                                               \
+    do {                                                                                        \
+        __m256 q[4];                                                                            \
+        AT6(R, 1, q, 1);                                                                        \
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                                   \
+            size_t at = (size_t)(i) * rs + (size_t)j * cs;                                      \
+            _mm256_storeu_ps(y + at, oepi(q[j], bv, z ? z + at : NULL, act, lo, hi));           \
+        }                                                                                       \
+    } while (0)
+    {
+        __m256 r0[6], r2[6];
+        _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) {
+            __m256 s12 = _mm256_add_ps(LM(1, j), LM(2, j)), s34 = _mm256_add_ps(LM(3, j), LM(4, j));
+            r0[j] = _mm256_add_ps(_mm256_add_ps(LM(0, j), s12), s34);
+            r2[j] = _mm256_fmadd_ps(four, s34, s12);
+        }
+        ROW(r0, 0);
+        ROW(r2, 2);
+    }
+    {
+        __m256 r1[6], r3[6];
+        _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++) {
+            __m256 d12 = _mm256_sub_ps(LM(1, j), LM(2, j)), d34 = _mm256_sub_ps(LM(3, j), LM(4, j));
+            r1[j] = _mm256_fmadd_ps(two, d34, d12);
+            r3[j] = _mm256_add_ps(_mm256_fmadd_ps(eight, d34, d12), LM(5, j));
+        }
+        ROW(r1, 1);
+        ROW(r3, 3);
+    }
+#undef ROW
+#undef LM
+}
+
 void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                           int64_t g1) {
@@ -146,12 +252,31 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
                  eight = _mm256_set1_ps(8.0f), zero = _mm256_setzero_ps();
     const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
     const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
-    const size_t xs = (size_t)(g->Mp / 8) * (size_t)g->T * 8;
-    for (int64_t t = t0; t < t0 + nt; t++) {
-        int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
-        int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4, nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
-        for (int64_t gi = g0; gi < g1; gi++) {
-            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 8;
+    const size_t xs = 8; /* O [Mp/8][T][36][8] */
+    /* groups outer, tiles inner (as in itrans: the 36 O lines of a group are read by
+       consecutive tiles) */
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
+            int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4;
+            int64_t nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
+            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            if (ni == 4 && nj == 4 && gi != g->Mg - 1) { /* a whole tile: the fast path */
+                __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+                size_t at = yg + (size_t)((oy0 * g->OW + ox0) * g->b);
+                size_t rs = (size_t)(g->OW * g->b), cs = (size_t)g->b;
+                const float *zt = z ? z + at : NULL;
+                switch (g->act * 2 + (z != NULL)) { /* act and z as constants */
+                case 0: otrans_tile(o, bv, NULL, y + at, rs, cs, FRT_WINO_NONE, lo, hi); break;
+                case 1: otrans_tile(o, bv, zt, y + at, rs, cs, FRT_WINO_NONE, lo, hi); break;
+                case 2: otrans_tile(o, bv, NULL, y + at, rs, cs, FRT_WINO_RELU, lo, hi); break;
+                case 3: otrans_tile(o, bv, zt, y + at, rs, cs, FRT_WINO_RELU, lo, hi); break;
+                case 4: otrans_tile(o, bv, NULL, y + at, rs, cs, FRT_WINO_CLIP, lo, hi); break;
+                default: otrans_tile(o, bv, zt, y + at, rs, cs, FRT_WINO_CLIP, lo, hi); break;
+                }
+                continue;
+            }
             __m256 m[36], r[24];
             _Pragma("GCC unroll 36") for (int k = 0; k < 36; k++)
                 m[k] = _mm256_loadu_ps(o + (size_t)k * xs);
@@ -161,7 +286,7 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
             for (int i = 0; i < ni; i++) {
                 __m256 q[4];
                 AT6(r + i * 6, 1, q, 1);
-                size_t at = grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0);
+                size_t at = yg + (size_t)(((oy0 + i) * g->OW + ox0) * g->b);
                 for (int j = 0; j < nj; j++) {
                     size_t aj = at + (size_t)(j * g->b);
                     __m256 v = _mm256_add_ps(q[j], bv);
