@@ -6,15 +6,18 @@
 # Each round runs every configuration once, alternating their order between rounds, so slow
 # phases of a shared host hit all configurations alike. Prints the load (uptime) before and after,
 # every round's numbers, then the medians and the ratio of the medians.
-# usage: bench/throughput.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-d MODELS_DIR] [MODEL...]
+# -B BINARY: a baseline flatrt (e.g. a build of main) runs the resnet50 threads=1/2 pair in the
+# same rounds, right after this build's pair, and its speed-up is printed beside.
+# usage: bench/throughput.sh [-b BUILD_DIR] [-B BINARY] [-r ROUNDS] [-n ITERS] [-d MODELS_DIR] [MODEL...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build rounds=5 iters=30 models_dir=${FRT_MODELS_DIR:-build/models} m50=resnet50
-while getopts "b:r:n:d:m:" o; do
+build=build rounds=5 iters=30 models_dir=${FRT_MODELS_DIR:-build/models} m50=resnet50 base=
+while getopts "b:B:r:n:d:m:" o; do
   case $o in
-    b) build=$OPTARG ;; r) rounds=$OPTARG ;; n) iters=$OPTARG ;; d) models_dir=$OPTARG ;;
+    b) build=$OPTARG ;; B) base=$OPTARG ;; r) rounds=$OPTARG ;; n) iters=$OPTARG ;;
+    d) models_dir=$OPTARG ;;
     m) m50=$OPTARG ;;
-    *) sed -n 2,9p "$0"; exit 2 ;;
+    *) sed -n 2,11p "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -46,6 +49,13 @@ for r in $(seq 1 "$rounds"); do
     echo "$v" >> "$tmp/$m50.t$t"
     echo "round $r $m50 threads=$t p50_us=$v"
   done
+  [ -z "$base" ] && continue
+  for t in $order; do
+    v=$("$base" bench "$models_dir/$m50/model.onnx" --threads "$t" --iters "$iters" --warmup 3 \
+        2>/dev/null | key p50_us)
+    echo "$v" >> "$tmp/$m50.base.t$t"
+    echo "round $r $m50 baseline threads=$t p50_us=$v"
+  done
 done
 echo "load after: $(uptime)"
 echo "--- medians over $rounds rounds"
@@ -55,3 +65,7 @@ for m in "${models[@]}"; do
 done
 a=$(median < "$tmp/$m50.t1") b=$(median < "$tmp/$m50.t2")
 echo "$m50: threads=1 p50 ${a} us, threads=2 p50 ${b} us, speed-up $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x"
+if [ -n "$base" ]; then
+  a=$(median < "$tmp/$m50.base.t1") b=$(median < "$tmp/$m50.base.t2")
+  echo "$m50 (baseline $base): threads=1 p50 ${a} us, threads=2 p50 ${b} us, speed-up $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x"
+fi

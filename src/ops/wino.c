@@ -178,6 +178,62 @@ int64_t frt_wino_items(const frt_wino_geom *g, int64_t nsplit) {
     return (g->ntiles + g->T - 1) / g->T * nsplit;
 }
 
+void frt_wino_even_blocks(frt_wino_geom *g) {
+    int64_t nb = (g->ntiles + g->T - 1) / g->T;
+    if (nb > 1) frt_wino_geom_init(g, (g->ntiles + nb - 1) / nb);
+}
+
+/* The cost of work item i: its block's tiles times its panels. */
+static int64_t item_cost(const frt_wino_geom *g, int64_t nsplit, int64_t i) {
+    int64_t blk = i / nsplit, s = i % nsplit, np = g->Mp / 16;
+    int64_t nt = g->ntiles - blk * g->T < g->T ? g->ntiles - blk * g->T : g->T;
+    return nt * (np * (s + 1) / nsplit - np * s / nsplit);
+}
+
+/* Boundaries of `parts` parts over the items by cost (equal item counts are not even: blocks of
+ * 48 tiles for 49 gave one part 48 tiles and the other 1). Boundary k goes before or after the
+ * item where the running cost crosses k/parts of the total, whichever is nearer. Returns the
+ * largest part's cost. */
+static int64_t plan_bounds(const frt_wino_geom *g, int64_t nsplit, int64_t items, int64_t parts,
+                           int64_t *bound) {
+    int64_t total = 0, i = 0, cum = 0; /* cum: cost of items [0, i) */
+    for (int64_t q = 0; q < items; q++) total += item_cost(g, nsplit, q);
+    bound[0] = 0;
+    for (int64_t k = 1; k < parts; k++) {
+        double target = (double)total * (double)k / (double)parts;
+        while (i < items && (double)(cum + item_cost(g, nsplit, i)) < target)
+            cum += item_cost(g, nsplit, i++);
+        if (i < items && (double)(cum + item_cost(g, nsplit, i)) - target < target - (double)cum)
+            cum += item_cost(g, nsplit, i++);
+        bound[k] = i;
+    }
+    bound[parts] = items;
+    int64_t worst = 0;
+    for (int64_t k = 0; k < parts; k++) {
+        int64_t c = 0;
+        for (int64_t q = bound[k]; q < bound[k + 1]; q++) c += item_cost(g, nsplit, q);
+        if (c > worst) worst = c;
+    }
+    return worst;
+}
+
+int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nsplit,
+                            int64_t *bound) {
+    int64_t np = g->Mp / 16, ns = 1;
+    if (parts < 1) parts = 1;
+    for (; parts > 1 && ns < np; ns++) {
+        int64_t items = frt_wino_items(g, ns);
+        if (items >= parts && (double)plan_bounds(g, ns, items, parts, bound) * (double)parts <=
+                                  1.05 * (double)(g->ntiles * np))
+            break;
+    }
+    int64_t items = frt_wino_items(g, ns);
+    if (parts > items) parts = items;
+    plan_bounds(g, ns, items, parts, bound);
+    *nsplit = ns;
+    return parts;
+}
+
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {

@@ -89,6 +89,22 @@ const frt_wino_variant *frt_wino_variant_get(frt_isa cap);
  * panels range i % nsplit. Each output element is written by exactly one item, and the result
  * does not depend on how the items are split. */
 int64_t frt_wino_items(const frt_wino_geom *g, int64_t nsplit);
+
+/* Lowers g->T (g initialized) to the fewest tiles per block that keep the number of blocks,
+ * ceil(ntiles / blocks), so that a last block of a few tiles does not stream all of U through
+ * the GEMMs for them (49 tiles in blocks of 48 -> 25 + 24) and parts that take whole blocks cost
+ * alike. Results do not change: a tile's outputs do not depend on its block. */
+void frt_wino_even_blocks(frt_wino_geom *g);
+
+/* Plans one image of g as up to `parts` parts (the caller's thread split) of contiguous work
+ * items: sets *nsplit, the fewest panel ranges per block that give every part a cost (tiles times
+ * panels) within 5% of an even share (each further range streams its block's transformed tiles
+ * through the GEMMs once more; a part also repeats the input transform of a block it shares),
+ * or as many as there are panels, and bound[0..n] (n + 1 entries, bound[0] = 0, bound[n] =
+ * items): part i runs items [bound[i], bound[i+1]). Returns n = min(parts, items). bound must
+ * hold parts + 1 entries. */
+int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nsplit,
+                            int64_t *bound);
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch);

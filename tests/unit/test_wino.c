@@ -149,7 +149,83 @@ static void test_cases(void) {
     printf("wino: %d cases, worst |y - ref| / sum|w x| = %.3g\n", g_cases, g_worst);
 }
 
+/* Planning parts (frt_wino_even_blocks, frt_wino_plan_parts): for layer shapes of resnet18/50 and
+ * odd ones, 2..4 parts: the bounds cover the items in order, and every part's cost (tiles times
+ * panels, counted here from the items) is within 5% of an even share unless the blocks' panels
+ * are split as finely as they go. 49 tiles (28x28) with 48 per block become two blocks of 25 and
+ * 24 tiles, taken whole by 2 parts (equal item counts gave 48 tiles and 1). Then one image run
+ * part by part equals the run in one call, bit for bit. */
+static void test_plan(void) {
+    static const int64_t shapes[][4] = {{128, 128, 28, 28}, {64, 64, 56, 56}, {256, 256, 14, 14},
+                                        {40, 40, 30, 29}, {16, 24, 13, 30}, {512, 512, 7, 7},
+                                        {24, 40, 5, 7}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int64_t T0 = 0; T0 <= 48; T0 += 48)
+            for (int64_t parts = 2; parts <= 4; parts++) {
+                const int64_t *d = shapes[si];
+                frt_wino_geom g = {.C = d[0], .M = d[1], .H = d[2], .W = d[3], .OH = d[2],
+                                   .OW = d[3], .pt = 1, .pl = 1, .b = 8};
+                frt_wino_geom_init(&g, T0);
+                int64_t nb = (g.ntiles + g.T - 1) / g.T;
+                frt_wino_even_blocks(&g);
+                CHECK_MSG((g.ntiles + g.T - 1) / g.T == nb &&
+                              (g.T == 1 || (g.ntiles + g.T - 2) / (g.T - 1) > nb),
+                          "plan %lld tiles: %lld blocks of %lld", (long long)g.ntiles,
+                          (long long)nb, (long long)g.T);
+                if (g.ntiles == 49 && T0 == 48) CHECK(g.T == 25);
+                int64_t bound[5], nsplit = 0, np = g.Mp / 16;
+                int64_t n = frt_wino_plan_parts(&g, parts, &nsplit, bound);
+                int64_t items = frt_wino_items(&g, nsplit), worst = 0;
+                CHECK(n >= 1 && n <= parts && nsplit >= 1 && nsplit <= np);
+                CHECK(bound[0] == 0 && bound[n] == items);
+                for (int64_t k = 0; k < n; k++) {
+                    CHECK(bound[k] <= bound[k + 1]);
+                    int64_t c = 0;
+                    for (int64_t i = bound[k]; i < bound[k + 1]; i++) {
+                        int64_t blk = i / nsplit, s = i % nsplit;
+                        int64_t nt = g.ntiles - blk * g.T < g.T ? g.ntiles - blk * g.T : g.T;
+                        c += nt * (np * (s + 1) / nsplit - np * s / nsplit);
+                    }
+                    worst = c > worst ? c : worst;
+                }
+                CHECK_MSG(nsplit == np || (n == parts && (double)worst * (double)parts <=
+                                                             1.05 * (double)(g.ntiles * np)),
+                          "plan C=%lld M=%lld %lldx%lld T %lld, %lld parts: split %lld, largest "
+                          "part %lld of %lld", (long long)g.C, (long long)g.M, (long long)g.H,
+                          (long long)g.W, (long long)g.T, (long long)parts, (long long)nsplit,
+                          (long long)worst, (long long)(g.ntiles * np));
+                if (g.ntiles == 49 && T0 == 48 && parts == 2)
+                    CHECK(nsplit == 1 && bound[1] == 1); /* whole blocks */
+            }
+    /* a planned split runs to the same bits as one call */
+    const frt_wino_variant *v = frt_wino_variant_get(tier_hi());
+    frt_wino_geom g = {.C = 40, .M = 48, .H = 28, .W = 27, .OH = 28, .OW = 27, .pt = 1, .pl = 1,
+                       .b = 8, .act = FRT_WINO_RELU};
+    frt_wino_geom_init(&g, 48);
+    frt_wino_even_blocks(&g);
+    size_t nx = (size_t)(g.Cg * 8 * g.H * g.W), ny = (size_t)(g.Mg * 8 * g.OH * g.OW);
+    float *x = malloc(nx * 4), *w = malloc((size_t)(g.C * g.M * 9) * 4);
+    float *U = malloc(frt_wino_u_floats(g.C, g.M) * 4), *bias = calloc((size_t)g.Mp, 4);
+    float *y = malloc(ny * 4), *y1 = malloc(ny * 4);
+    float *sc = aligned_alloc(64, (frt_wino_scratch_floats(&g) * 4 + 63) / 64 * 64);
+    t_fill(x, nx, 3);
+    t_fill(w, (size_t)(g.C * g.M * 9), 5);
+    frt_wino_pack(w, g.C, g.M, U);
+    frt_wino_run(v, x, U, bias, NULL, y1, &g, 1, 0, frt_wino_items(&g, 1), sc);
+    for (int64_t parts = 2; parts <= 4; parts++) {
+        int64_t bound[5], nsplit;
+        int64_t n = frt_wino_plan_parts(&g, parts, &nsplit, bound);
+        for (size_t i = 0; i < ny; i++) y[i] = NAN;
+        for (int64_t k = n - 1; k >= 0; k--)
+            frt_wino_run(v, x, U, bias, NULL, y, &g, nsplit, bound[k], bound[k + 1], sc);
+        CHECK_MSG(memcmp(y, y1, ny * 4) == 0, "plan: %lld parts differ from one call",
+                  (long long)parts);
+    }
+    free(x), free(w), free(U), free(bias), free(y), free(y1), free(sc);
+}
+
 int main(void) {
+    test_plan();
     test_cases();
     TEST_MAIN_END();
 }

@@ -18,6 +18,7 @@ typedef struct dn_wino {
     const float *U, *bias;
     const frt_wino_variant *v;
     int64_t parts, nsplit, items;
+    const int64_t *bound;        /* part i runs items [bound[i], bound[i + 1]) (parts + 1) */
     size_t in_img, out_img;      /* floats of one image in L */
     size_t part_floats;          /* scratch floats of one part (a multiple of 16) */
 } dn_wino;
@@ -31,9 +32,9 @@ typedef struct wino_job {
 static void wino_part(void *ctx, size_t i) {
     const wino_job *j = ctx;
     const dn_wino *p = j->p;
-    int64_t i0 = p->items * (int64_t)i / p->parts, i1 = p->items * ((int64_t)i + 1) / p->parts;
-    frt_wino_run(p->v, j->x, p->U, p->bias, j->z, j->y, &p->g, p->nsplit, i0, i1,
-                 j->scratch + i * p->part_floats);
+    if (p->bound[i] < p->bound[i + 1])
+        frt_wino_run(p->v, j->x, p->U, p->bias, j->z, j->y, &p->g, p->nsplit, p->bound[i],
+                     p->bound[i + 1], j->scratch + i * p->part_floats);
 }
 
 static frt_status wino_run(const frt_step *s, frt_exec *x) {
@@ -99,6 +100,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     if (T <= 0 && frt_wino_u_floats(g.C, g.M) * sizeof(float) > 1048576)
         T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
     frt_wino_geom_init(&g, T);
+    frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wino_wins(&g)))
         return FRT_DECLINE;
     dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
@@ -119,11 +121,11 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     /* parts: the direct convolution's flops at oneDNN's rate, as split.c plans its parts */
     double flops = 18.0 * (double)g.C * (double)g.M * (double)g.OH * (double)g.OW;
     p->parts = frt_par_split(threads, flops * FRT_PAR_NS_PER_FLOP_DNNL);
-    int64_t nb = (g.ntiles + g.T - 1) / g.T, np = g.Mp / 16;
-    /* few tile blocks for the parts: split each block's panels too */
-    p->nsplit = nb >= 2 * p->parts || p->parts == 1 ? 1 : (p->parts < np ? p->parts : np);
+    int64_t *bound = frt_arena_alloc(c->arena, (size_t)(p->parts + 1) * sizeof *bound, 8);
+    if (!bound) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    p->parts = frt_wino_plan_parts(&g, p->parts, &p->nsplit, bound);
     p->items = frt_wino_items(&g, p->nsplit);
-    if (p->parts > p->items) p->parts = p->items;
+    p->bound = bound;
     p->part_floats = (frt_wino_scratch_floats(&g) + 15) / 16 * 16;
     p->in_img = (size_t)((g.C + L->block - 1) / L->block * L->block * g.H * g.W);
     p->out_img = (size_t)((g.M + L->block - 1) / L->block * L->block * g.OH * g.OW);
