@@ -33,28 +33,41 @@ size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
     return (size_t)36 * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
 }
 
+/* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
+ * -(1, 1, 1)/6, -(1, -1, 1)/6, (1/24, 1/12, 1/6), (1/24, -1/12, 1/6), (0, 0, 1). */
+static void wino_g6(double g0, double g1, double g2, double out[6]) {
+    double e = g0 + g2, f = g0 / 24 + g2 / 6;
+    out[0] = g0 / 4;
+    out[1] = -(e + g1) / 6;
+    out[2] = -(e - g1) / 6;
+    out[3] = f + g1 / 12;
+    out[4] = f - g1 / 12;
+    out[5] = g2;
+}
+
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U) {
-    static const double G[6][3] = {{0.25, 0, 0},
-                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                   {0, 0, 1}};
     int64_t Cp = (C + 7) / 8 * 8, np = (M + 15) / 16;
-    memset(U, 0, frt_wino_u_floats(C, M) * sizeof *U);
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t c = 0; c < C; c++) {
-            const float *k = w + (m * C + c) * 9;
-            double t[6][3], u[6][6];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 3; j++)
-                    t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++)
-                    u[i][j] = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
-            for (int xi = 0; xi < 36; xi++)
-                U[((xi * np + m / 16) * Cp + c) * 16 + m % 16] = (float)u[xi / 6][xi % 6];
+    /* one input channel and 16-channel panel at a time: its 36 lines (one per plane, planes
+       apart by a multiple of 4 KiB, so scattered single stores would thrash a cache set) are
+       gathered in `line` and stored whole */
+    size_t plane = (size_t)np * (size_t)Cp * 16;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t p = 0; p < np; p++) {
+            float line[36][16] = {{0}};
+            for (int64_t m = p * 16; m < M && m < p * 16 + 16; m++) {
+                const float *k = w + (m * C + c) * 9;
+                double t[3][6], u[6][6]; /* t: G applied to the kernel's columns; u = G k G^T */
+                for (int j = 0; j < 3; j++) wino_g6(k[j], k[3 + j], k[6 + j], t[j]);
+                for (int i = 0; i < 6; i++) wino_g6(t[0][i], t[1][i], t[2][i], u[i]);
+                for (int xi = 0; xi < 36; xi++) line[xi][m % 16] = (float)u[xi / 6][xi % 6];
+            }
+            float *dst = U + (p * Cp + c) * 16;
+            for (int xi = 0; xi < 36; xi++) memcpy(dst + xi * plane, line[xi], sizeof line[xi]);
         }
+    /* the padding channels C..Cp-1 of every panel are zero */
+    for (int64_t xi = 0; xi < 36 && Cp > C; xi++)
+        for (int64_t p = 0; p < np; p++)
+            memset(U + xi * plane + (p * Cp + C) * 16, 0, (size_t)(Cp - C) * 16 * sizeof *U);
 }
 
 /* ---- portable pieces -------------------------------------------------------------------------- */
