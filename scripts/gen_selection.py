@@ -158,6 +158,14 @@ def read_selection(path):
 DOMAINS = {"ONNX": "ai.onnx", "INTERNAL": "flatrt", "TRAINING": "ai.onnx.preview.training"}
 
 
+def fnv1a(text):
+    """32-bit FNV-1a of text's UTF-8 bytes (the same function as registry.c's left_out_hash)."""
+    h = 2166136261
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
 def read_ops_def(src):
     ops = {}  # (domain, op) -> set of families
     with open(os.path.join(src, "src/ops/ops.def"), encoding="utf-8") as f:
@@ -288,6 +296,12 @@ def main():
             f.write("#define FRT_OP_SELECT_%s 1\n" % op)
             if op not in sel.get("selected", set()):  # every node fused or folded away
                 f.write("#define FRT_OP_INFER_ONLY_%s 1\n" % op)
+        # the ops left out, as FNV-1a hashes of "<domain letter><op>" (registry.c,
+        # frt_op_left_out): 4 bytes an op instead of its name
+        dch = {"ai.onnx": "o", "flatrt": "i", "ai.onnx.preview.training": "t"}
+        hashes = sorted({fnv1a(dch[dom] + op) for dom, op in ops if op not in names})
+        f.write("#define FRT_LEFT_OUT_HASHES %s\n"
+                % ", ".join("0x%08xu" % h for h in hashes) if hashes else "")
         for op in sorted(names & set(KERNEL_CLASSES)):
             kept = []
             for k in sorted(sel.get("kernels", {}).get(op, ())):
