@@ -38,14 +38,27 @@ TIERS = ("avx2", "avx512")
 # recorded kernels needs is compiled out of the op's select and kernel.
 KERNEL_CLASSES = {
     "Gemm": {"WGEMV": r"^gemv_(f32|f16|bf16)w_", "WGEMM": r"^gemm_(f32|f16|bf16)w_",
-             "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_"},
+             "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_", "SMALL": r"^gemm_f32_small_",
+             "RTINY": r"^gemm_run_tiny$", "RGEMV": r"^gemm_run_gemv$",
+             "RSGEMM": r"^gemm_run_sgemm$"},
+    "MatMul": {"WPACK": r"^(gemv|gemm)_(f32|f16|bf16)w_", "TINY": r"^matmul_run_tiny$",
+               "SMALL": r"^matmul_run_small$", "GEMV": r"^matmul_run_gemv$",
+               "SGEMM": r"^matmul_run_sgemm$"},
     "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
              "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
 }
+# Kernel names an op's select gives that need no class themselves: the product paths they run
+# are recorded at run (MatMul: "matmul_run_*").
+KERNEL_NAMES_NO_CLASS = {"MatMul": r"^matmul_f32"}
 # Classes that traces record only since a later flatrt: (op, class) -> (a pattern of the kernel
 # names that such traces record for the op, the pattern of the kernels an older trace recorded
 # instead). An older trace (none of the first, some of the second) keeps the class.
 KERNEL_CLASSES_SINCE = {("Conv", "DW5"): (r"^conv_depthwise_k\d+$", r"^conv_depthwise")}
+# the run-time product paths of Gemm and MatMul (recorded at run since this flatrt)
+for _c in ("RTINY", "RGEMV", "RSGEMM"):
+    KERNEL_CLASSES_SINCE[("Gemm", _c)] = (r"^gemm_run_", r"^(gemm|gemv)_f32_")
+for _c in ("TINY", "SMALL", "GEMV", "SGEMM"):
+    KERNEL_CLASSES_SINCE[("MatMul", _c)] = (r"^matmul_run_", r"^matmul_f32")
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
 KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
 
@@ -309,6 +322,8 @@ def main():
                 if prov != "builtin":
                     continue
                 hit = [c for c, rx in KERNEL_CLASSES[op].items() if re.match(rx, kn)]
+                if not hit and re.match(KERNEL_NAMES_NO_CLASS.get(op, r"(?!)"), kn):
+                    continue  # named at select; the paths it runs are recorded at run
                 if not hit:  # a kernel this table does not know: keep every class
                     hit = list(KERNEL_CLASSES[op])
                 kept += hit
