@@ -22,7 +22,7 @@ if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh digits $<TARGET_FILE:flatrt>
             ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_digits ${FRT_DIGITS_ONNX}
             "image=${CMAKE_SOURCE_DIR}/examples/digits/samples/digit_1_label6.npy"
-            ${FRT_MNV2}/model.onnx classify "describe,step_trace")
+            ${FRT_MNV2}/model.onnx classify "describe,step_trace" "batch=8")
   add_test(NAME selective.mobilenet_v2
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh mobilenet_v2
             $<TARGET_FILE:flatrt> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_mnv2

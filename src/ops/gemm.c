@@ -180,7 +180,7 @@ static size_t wpack_scratch(frt_isa isa, int64_t M) {
 static int impl_index(int packed) {
     return packed ? IMPL_PACKED : frt_sgemm_uses_blas() ? IMPL_BLAS : IMPL_OWN;
 }
-static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
+static int tier_index(void) { return (int)frt_sgemm_isa(); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Gemm                                                                                       */
@@ -353,7 +353,8 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     if (p->wp.data) {
         if (p->wp.K != K || p->wp.N != N)
             return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm weights changed shape after packing");
-        if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
+        if (M == 1 && (K_WGEMV || K_WGEMM))
+            frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
         else if (K_WGEMM)
             frt_wpack_gemm(p->isa, &p->wp, p->transA, M, p->alpha, A, lda, beta, Y, N, x->scratch);
     } else {
@@ -425,14 +426,17 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     }
     p->isa = c->isa;
     if (b->data && want_wpack(c, M, K, N)) {
+        /* (named by its head here: the tier's name would keep the packed kernels' tables) */
+        int prec = c->node->wprec >= 0 && c->node->wprec <= 2 ? c->node->wprec : 0;
+        if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM))
+            return frt_op_kernel_missing(c, wpack_heads[M == 1][prec]);
         st = wpack_b(c, (frt_wprec)c->node->wprec, p->transB, K, N, b->data, &p->wp);
         if (st) return st;
     }
-    if (p->wp.data) {
+    if ((K_WGEMV || K_WGEMM) && p->wp.data) {
         st = set_name(c, k, wpack_heads[M == 1][p->wp.prec], IMPL_OWN,
                       (int)frt_gemv_pick(c->isa)->isa, cv && p->beta != 0.0f, act_index(&p->act));
         if (st) return st;
-        if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM)) return frt_op_kernel_missing(c, k->name);
         k->fn = gemm_kernel;
         k->params = p;
         k->scratch = gemm_scratch;
@@ -756,7 +760,7 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
                      &p->wp);
         if (st) return st;
     }
-    if (p->wp.data) {
+    if (K_MWPACK && p->wp.data) {
         st = set_name(c, k, wpack_heads[one_row][p->wp.prec], IMPL_OWN,
                       (int)frt_gemv_pick(c->isa)->isa, 0, act_index(&p->act));
         if (st) return st;

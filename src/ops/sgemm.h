@@ -141,6 +141,9 @@ typedef struct frt_sgemm_variant {
      * [0, kc)) into d[k][r] (the packed-A panel format), or NULL (portable packing). */
     void (*pack_a)(int64_t kc, const float *A, int64_t lda, float *d);
 } frt_sgemm_variant;
+/* The ISA tier of the variant this process's products run (the tier of frt_sgemm_pick at
+ * frt_cpu_tier()), without referring to its kernels. */
+frt_isa frt_sgemm_isa(void);
 
 /* The best variant whose tier is <= cap. */
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap);

@@ -5,6 +5,7 @@
 # selection left out fails at load with the message naming the op and the selection file.
 #
 #   selective_check.sh NAME FULL_FLATRT SOURCE_DIR WORK_DIR MODEL INPUT_ARGS OTHER_MODEL [CLASSIFY]
+#                      [KEEP] [BIG_SHAPE]
 #
 # INPUT_ARGS: the --input arguments of `flatrt run` (space separated); OTHER_MODEL: a model with
 # an op outside the selection; CLASSIFY (optional): also build the digits example over the
@@ -16,8 +17,12 @@
 # A selection traced above the portable tier is also run at FRT_ISA=portable, where Conv and Gemm
 # need kernel classes (FRT_KERNEL_BUILT) that such a trace never records: load must refuse it
 # naming the kernel (or, for a model without them, run).
+# BIG_SHAPE (optional, e.g. batch=8): a --shape under which the model's Gemm takes a product path
+# (blocked GEMM) that the trace at the default shape did not record: the full build runs it, the
+# selective one refuses it naming the path and the selection.
 set -eu
 name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-} keep=${9:-}
+big=${10:-}
 export FRT_DNNL=0
 rm -rf "$work"
 mkdir -p "$work"
@@ -104,6 +109,18 @@ if ! grep -q "^isa: \[portable\]" "$sel"; then
     cat "$work/portable.txt"
     grep -Eq "kernel '[a-z0-9_]+' of op '[A-Za-z]+' not in this build's selection \($name\.yaml\)" "$work/portable.txt"
   fi
+fi
+
+# Gemm's run-time product paths: a shape whose path the trace did not see is refused at run
+if [ -n "$big" ]; then
+  grep -q '"builtin:gemm_run_sgemm"' "$sel" && { echo "the trace already has gemm_run_sgemm"; exit 1; }
+  "$full" run "$model" --random --shape "$big" >/dev/null
+  if "$selrt" run "$model" --random --shape "$big" >"$work/big.txt" 2>&1; then
+    echo "ran --shape $big without the blocked GEMM"; exit 1
+  fi
+  grep -q "Gemm with M=[0-9]*: kernel 'gemm_run_sgemm' not in this build's selection ($name\.yaml)" \
+    "$work/big.txt" || { cat "$work/big.txt"; exit 1; }
+  echo "$name: --shape $big refused (gemm_run_sgemm not in the selection)"
 fi
 
 # traced without external data: a model with a tensor in another file is refused at load
