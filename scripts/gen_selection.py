@@ -31,7 +31,11 @@ VERSION = 1
 FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/trace.c"],
             "thread_pool": ["src/util/threadpool.c", "src/runtime/interop.c", "src/compile/dag.c"],
             "runtime_pool": ["src/runtime/pool.c"],
-            "external_data": ["src/onnx/external.c"]}
+            "external_data": ["src/onnx/external.c"],
+            # half_weights (recorded when a traced model loads with --weights fp16 / bf16): the
+            # half-precision packing and widening inside the Conv/Gemm/MatMul files (no file of
+            # its own: FRT_HALF_WEIGHTS_OFF in the selection header, src/ops/cpu.h)
+            "half_weights": []}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -335,6 +339,8 @@ def main():
                     kept.append(cls)
             for c in sorted(set(kept)):
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
+        if "half_weights" in feat_off:
+            f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
         for dt in sorted(sel["dtypes"]):
             if not re.match(r"^[a-z0-9]+$", dt):
                 die("%s: bad dtype name '%s'" % (path, dt))

@@ -165,10 +165,13 @@ static frt_status wpack_b(frt_op_ctx *c, frt_wprec prec, int transB, int64_t K, 
     return FRT_OK;
 }
 
+/* The node's weight precision (0 in a build without half_weights, whose load refuses others). */
+#define NODE_WPREC(c) (FRT_HALF_WEIGHTS ? (c)->node->wprec : 0)
+
 /* Whether to pack a constant B of a [M,K]x[K,N] product (M -1 when unknown). */
 static int want_wpack(const frt_op_ctx *c, int64_t M, int64_t K, int64_t N) {
     if (K <= 0 || N <= 0) return 0;
-    if (c->node->wprec != 0) return 1;
+    if (NODE_WPREC(c) != 0) return 1;
     return M == 1 && N * K > TINY_MACS;
 }
 
@@ -427,10 +430,10 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     p->isa = c->isa;
     if (b->data && want_wpack(c, M, K, N)) {
         /* (named by its head here: the tier's name would keep the packed kernels' tables) */
-        int prec = c->node->wprec >= 0 && c->node->wprec <= 2 ? c->node->wprec : 0;
+        int prec = NODE_WPREC(c) >= 0 && NODE_WPREC(c) <= 2 ? NODE_WPREC(c) : 0;
         if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM))
             return frt_op_kernel_missing(c, wpack_heads[M == 1][prec]);
-        st = wpack_b(c, (frt_wprec)c->node->wprec, p->transB, K, N, b->data, &p->wp);
+        st = wpack_b(c, (frt_wprec)NODE_WPREC(c), p->transB, K, N, b->data, &p->wp);
         if (st) return st;
     }
     if ((K_WGEMV || K_WGEMM) && p->wp.data) {
@@ -756,7 +759,7 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     p->isa = c->isa;
     if (b->data && b->rank == 2 && want_wpack(c, one_row ? 1 : -1, b->dims[0], b->dims[1])) {
         if (!K_MWPACK) return frt_op_kernel_missing(c, one_row ? "gemv_f32w" : "gemm_f32w");
-        st = wpack_b(c, (frt_wprec)c->node->wprec, 0, b->dims[0], b->dims[1], b->data,
+        st = wpack_b(c, (frt_wprec)NODE_WPREC(c), 0, b->dims[0], b->dims[1], b->data,
                      &p->wp);
         if (st) return st;
     }

@@ -66,7 +66,7 @@ int frt_wpack_fill(frt_wprec prec, int transB, int64_t K, int64_t N, const float
             for (int64_t c = 0; c < w; c++) {
                 int64_t j = j0 + c;
                 float v = k < K && j < N ? (transB ? B[j * ldb + k] : B[k * ldb + j]) : 0.0f;
-                if (prec == FRT_WPREC_F32) {
+                if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
                     ((float *)dst)[base + (size_t)(k * w + c)] = v;
                 } else if (prec == FRT_WPREC_F16) {
                     uint16_t h = frt_float_to_half(v);
@@ -83,7 +83,7 @@ int frt_wpack_fill(frt_wprec prec, int transB, int64_t K, int64_t N, const float
 
 /* Weight (k, c) of a panel of width w, as float. */
 static inline float wget(frt_wprec prec, const void *W, int64_t w, int64_t k, int64_t c) {
-    if (prec == FRT_WPREC_F32) return ((const float *)W)[k * w + c];
+    if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) return ((const float *)W)[k * w + c];
     if (prec == FRT_WPREC_F16) return frt_half_to_float(((const uint16_t *)W)[k * w + c]);
     return frt_bf16_to_float(((const uint16_t *)W)[(k / 2) * w * 2 + c * 2 + (k & 1)]);
 }
@@ -93,7 +93,7 @@ static void panel_c(frt_wprec prec, int64_t K, const void *W, int64_t w, const f
                     float *out) {
     float acc[P];
     for (int64_t c = 0; c < w; c++) acc[c] = 0.0f;
-    if (prec == FRT_WPREC_F32) {
+    if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
         const float *wf = W;
         for (int64_t k = 0; k < K; k++) {
             const float xk = x[k], *row = wf + k * w;

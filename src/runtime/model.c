@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "ops/cpu.h"
+#include "ops/op.h"
+#include "util/seltrace.h"
 #include "interop.h"
 
 void frt_options_init(frt_options *opt) {
@@ -192,6 +195,17 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT,
                          "unknown weights_precision %d (0 fp32, 1 fp16, 2 bf16)", wp);
+    }
+    if (m->opt.weights_precision != FRT_WEIGHTS_FP32) {
+        if (FRT_SELTRACE_ON) frt_seltrace_feature("half_weights");
+        if (!FRT_HALF_WEIGHTS) {
+            const char *wn = m->opt.weights_precision == FRT_WEIGHTS_FP16 ? "fp16" : "bf16";
+            free(m);
+            return frt_error(FRT_ERR_UNSUPPORTED,
+                             "weights_precision %s: feature 'half_weights' not in this build's "
+                             "selection (%s); trace with --weights %s to keep it",
+                             wn, frt_op_selection_file(), wn);
+        }
     }
     frt_arena_init(&m->arena);
     *out = m;

@@ -91,6 +91,16 @@ if ! grep -q "^features: .*thread_pool" "$sel"; then
   echo "$name: 2 threads refused (no thread_pool in the selection)"
 fi
 
+# traced with float32 weights: half-precision weight storage is left out and refused at load
+if ! grep -q "^features: .*half_weights" "$sel"; then
+  if "$selrt" run "$model" "$@" --weights fp16 --output-dir "$work/out-f16" >"$work/f16.txt" 2>&1; then
+    echo "ran with fp16 weights on a build without half_weights"; exit 1
+  fi
+  grep -q "weights_precision fp16: feature 'half_weights' not in this build's selection ($name\.yaml)" \
+    "$work/f16.txt" || { cat "$work/f16.txt"; exit 1; }
+  echo "$name: --weights fp16 refused (no half_weights in the selection)"
+fi
+
 # traced with the standard planner only: greedy is left out and refused at load
 if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
   if "$selrt" run "$model" "$@" --planner greedy --output-dir "$work/out-greedy" >"$work/greedy.txt" 2>&1; then
