@@ -476,7 +476,14 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
         if (!p->post_sigmoid) return frt_op_kernel_missing(c, "sigmoid"); /* selective, no Sigmoid */
     }
-    else if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
+    else if (p->post != FRT_CONV_POST_NONE) {
+        /* Silu, HardSwish, HardSigmoid: fusion made them from one of these ops, which load
+           resolved, so a selective build with none of them has no such node */
+        if (!(FRT_OP_BUILT(Silu) || FRT_OP_BUILT(Sigmoid) || FRT_OP_BUILT(HardSwish) ||
+              FRT_OP_BUILT(HardSigmoid)))
+            return frt_op_kernel_missing(c, "conv_post_activation");
+        p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
+    }
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 

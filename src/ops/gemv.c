@@ -16,22 +16,27 @@
 #define MR_C 6        /* portable micro-kernel tile */
 #define NR_C 16
 
-/* The f32 row-block kernel serves frt_wpack_gemm with M > 1 only: Gemm's WGEMM class, MatMul,
- * and transformer.c's FusedMatMul / Attention; a selective build without them leaves it out. */
-#if FRT_KERNEL_BUILT(Gemm, WGEMM) || FRT_OP_BUILT(MatMul) || FRT_OP_BUILT(FusedMatMul) || \
-    FRT_OP_BUILT(Attention)
+/* The f32 row-block kernel and the panel unpacking serve frt_wpack_gemm with M > 1 only: Gemm's
+ * WGEMM class, MatMul's WPACK class, and transformer.c's FusedMatMul / Attention; a selective
+ * build without them leaves them out. */
+#if FRT_KERNEL_BUILT(Gemm, WGEMM) || FRT_KERNEL_BUILT(MatMul, WPACK) || \
+    FRT_OP_BUILT(FusedMatMul) || FRT_OP_BUILT(Attention)
 #define ROWS_AVX512 frt_gemv_rows_avx512
+#define UNPACK_AVX512 frt_gemv_unpack_avx512
+#define UNPACK_AVX2 frt_gemv_unpack_avx2
 #else
 #define ROWS_AVX512 NULL
+#define UNPACK_AVX512 NULL
+#define UNPACK_AVX2 NULL
 #endif
 
 static const frt_gemv_variant gemv_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512, ROWS_AVX512},
+    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, UNPACK_AVX512, ROWS_AVX512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2, NULL},
+    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, UNPACK_AVX2, NULL},
 #endif
 #endif
     {FRT_ISA_PORTABLE, "portable", NULL, NULL, NULL},
