@@ -97,6 +97,14 @@ endforeach()
 # noseparate-code: no page-aligned padding between the code and read-only data segments
 # pack-relative-relocs: DT_RELR, 8 bytes per pointer table entry instead of a 24-byte RELA
 add_link_options(-Wl,--gc-sections -Wl,--no-undefined -Wl,-z,noseparate-code)
+# The library's own calls to its exported API (frt_runtime_free, frt_dtype_size, ...) bind inside
+# it instead of through the PLT (and may inline): an LD_PRELOADed frt_* does not interpose on them.
+include(CheckCCompilerFlag)
+check_c_compiler_flag(-fno-semantic-interposition FRT_HAVE_NO_SEM_INTERPOSITION)
+if(FRT_HAVE_NO_SEM_INTERPOSITION)
+  add_compile_options(-fno-semantic-interposition)
+endif()
+add_link_options(-Wl,-Bsymbolic-functions)
 include(CheckLinkerFlag)
 check_linker_flag(C "-Wl,-z,pack-relative-relocs" FRT_HAVE_RELR)
 if(FRT_HAVE_RELR)

@@ -313,12 +313,14 @@ def main():
             f.write("#define FRT_OP_SELECT_%s 1\n" % op)
             if op not in sel.get("selected", set()):  # every node fused or folded away
                 f.write("#define FRT_OP_INFER_ONLY_%s 1\n" % op)
-        # the ops left out, as FNV-1a hashes of "<domain letter><op>" (registry.c,
-        # frt_op_left_out): 4 bytes an op instead of its name
+        # the ops left out, as 24-bit xor-folded FNV-1a hashes of "<domain letter><op>"
+        # (registry.c, frt_op_left_out), sorted, 3 big-endian bytes an op instead of its name
         dch = {"ai.onnx": "o", "flatrt": "i", "ai.onnx.preview.training": "t"}
-        hashes = sorted({fnv1a(dch[dom] + op) for dom, op in ops if op not in names})
+        hashes = sorted({(h >> 24) ^ (h & 0xFFFFFF)
+                         for h in (fnv1a(dch[dom] + op) for dom, op in ops if op not in names)})
         f.write("#define FRT_LEFT_OUT_HASHES %s\n"
-                % ", ".join("0x%08xu" % h for h in hashes) if hashes else "")
+                % ", ".join("0x%02x, 0x%02x, 0x%02x" % (h >> 16, (h >> 8) & 255, h & 255)
+                            for h in hashes) if hashes else "")
         for op in sorted(names & set(KERNEL_CLASSES)):
             kept = []
             for k in sorted(sel.get("kernels", {}).get(op, ())):
@@ -341,6 +343,8 @@ def main():
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
         if "half_weights" in feat_off:
             f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
+        if "thread_pool" in feat_off:  # frt_run_async refuses before binding (runtime.c)
+            f.write("#define FRT_SEL_OFF_THREAD_POOL 1\n")
         for dt in sorted(sel["dtypes"]):
             if not re.match(r"^[a-z0-9]+$", dt):
                 die("%s: bad dtype name '%s'" % (path, dt))

@@ -787,7 +787,7 @@ static frt_status decode_attr(dec *d, const uint8_t *data, size_t len, size_t of
     if (type < 0 || type > 14)
         return fail(d, FRT_ERR_MALFORMED, s.off[20], "unknown attribute type %" PRId64, type);
     if (type == 0) { /* old exporters: infer from the one value field present */
-        static const struct { int field; int type; } kinds[] = {
+        static const struct { uint8_t field, type; } kinds[] = {
             {2, 1}, {3, 2}, {4, 3}, {5, 4}, {6, 5}, {7, 6}, {8, 7}, {9, 8}, {10, 9}, {11, 10},
             {22, 11}, {23, 12}, {14, 13}, {15, 14}};
         int found = 0;

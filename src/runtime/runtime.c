@@ -991,6 +991,11 @@ frt_status frt_run_async(frt_runtime *rt, const char *const *names, const frt_te
     if (launcher && !launcher->launch)
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run_async: launcher has no launch function");
     if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
+#ifdef FRT_SEL_OFF_THREAD_POOL
+    /* a selective build without the thread pool: refused before binding anything
+       (features_off.c names the feature and the selection) */
+    return frt_iop_start(rt, &iop_hooks, launcher, NULL, NULL);
+#endif
     async_run *a = malloc(sizeof *a);
     if (!a) return frt_error(FRT_ERR_NO_MEMORY, "out of memory starting a run");
     *a = (async_run){outputs, n_out, mode, done, user};
