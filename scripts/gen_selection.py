@@ -35,7 +35,10 @@ FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/
             # half_weights (recorded when a traced model loads with --weights fp16 / bf16): the
             # half-precision packing and widening inside the Conv/Gemm/MatMul files (no file of
             # its own: FRT_HALF_WEIGHTS_OFF in the selection header, src/ops/cpu.h)
-            "half_weights": []}
+            "half_weights": [],
+            # sequences (recorded when a traced model has a sequence or optional value): the
+            # runtime's container handling (FRT_SEQUENCES_OFF in the selection header)
+            "sequences": []}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -343,6 +346,8 @@ def main():
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
         if "half_weights" in feat_off:
             f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
+        if "sequences" in feat_off:
+            f.write("#define FRT_SEQUENCES_OFF 1\n")
         if "thread_pool" in feat_off:  # frt_run_async refuses before binding (runtime.c)
             f.write("#define FRT_SEL_OFF_THREAD_POOL 1\n")
         for dt in sorted(sel["dtypes"]):

@@ -70,6 +70,14 @@ const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_
 #else
 #define FRT_HALF_WEIGHTS 1
 #endif
+/* Sequence and optional values (feature sequences, recorded when a traced model has one): a
+ * selective build without them refuses a model with such a value at load (src/compile/compile.c)
+ * and compiles the runtime's container handling out (src/runtime/runtime.c). */
+#ifdef FRT_SEQUENCES_OFF
+#define FRT_SEQUENCES 0
+#else
+#define FRT_SEQUENCES 1
+#endif
 #ifndef FRT_TIER_AVX2
 #define FRT_TIER_AVX2 FRT_HAVE_X86
 #endif

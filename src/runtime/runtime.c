@@ -105,7 +105,10 @@ static frt_status brt_init(frt_runtime *rt, int32_t id) {
     memcpy(b->v, bl->tmpl, nv * sizeof *b->v);
     bool any_seq = false;
     for (size_t v = 0; v < nv; v++) any_seq |= b->v[v].vtype != 0;
-    if (any_seq) {
+    if (!FRT_SEQUENCES && any_seq) /* refused at load (compile.c); kept as a guard */
+        return frt_error(FRT_ERR_UNSUPPORTED, "feature 'sequences' not in this build's selection "
+                         "(%s)", frt_op_selection_file());
+    if (FRT_SEQUENCES && any_seq) {
         b->seqs = calloc(nv, sizeof *b->seqs);
         if (!b->seqs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
         for (size_t v = 0; v < nv; v++)
@@ -129,7 +132,8 @@ static void brt_free(frt_brt *b) {
     free(b->in_dims);
     free(b->in_rank);
     dyn_free(&b->dyn);
-    for (size_t v = 0; b->seqs && v < b->b->g->n_values; v++) frt_seq_free(&b->seqs[v]);
+    for (size_t v = 0; FRT_SEQUENCES && b->seqs && v < b->b->g->n_values; v++)
+        frt_seq_free(&b->seqs[v]);
     free(b->seqs);
 }
 
@@ -720,7 +724,7 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
         for (size_t k = 0; k < j; k++)
             if (names[k] && strcmp(names[k], name) == 0)
                 return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' given twice", name);
-        if (rt->v[g->inputs[i]].vtype) {
+        if (FRT_SEQUENCES && rt->v[g->inputs[i]].vtype) {
             frt_status st = bind_seq_input(rt, g->inputs[i], name, vals ? &vals[j] : NULL);
             if (st) return st;
             continue;
@@ -1023,7 +1027,7 @@ static frt_status copy_out(const frt_value *v, frt_tensor *t) {
 
 static frt_status emit_value(const frt_value *v, frt_io_value *o) {
     memset(o, 0, sizeof *o);
-    const frt_seq *sq = frt_seq_of(v);
+    const frt_seq *sq = FRT_SEQUENCES ? frt_seq_of(v) : NULL;
     size_t n = sq ? sq->n : 1;
     o->kind = kind_of(v->vtype);
     o->elem_kind = v->vtype == FRT_VT_OPT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_TENSOR;

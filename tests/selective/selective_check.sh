@@ -101,6 +101,17 @@ if ! grep -q "^features: .*half_weights" "$sel"; then
   echo "$name: --weights fp16 refused (no half_weights in the selection)"
 fi
 
+# traced without sequence values: a model with one (a sequence input beside a Flatten, which the
+# selection has) is refused at load
+if ! grep -q "^features: .*sequences" "$sel" && grep -q "op: Flatten," "$sel"; then
+  if "$selrt" run "$src/tests/selective/seq_input_flatten.onnx" --random >"$work/seq.txt" 2>&1; then
+    echo "a model with a sequence input loaded on a build without sequences"; exit 1
+  fi
+  grep -q "value 's' is a sequence: feature 'sequences' not in this build's selection ($name\.yaml)" \
+    "$work/seq.txt" || { cat "$work/seq.txt"; exit 1; }
+  echo "$name: a sequence input refused (no sequences in the selection)"
+fi
+
 # traced with the standard planner only: greedy is left out and refused at load
 if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
   if "$selrt" run "$model" "$@" --planner greedy --output-dir "$work/out-greedy" >"$work/greedy.txt" 2>&1; then
