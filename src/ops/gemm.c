@@ -392,6 +392,7 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
 }
 
 static size_t gemm_scratch(const frt_step *s, const frt_value *values) {
+    if (!K_WGEMM) return 0; /* one row only (M > 1 refused at run): no scratch */
     const gemm_params *p = s->k.params;
     const frt_value *a = &values[s->in[0]];
     return wpack_scratch(p->isa, p->transA ? a->dims[1] : a->dims[0]);
