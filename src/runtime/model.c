@@ -63,6 +63,15 @@ static void release_model_bytes(void *ctx, const void *data, size_t nbytes) {
 
 static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir,
                               const frt_op_source *src) {
+    const char *cp = getenv("FRT_CHECK_PLAN");
+    m->check_plan = cp && cp[0] == '1';
+#if defined(FRT_SELECTIVE) && FRT_SELECTIVE
+    /* the plan checker (a debugging aid) is not in selective builds: refused, not ignored */
+    if (m->check_plan)
+        return frt_error(FRT_ERR_UNSUPPORTED, "FRT_CHECK_PLAN=1: the plan checker is not in this "
+                         "selective build (%s); unset it, or check with a full build",
+                         frt_op_selection_file());
+#endif
     frt_status st = frt_onnx_decode(data, size, &m->onnx);
     if (st) return st;
     st = frt_onnx_map_external(m->onnx, base_dir);
@@ -146,8 +155,6 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
         }
         m->blocks[b].tmpl = tmpl;
     }
-    const char *cp = getenv("FRT_CHECK_PLAN");
-    m->check_plan = cp && cp[0] == '1';
     const char *is = getenv("FRT_INTEROP_SERIAL");
     m->interop_serial = is && is[0] == '1';
     return FRT_OK;

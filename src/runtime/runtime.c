@@ -17,6 +17,14 @@
 /* Largest single tensor a run may plan; larger shapes are rejected as absurd. */
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
+/* FRT_CHECK_PLAN=1 verifies every plan (frt_plan_check) and that no step writes a graph input; a
+ * selective build has no checker and refuses the variable at load (model.c). */
+#if defined(FRT_SELECTIVE) && FRT_SELECTIVE
+#define CHECK_PLAN 0
+#else
+#define CHECK_PLAN 1
+#endif
+
 static const frt_exec_services services;
 static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp);
 static frt_status run_block0(frt_runtime *rt);
@@ -389,7 +397,7 @@ static frt_status resolve_once(frt_brt *b, bool *full) {
             const frt_step *s = &p->steps[si];
             b->v[s->out[0]].data = b->v[s->in[0]].data;
         }
-    if (m->check_plan) {
+    if (CHECK_PLAN && m->check_plan) {
         st = frt_plan_check(p, g, b->v, &b->plan);
         if (st) return st;
     }
@@ -909,7 +917,7 @@ static frt_status run_inputs(frt_runtime *rt, const char *const *names, const fr
         const frt_step *s = &p->steps[p->input_views[i]];
         rt->v[s->out[0]].data = rt->v[s->in[0]].data;
     }
-    if (m->check_plan) rt->input_hash = hash_inputs(rt);
+    if (CHECK_PLAN && m->check_plan) rt->input_hash = hash_inputs(rt);
     return FRT_OK;
 }
 
@@ -917,7 +925,7 @@ static frt_status run_inputs(frt_runtime *rt, const char *const *names, const fr
 static frt_status run_done(frt_runtime *rt, frt_status st) {
     if (st) return st;
     if (rt->profiling) rt->prof_runs++;
-    if (rt->m->check_plan && hash_inputs(rt) != rt->input_hash)
+    if (CHECK_PLAN && rt->m->check_plan && hash_inputs(rt) != rt->input_hash)
         return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
     return FRT_OK;
 }

@@ -24,6 +24,7 @@ set -eu
 name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-} keep=${9:-}
 big=${10:-}
 export FRT_DNNL=0
+unset FRT_CHECK_PLAN # a selective build refuses it (checked below)
 rm -rf "$work"
 mkdir -p "$work"
 sel="$work/$name.yaml"
@@ -111,6 +112,14 @@ if ! grep -q "^features: .*sequences" "$sel" && grep -q "op: Flatten," "$sel"; t
     "$work/seq.txt" || { cat "$work/seq.txt"; exit 1; }
   echo "$name: a sequence input refused (no sequences in the selection)"
 fi
+
+# the plan checker is not in selective builds: FRT_CHECK_PLAN=1 is refused at load
+if FRT_CHECK_PLAN=1 "$selrt" run "$model" "$@" --output-dir "$work/out-check" >"$work/check.txt" 2>&1; then
+  echo "FRT_CHECK_PLAN=1 ran on a selective build"; exit 1
+fi
+grep -q "FRT_CHECK_PLAN=1: the plan checker is not in this selective build ($name\.yaml)" \
+  "$work/check.txt" || { cat "$work/check.txt"; exit 1; }
+echo "$name: FRT_CHECK_PLAN=1 refused"
 
 # traced with the standard planner only: greedy is left out and refused at load
 if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
