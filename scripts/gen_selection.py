@@ -31,21 +31,41 @@ VERSION = 1
 FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/trace.c"],
             "thread_pool": ["src/util/threadpool.c", "src/runtime/interop.c", "src/compile/dag.c"],
             "runtime_pool": ["src/runtime/pool.c"],
-            "external_data": ["src/onnx/external.c"]}
+            "external_data": ["src/onnx/external.c"],
+            # half_weights (recorded when a traced model loads with --weights fp16 / bf16): the
+            # half-precision packing and widening inside the Conv/Gemm/MatMul files (no file of
+            # its own: FRT_HALF_WEIGHTS_OFF in the selection header, src/ops/cpu.h)
+            "half_weights": [],
+            # sequences (recorded when a traced model has a sequence or optional value): the
+            # runtime's container handling (FRT_SEQUENCES_OFF in the selection header)
+            "sequences": []}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
 # recorded kernels needs is compiled out of the op's select and kernel.
 KERNEL_CLASSES = {
     "Gemm": {"WGEMV": r"^gemv_(f32|f16|bf16)w_", "WGEMM": r"^gemm_(f32|f16|bf16)w_",
-             "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_"},
+             "SGEMV": r"^gemv_f32_", "SGEMM": r"^gemm_f32_", "SMALL": r"^gemm_f32_small_",
+             "RTINY": r"^gemm_run_tiny$", "RGEMV": r"^gemm_run_gemv$",
+             "RSGEMM": r"^gemm_run_sgemm$"},
+    "MatMul": {"WPACK": r"^(gemv|gemm)_(f32|f16|bf16)w_", "TINY": r"^matmul_run_tiny$",
+               "SMALL": r"^matmul_run_small$", "GEMV": r"^matmul_run_gemv$",
+               "SGEMM": r"^matmul_run_sgemm$"},
     "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
              "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
 }
+# Kernel names an op's select gives that need no class themselves: the product paths they run
+# are recorded at run (MatMul: "matmul_run_*").
+KERNEL_NAMES_NO_CLASS = {"MatMul": r"^matmul_f32"}
 # Classes that traces record only since a later flatrt: (op, class) -> (a pattern of the kernel
 # names that such traces record for the op, the pattern of the kernels an older trace recorded
 # instead). An older trace (none of the first, some of the second) keeps the class.
 KERNEL_CLASSES_SINCE = {("Conv", "DW5"): (r"^conv_depthwise_k\d+$", r"^conv_depthwise")}
+# the run-time product paths of Gemm and MatMul (recorded at run since this flatrt)
+for _c in ("RTINY", "RGEMV", "RSGEMM"):
+    KERNEL_CLASSES_SINCE[("Gemm", _c)] = (r"^gemm_run_", r"^(gemm|gemv)_f32_")
+for _c in ("TINY", "SMALL", "GEMV", "SGEMM"):
+    KERNEL_CLASSES_SINCE[("MatMul", _c)] = (r"^matmul_run_", r"^matmul_f32")
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
 KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
 
@@ -156,6 +176,14 @@ def read_selection(path):
 
 
 DOMAINS = {"ONNX": "ai.onnx", "INTERNAL": "flatrt", "TRAINING": "ai.onnx.preview.training"}
+
+
+def fnv1a(text):
+    """32-bit FNV-1a of text's UTF-8 bytes (the same function as registry.c's left_out_hash)."""
+    h = 2166136261
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
 
 
 def read_ops_def(src):
@@ -288,6 +316,14 @@ def main():
             f.write("#define FRT_OP_SELECT_%s 1\n" % op)
             if op not in sel.get("selected", set()):  # every node fused or folded away
                 f.write("#define FRT_OP_INFER_ONLY_%s 1\n" % op)
+        # the ops left out, as 24-bit xor-folded FNV-1a hashes of "<domain letter><op>"
+        # (registry.c, frt_op_left_out), sorted, 3 big-endian bytes an op instead of its name
+        dch = {"ai.onnx": "o", "flatrt": "i", "ai.onnx.preview.training": "t"}
+        hashes = sorted({(h >> 24) ^ (h & 0xFFFFFF)
+                         for h in (fnv1a(dch[dom] + op) for dom, op in ops if op not in names)})
+        f.write("#define FRT_LEFT_OUT_HASHES %s\n"
+                % ", ".join("0x%02x, 0x%02x, 0x%02x" % (h >> 16, (h >> 8) & 255, h & 255)
+                            for h in hashes) if hashes else "")
         for op in sorted(names & set(KERNEL_CLASSES)):
             kept = []
             for k in sorted(sel.get("kernels", {}).get(op, ())):
@@ -295,6 +331,8 @@ def main():
                 if prov != "builtin":
                     continue
                 hit = [c for c, rx in KERNEL_CLASSES[op].items() if re.match(rx, kn)]
+                if not hit and re.match(KERNEL_NAMES_NO_CLASS.get(op, r"(?!)"), kn):
+                    continue  # named at select; the paths it runs are recorded at run
                 if not hit:  # a kernel this table does not know: keep every class
                     hit = list(KERNEL_CLASSES[op])
                 kept += hit
@@ -306,6 +344,12 @@ def main():
                     kept.append(cls)
             for c in sorted(set(kept)):
                 f.write("#define FRT_KSEL_%s_%s 1\n" % (op, c))
+        if "half_weights" in feat_off:
+            f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
+        if "sequences" in feat_off:
+            f.write("#define FRT_SEQUENCES_OFF 1\n")
+        if "thread_pool" in feat_off:  # frt_run_async refuses before binding (runtime.c)
+            f.write("#define FRT_SEL_OFF_THREAD_POOL 1\n")
         for dt in sorted(sel["dtypes"]):
             if not re.match(r"^[a-z0-9]+$", dt):
                 die("%s: bad dtype name '%s'" % (path, dt))

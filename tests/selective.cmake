@@ -22,7 +22,7 @@ if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh digits $<TARGET_FILE:flatrt>
             ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_digits ${FRT_DIGITS_ONNX}
             "image=${CMAKE_SOURCE_DIR}/examples/digits/samples/digit_1_label6.npy"
-            ${FRT_MNV2}/model.onnx classify "describe,step_trace")
+            ${FRT_MNV2}/model.onnx classify "describe,step_trace" "batch=8")
   add_test(NAME selective.mobilenet_v2
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/selective_check.sh mobilenet_v2
             $<TARGET_FILE:flatrt> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_mnv2
@@ -38,6 +38,17 @@ add_test(NAME selective.trace
           ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx)
 set_tests_properties(selective.trace PROPERTIES LABELS selective TIMEOUT 300
   FIXTURES_REQUIRED frt_models)
+
+# The AVX2 conv GEMM tile's row tails in a selective build (4/2/1-row sub-tiles) are bit-identical
+# to the full build's per-row-count micro-kernels.
+if(FRT_HAVE_X86)
+  add_executable(test_tile_rows_avx2 selective/test_tile_rows_avx2.c)
+  target_include_directories(test_tile_rows_avx2 PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(test_tile_rows_avx2 PRIVATE -Wno-unused-function -mavx2 -mfma -mf16c)
+  add_test(NAME selective.tile_rows_avx2 COMMAND test_tile_rows_avx2)
+  set_tests_properties(selective.tile_rows_avx2 PROPERTIES LABELS "selective;unit"
+    SKIP_RETURN_CODE 77)
+endif()
 
 # The conv GEMM tile and the SGEMM edge micro-kernel a selective build compiles (row tails as
 # 8/4/2/1-row sub-tiles, fewer instantiations) are bit-identical to the full build's per-row-count

@@ -93,6 +93,7 @@ static const cli_opt trace_opts[] = {
     {"profile", OPT_PROFILE, NULL, "run with profiling on (records the profiler feature)"},
     CLI_OPT_THREADS,
     CLI_OPT_PLANNER,
+    CLI_OPT_WEIGHTS,
     CLI_OPT_HELP,
     CLI_OPT_END};
 

@@ -6,6 +6,7 @@
 
 #include "compile_internal.h"
 #include "passes/passes.h"
+#include "ops/cpu.h"
 #include "util/seltrace.h"
 
 #define MAX_NODE_IO 1024
@@ -378,6 +379,12 @@ frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
     frt_compile_ctx cx = {opt, providers, n_providers, src, arena, stats, NULL, 0, 0, false};
     frt_status st = check_supported(&cx, g);
     if (st) return st;
+    for (size_t i = 0; !FRT_SEQUENCES && i < g->n_values; i++)
+        if (g->values[i].v.vtype)
+            return frt_error(FRT_ERR_UNSUPPORTED, "value '%s' is a %s: feature 'sequences' not in "
+                             "this build's selection (%s); trace a model with sequence or "
+                             "optional values to keep it", g->values[i].name,
+                             frt_vtype_name(g->values[i].v.vtype), frt_op_selection_file());
     st = loop_passes(&cx, g);
     if (st) return st;
     int32_t id;

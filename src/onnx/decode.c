@@ -23,6 +23,8 @@
 
 #include "onnx/onnx.h"
 #include "onnx/pb.h"
+#include "ops/cpu.h"
+#include "ops/op.h"
 #include "util/error.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -705,6 +707,14 @@ static frt_status decode_type(dec *d, const uint8_t *data, size_t len, frt_onnx_
             pop(d);
         }
         pop(d);
+    } else if (!FRT_SEQUENCES &&
+               (kind == FRT_ONNX_TYPE_SEQUENCE || kind == FRT_ONNX_TYPE_OPTIONAL)) {
+        /* a selective build without sequence values (src/ops/cpu.h): refused, not misread */
+        return fail(d, FRT_ERR_UNSUPPORTED, koff,
+                    "%s: feature 'sequences' not in this build's selection (%s); trace a model "
+                    "with sequence or optional values to keep it",
+                    kind == FRT_ONNX_TYPE_SEQUENCE ? "sequence_type" : "optional_type",
+                    frt_op_selection_file());
     } else if (kind == FRT_ONNX_TYPE_SEQUENCE || kind == FRT_ONNX_TYPE_OPTIONAL) {
         const char *field = kind == FRT_ONNX_TYPE_SEQUENCE ? "sequence_type" : "optional_type";
         scan es;
@@ -787,7 +797,7 @@ static frt_status decode_attr(dec *d, const uint8_t *data, size_t len, size_t of
     if (type < 0 || type > 14)
         return fail(d, FRT_ERR_MALFORMED, s.off[20], "unknown attribute type %" PRId64, type);
     if (type == 0) { /* old exporters: infer from the one value field present */
-        static const struct { int field; int type; } kinds[] = {
+        static const struct { uint8_t field, type; } kinds[] = {
             {2, 1}, {3, 2}, {4, 3}, {5, 4}, {6, 5}, {7, 6}, {8, 7}, {9, 8}, {10, 9}, {11, 10},
             {22, 11}, {23, 12}, {14, 13}, {15, 14}};
         int found = 0;

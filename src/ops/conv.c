@@ -476,7 +476,14 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->post_sigmoid = frt_act_variant_get(c->isa)->sigmoid;
         if (!p->post_sigmoid) return frt_op_kernel_missing(c, "sigmoid"); /* selective, no Sigmoid */
     }
-    else if (p->post != FRT_CONV_POST_NONE) p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
+    else if (p->post != FRT_CONV_POST_NONE) {
+        /* Silu, HardSwish, HardSigmoid: fusion made them from one of these ops, which load
+           resolved, so a selective build with none of them has no such node */
+        if (!(FRT_OP_BUILT(Silu) || FRT_OP_BUILT(Sigmoid) || FRT_OP_BUILT(HardSwish) ||
+              FRT_OP_BUILT(HardSigmoid)))
+            return frt_op_kernel_missing(c, "conv_post_activation");
+        p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
+    }
     p->w = w->data; /* NULL when W is computed at run time */
     k->params = p;
 
@@ -499,13 +506,14 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     }
     const frt_conv_gemm_variant *var = p->w && K_GEMM ? frt_conv_gemm_pick(cap) : NULL;
     if (var) {
-        p->wprec = c->node->wprec; /* half weights (frt_conv_gemm_pack keeps fp32 if it must) */
-        p->f16_to_f32 = frt_f16_variant_get(cap)->to_f32;
+        /* half weights (frt_conv_gemm_pack keeps fp32 if it must) */
+        p->wprec = FRT_HALF_WEIGHTS ? c->node->wprec : 0;
+        p->f16_to_f32 = FRT_HALF_WEIGHTS && p->wprec ? frt_f16_variant_get(cap)->to_f32 : NULL;
         if ((st = frt_conv_gemm_pack(p, var, p->w, c->arena)))
             return frt_op_fail(c, st, "out of memory packing weights");
         k->const_copied = 1u << 1; /* W lives on packed only (p->w is not read by this path) */
         k->name = p->kh * p->kw == 1 ? var->name_1x1 : var->name_im2col;
-        if (p->whalf) {
+        if (FRT_HALF_WEIGHTS && p->whalf) {
             char *name = frt_arena_alloc(c->arena, 64, 1);
             if (!name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
             snprintf(name, 64, "%s_%s", k->name, p->wprec == 1 ? "f16w" : "bf16w");

@@ -49,8 +49,16 @@ static const frt_dw_variant dw_variants[] = {
      frt_dw3x3_block8_avx2, 16, frt_dwb_band_avx512, frt_dwb_run_avx512},
 #endif
 #if FRT_TIER_AVX2
+    /* With 8 lanes the channel-blocked path only runs 5x5 kernels (3x3 is never `narrow` below),
+     * so a selective build without kernel class DW5 (5x5 nodes refused at load, conv.c) leaves
+     * it out of this entry: the same nodes take the same row kernels as in the full build. */
     {FRT_ISA_AVX2, "conv_depthwise_avx2", frt_dw3x3_plan_avx2, frt_dw3x3_plane_avx2,
-     frt_dw3x3_block8_avx2, 8, frt_dwb_band_avx2, frt_dwb_run_avx2},
+     frt_dw3x3_block8_avx2, 8,
+#if FRT_KERNEL_BUILT(Conv, DW5) || FRT_KERNEL_BUILT(FusedConv, DW5)
+     frt_dwb_band_avx2, frt_dwb_run_avx2},
+#else
+     NULL, NULL},
+#endif
 #endif
 #endif
     {FRT_ISA_PORTABLE, "conv_depthwise", NULL, NULL, NULL, 0, NULL, NULL},

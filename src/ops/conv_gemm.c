@@ -115,7 +115,7 @@ frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *v
         }
     p->wpack = wp;
     p->var = var;
-    if (p->wprec == 1 || p->wprec == 2) {
+    if (FRT_HALF_WEIGHTS && (p->wprec == 1 || p->wprec == 2)) {
         /* the float32 pack above is a load-time temporary in the arena; only whalf is read */
         int r = pack_half(p, wp, n, arena);
         if (r < 0) return FRT_ERR_NO_MEMORY;
@@ -175,7 +175,7 @@ static void set_kblock(frt_conv_gemm_ctx *t, int64_t k0) {
                (k0 + t->kcur == p->Kg ? FRT_CONV_UK_LAST : 0);
     t->jouter = p->mpanels * p->var->mr * t->kcur * (int64_t)sizeof(float) <= JOUTER_MAX;
     const int64_t off = k0 * p->mpanels * p->var->mr; /* the K block within the group's panels */
-    if (p->whalf) {
+    if (FRT_HALF_WEIGHTS && p->whalf) {
         const int64_t n = p->mpanels * p->var->mr * t->kcur;
         widen(p, p->whalf + t->gr * p->mpanels * p->Kg * p->var->mr + off, (size_t)n, t->wbuf);
         t->wk = t->wbuf;

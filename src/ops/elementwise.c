@@ -325,15 +325,27 @@ static const char *const op_names[OP_N] = {"add", "sub", "mul", "div", "min",
     {EW(ADD, add_##S), EW(SUB, sub_##S), EW(MUL, mul_##S), EW(DIV, div_##S), EW(MIN, min_##S), \
      EW(MAX, max_##S), L0, EW(MOD, fmod_##S), L0, L0}
 
-/* Indexed by dtype enum (FRT_FLOAT32 = 1 .. FRT_UINT64 = 13); string and bool rows are empty. */
-/* A selective build keeps the rows of the dtypes its trace saw (FRT_IF_DT, op.h). */
-static const frt_bin_loops loops_by_dt[14][OP_N] = {
-    FRT_IF_DT(float32, [FRT_FLOAT32] = FLT_ROW(f32),) FRT_IF_DT(uint8, [FRT_UINT8] = INT_ROW_U(u8),)
-    FRT_IF_DT(int8, [FRT_INT8] = INT_ROW_S(i8),) FRT_IF_DT(uint16, [FRT_UINT16] = INT_ROW_U(u16),)
-    FRT_IF_DT(int16, [FRT_INT16] = INT_ROW_S(i16),) FRT_IF_DT(int32, [FRT_INT32] = INT_ROW_S(i32),)
-    FRT_IF_DT(int64, [FRT_INT64] = INT_ROW_S(i64),) FRT_IF_DT(float16, [FRT_FLOAT16] = FLT_ROW(f16),)
-    FRT_IF_DT(float64, [FRT_FLOAT64] = FLT_ROW(f64),) FRT_IF_DT(uint32, [FRT_UINT32] = INT_ROW_U(u32),)
-    FRT_IF_DT(uint64, [FRT_UINT64] = INT_ROW_U(u64),)
+/* One row per dtype, indexed by dtype enum (FRT_FLOAT32 = 1 .. FRT_UINT64 = 13) through
+ * loops_by_dt; string and bool have none. A selective build keeps the rows of the dtypes its trace
+ * saw (FRT_IF_DT, op.h); rows are separate arrays so that left-out dtypes take no table space. */
+FRT_IF_DT(float32, static const frt_bin_loops row_f32[OP_N] = FLT_ROW(f32);)
+FRT_IF_DT(uint8, static const frt_bin_loops row_u8[OP_N] = INT_ROW_U(u8);)
+FRT_IF_DT(int8, static const frt_bin_loops row_i8[OP_N] = INT_ROW_S(i8);)
+FRT_IF_DT(uint16, static const frt_bin_loops row_u16[OP_N] = INT_ROW_U(u16);)
+FRT_IF_DT(int16, static const frt_bin_loops row_i16[OP_N] = INT_ROW_S(i16);)
+FRT_IF_DT(int32, static const frt_bin_loops row_i32[OP_N] = INT_ROW_S(i32);)
+FRT_IF_DT(int64, static const frt_bin_loops row_i64[OP_N] = INT_ROW_S(i64);)
+FRT_IF_DT(float16, static const frt_bin_loops row_f16[OP_N] = FLT_ROW(f16);)
+FRT_IF_DT(float64, static const frt_bin_loops row_f64[OP_N] = FLT_ROW(f64);)
+FRT_IF_DT(uint32, static const frt_bin_loops row_u32[OP_N] = INT_ROW_U(u32);)
+FRT_IF_DT(uint64, static const frt_bin_loops row_u64[OP_N] = INT_ROW_U(u64);)
+static const frt_bin_loops *const loops_by_dt[14] = {
+    FRT_IF_DT(float32, [FRT_FLOAT32] = row_f32,) FRT_IF_DT(uint8, [FRT_UINT8] = row_u8,)
+    FRT_IF_DT(int8, [FRT_INT8] = row_i8,) FRT_IF_DT(uint16, [FRT_UINT16] = row_u16,)
+    FRT_IF_DT(int16, [FRT_INT16] = row_i16,) FRT_IF_DT(int32, [FRT_INT32] = row_i32,)
+    FRT_IF_DT(int64, [FRT_INT64] = row_i64,) FRT_IF_DT(float16, [FRT_FLOAT16] = row_f16,)
+    FRT_IF_DT(float64, [FRT_FLOAT64] = row_f64,) FRT_IF_DT(uint32, [FRT_UINT32] = row_u32,)
+    FRT_IF_DT(uint64, [FRT_UINT64] = row_u64,)
 };
 
 #define POW_ROW_T(BS)                                                                            \
@@ -867,7 +879,8 @@ static const char *kname(frt_op_ctx *c, const char *op, const char *dt, const ch
 static frt_status fill_params(frt_op_ctx *c, ew_params *p, int op, int32_t dt,
                               const char **isa_sfx) {
     *isa_sfx = "";
-    if (dt <= 0 || dt >= 14 || !loops_by_dt[dt][op].vv) return frt_op_dtype_missing(c, dt);
+    if (dt <= 0 || dt >= 14 || !loops_by_dt[dt] || !loops_by_dt[dt][op].vv)
+        return frt_op_dtype_missing(c, dt);
     if (dt == FRT_FLOAT32 && op < FRT_EW_N) {
         const frt_ew_variant *v = frt_ew_variant_get(c->isa);
         p->L = v->f32[op];

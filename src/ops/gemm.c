@@ -29,6 +29,7 @@
 #include "gemv.h"
 #include "mm_small.h"
 #include "op.h"
+#include "util/seltrace.h"
 #include "util/threadpool.h"
 #include "sgemm.h"
 #include "x86/simd_elementwise.h"
@@ -164,10 +165,13 @@ static frt_status wpack_b(frt_op_ctx *c, frt_wprec prec, int transB, int64_t K, 
     return FRT_OK;
 }
 
+/* The node's weight precision (0 in a build without half_weights, whose load refuses others). */
+#define NODE_WPREC(c) (FRT_HALF_WEIGHTS ? (c)->node->wprec : 0)
+
 /* Whether to pack a constant B of a [M,K]x[K,N] product (M -1 when unknown). */
 static int want_wpack(const frt_op_ctx *c, int64_t M, int64_t K, int64_t N) {
     if (K <= 0 || N <= 0) return 0;
-    if (c->node->wprec != 0) return 1;
+    if (NODE_WPREC(c) != 0) return 1;
     return M == 1 && N * K > TINY_MACS;
 }
 
@@ -179,7 +183,7 @@ static size_t wpack_scratch(frt_isa isa, int64_t M) {
 static int impl_index(int packed) {
     return packed ? IMPL_PACKED : frt_sgemm_uses_blas() ? IMPL_BLAS : IMPL_OWN;
 }
-static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
+static int tier_index(void) { return (int)frt_sgemm_isa(); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Gemm                                                                                       */
@@ -193,6 +197,24 @@ static int tier_index(void) { return (int)frt_sgemm_pick(frt_cpu_tier())->isa; }
 #define K_WGEMM FRT_KERNEL_BUILT(Gemm, WGEMM)
 #define K_SGEMV FRT_KERNEL_BUILT(Gemm, SGEMV)
 #define K_SGEMM FRT_KERNEL_BUILT(Gemm, SGEMM)
+/* Inside SGEMM, the path a run takes depends on M, known only at run when the batch is symbolic:
+ * the trace records it at run ("gemm_run_tiny": the direct loops of tiny products, "gemm_run_gemv":
+ * one row or column, "gemm_run_sgemm": the blocked GEMM, packed B or not) and a selective build
+ * keeps those paths (classes RTINY, RGEMV, RSGEMM); SMALL is the direct small kernel for constant
+ * B chosen at select ("gemm_f32_small_*"). A run that needs a path left out fails naming it. */
+#define K_RTINY FRT_KERNEL_BUILT(Gemm, RTINY)
+#define K_RGEMV FRT_KERNEL_BUILT(Gemm, RGEMV)
+#define K_RSGEMM FRT_KERNEL_BUILT(Gemm, RSGEMM)
+#define K_GSMALL FRT_KERNEL_BUILT(Gemm, SMALL)
+
+/* A run-time product path: recorded while tracing; refused when a selective build left it out. */
+static frt_status run_path(const frt_step *s, const char *op, const char *path, int built,
+                           int64_t M) {
+    if (FRT_SELTRACE_ON) frt_seltrace_add("kernel", "ai.onnx", op, "builtin", path, NULL);
+    if (built) return FRT_OK;
+    return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "%s with M=%lld: kernel '%s' not in this build's "
+                         "selection (%s)", op, (long long)M, path, frt_op_selection_file());
+}
 
 typedef struct gemm_params {
     int transA, transB;
@@ -201,6 +223,7 @@ typedef struct gemm_params {
     int64_t bias_n;
     const float *Bp;    /* prepacked constant B (own-kernel tiers), or NULL */
     int64_t Bp_K, Bp_N;
+    bool packs;         /* the full build prepacks B (Bp, or left NULL without RSGEMM) */
     frt_wpack wp;       /* packed constant B (wp.data != NULL): used for every M */
     /* small products with constant B (M > 1 known at load, M*N*K <= SMALL_MACS, A not
      * transposed): alpha * op(B) as row-major [K,N] for the tier's direct small kernel, chosen
@@ -324,7 +347,7 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
         beta = 1.0f;
     }
     int64_t lda = p->transA ? M : K, ldb = p->transB ? K : N;
-    const bool packed = p->Bp && p->Bp_K == K && p->Bp_N == N;
+    const bool packed = p->packs && p->Bp_K == K && p->Bp_N == N;
     if (!(M == 1 ? p->wp.data ? K_WGEMV || K_WGEMM : K_SGEMV || K_SGEMM
                  : p->wp.data ? K_WGEMM : K_SGEMM))
         return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "Gemm with M=%lld: kernel class %s not in "
@@ -333,33 +356,43 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
     if (p->wp.data) {
         if (p->wp.K != K || p->wp.N != N)
             return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm weights changed shape after packing");
-        if (M == 1) frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
+        if (M == 1 && (K_WGEMV || K_WGEMM))
+            frt_wpack_gemv_mt(x->tp, p->isa, &p->wp, p->alpha, A, beta, Y);
         else if (K_WGEMM)
             frt_wpack_gemm(p->isa, &p->wp, p->transA, M, p->alpha, A, lda, beta, Y, N, x->scratch);
-    } else if (M * N * K <= TINY_MACS && !(packed && M > 1)) {
-        tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
-    } else if (M == 1) {
-        /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
-         * (A is [1,K] or [K,1]) */
-        if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
-        else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
-    } else if (N == 1) {
-        /* one output column (a final logit): y = alpha * op(A) b, b contiguous (B is [1,K] or
-           [K,1]); a packed B would pad the column to a whole panel */
-        if (p->transA) frt_sgemv_mt(x->tp, 1, K, M, p->alpha, A, lda, B, beta, Y);
-        else frt_sgemv_mt(x->tp, 0, M, K, p->alpha, A, lda, B, beta, Y);
-    } else if (!K_SGEMM) {
-        /* unreachable: checked above */
-    } else if (packed) {
-        frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
     } else {
-        frt_sgemm_mt(x->tp, p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
+        /* the unpacked paths, in the full build's order */
+        int path = M * N * K <= TINY_MACS && !(packed && M > 1) ? 0 : M == 1 || N == 1 ? 1 : 2;
+        static const char *const path_names[3] = {"gemm_run_tiny", "gemm_run_gemv",
+                                                  "gemm_run_sgemm"};
+        const int built[3] = {K_RTINY, K_RGEMV, K_SGEMM && K_RSGEMM};
+        frt_status st = run_path(s, "Gemm", path_names[path], built[path], M);
+        if (st) return st;
+        if (path == 0 && K_RTINY) {
+            tiny_mm(p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta == 0.0f, Y, N);
+        } else if (path == 1 && K_RGEMV && M == 1) {
+            /* batch 1: y = alpha * op(B)^T a, weights in their natural layout; a is contiguous
+             * (A is [1,K] or [K,1]) */
+            if (p->transB) frt_sgemv_mt(x->tp, 0, N, K, p->alpha, B, ldb, A, beta, Y);
+            else frt_sgemv_mt(x->tp, 1, K, N, p->alpha, B, ldb, A, beta, Y);
+        } else if (path == 1 && K_RGEMV) {
+            /* one output column (a final logit): y = alpha * op(A) b, b contiguous (B is [1,K]
+               or [K,1]); a packed B would pad the column to a whole panel */
+            if (p->transA) frt_sgemv_mt(x->tp, 1, K, M, p->alpha, A, lda, B, beta, Y);
+            else frt_sgemv_mt(x->tp, 0, M, K, p->alpha, A, lda, B, beta, Y);
+        } else if (path == 2 && K_SGEMM && K_RSGEMM && packed) {
+            frt_sgemm_pb_mt(x->tp, p->transA, M, N, K, p->alpha, A, lda, p->Bp, beta, Y, N);
+        } else if (path == 2 && K_SGEMM && K_RSGEMM) {
+            frt_sgemm_mt(x->tp, p->transA, p->transB, M, N, K, p->alpha, A, lda, B, ldb, beta, Y,
+                         N);
+        }
     }
     apply_act(&p->act, p->av, Y, M * N);
     return FRT_OK;
 }
 
 static size_t gemm_scratch(const frt_step *s, const frt_value *values) {
+    if (!K_WGEMM) return 0; /* one row only (M > 1 refused at run): no scratch */
     const gemm_params *p = s->k.params;
     const frt_value *a = &values[s->in[0]];
     return wpack_scratch(p->isa, p->transA ? a->dims[1] : a->dims[0]);
@@ -397,14 +430,17 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     }
     p->isa = c->isa;
     if (b->data && want_wpack(c, M, K, N)) {
-        st = wpack_b(c, (frt_wprec)c->node->wprec, p->transB, K, N, b->data, &p->wp);
+        /* (named by its head here: the tier's name would keep the packed kernels' tables) */
+        int prec = NODE_WPREC(c) >= 0 && NODE_WPREC(c) <= 2 ? NODE_WPREC(c) : 0;
+        if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM))
+            return frt_op_kernel_missing(c, wpack_heads[M == 1][prec]);
+        st = wpack_b(c, (frt_wprec)NODE_WPREC(c), p->transB, K, N, b->data, &p->wp);
         if (st) return st;
     }
-    if (p->wp.data) {
+    if ((K_WGEMV || K_WGEMM) && p->wp.data) {
         st = set_name(c, k, wpack_heads[M == 1][p->wp.prec], IMPL_OWN,
                       (int)frt_gemv_pick(c->isa)->isa, cv && p->beta != 0.0f, act_index(&p->act));
         if (st) return st;
-        if (!(M == 1 ? K_WGEMV || K_WGEMM : K_WGEMM)) return frt_op_kernel_missing(c, k->name);
         k->fn = gemm_kernel;
         k->params = p;
         k->scratch = gemm_scratch;
@@ -418,6 +454,7 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
        or the scalar tiny loop cost more than the arithmetic here) */
     if (K_SGEMM && b->data && !p->transA && M > 1 && N > 1 && K > 0 && M * N * K <= SMALL_MACS &&
         (!cv || p->beta == 0.0f || p->bias)) {
+        if (!K_GSMALL) return frt_op_kernel_missing(c, "gemm_f32_small");
         float *bs = frt_arena_array(c->arena, (size_t)(K * N), sizeof(float));
         if (!bs) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
         const float *B = b->data;
@@ -438,12 +475,19 @@ static frt_status gemm_select(frt_op_ctx *c, frt_kernel *k) {
     }
     /* constant B: prepack unless the product is known to be a gemv (M == 1) */
     if (b->data && K > 0 && N > 0 && M != 1) {
-        p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);
-        if (st) return st;
+        /* only the blocked GEMM reads the packed B: a build without it packs nothing, but takes
+           the same paths as one that packs (p->packs) */
+        if (K_RSGEMM) {
+            p->Bp = maybe_pack_b(c, p->transB, K, N, b->data, &st);
+            if (st) return st;
+            p->packs = p->Bp != NULL;
+        } else {
+            p->packs = !frt_sgemm_pb_uses_blas() && frt_sgemm_pack_b_size(K, N) != 0;
+        }
         p->Bp_K = K;
         p->Bp_N = N;
     }
-    st = set_name(c, k, M == 1 ? "gemv_f32" : "gemm_f32", impl_index(p->Bp != NULL), tier_index(),
+    st = set_name(c, k, M == 1 ? "gemv_f32" : "gemm_f32", impl_index(p->packs), tier_index(),
                   cv && p->beta != 0.0f, act_index(&p->act));
     if (st) return st;
     k->fn = gemm_kernel;
@@ -573,21 +617,46 @@ static int mm_is_small(int64_t M, int64_t N, int64_t K) {
     return M > 1 && N > 1 && M * N * K > TINY_MACS && M * N * K <= SMALL_MACS;
 }
 
-/* One [M,K]x[K,N] product into Y (ldy = N), beta 0. */
+/* Kernel classes of MatMul (FRT_KERNEL_BUILT, op.h): WPACK the packed-weight kernels chosen at
+ * select ("gemv_*w_*", "gemm_*w_*"); the paths of the other products, which depend on shapes
+ * known at run (the trace records them at run as "matmul_run_<path>"): TINY the direct loops,
+ * SMALL the tier's direct small kernel (mm_small.h), GEMV one row or column, SGEMM the blocked
+ * GEMM (with B packed at load when constant). A run that needs a path left out fails naming it. */
+#define K_MWPACK FRT_KERNEL_BUILT(MatMul, WPACK)
+#define K_MTINY FRT_KERNEL_BUILT(MatMul, TINY)
+#define K_MSMALL FRT_KERNEL_BUILT(MatMul, SMALL)
+#define K_MGEMV FRT_KERNEL_BUILT(MatMul, GEMV)
+#define K_MSGEMM FRT_KERNEL_BUILT(MatMul, SGEMM)
+
+/* The path of one [M,K]x[K,N] product (mm_one); names and whether this build has it. */
+enum { MM_TINY, MM_SMALL, MM_GEMV, MM_SGEMM };
+static int mm_path(int64_t M, int64_t N, int64_t K) {
+    return M * N * K <= TINY_MACS ? MM_TINY
+           : mm_is_small(M, N, K) ? MM_SMALL
+           : M == 1 || N == 1     ? MM_GEMV
+                                  : MM_SGEMM;
+}
+static const char *const mm_path_names[4] = {"matmul_run_tiny", "matmul_run_small",
+                                             "matmul_run_gemv", "matmul_run_sgemm"};
+static const int mm_path_built[4] = {K_MTINY, K_MSMALL, K_MGEMV, K_MSGEMM};
+
+/* One [M,K]x[K,N] product into Y (ldy = N), beta 0. Its path is in this build (mm_path, checked
+ * by the caller). */
 static void mm_one(frt_exec *x, const matmul_params *p, int64_t M, int64_t N, int64_t K,
                    const float *A, const float *B, float *Y, int allow_mt) {
     frt_threadpool *tp = allow_mt ? x->tp : NULL;
-    if (M * N * K <= TINY_MACS) {
+    int path = mm_path(M, N, K);
+    if (path == MM_TINY && K_MTINY) {
         tiny_mm(0, 0, M, N, K, 1.0f, A, K, B, N, 1, Y, N);
-    } else if (mm_is_small(M, N, K)) {
+    } else if (path == MM_SMALL && K_MSMALL) {
         p->small(M, N, K, A, K, B, N, Y, N);
-    } else if (M == 1) {
+    } else if (path == MM_GEMV && K_MGEMV && M == 1) {
         frt_sgemv_mt(tp, 1, K, N, 1.0f, B, N, A, 0.0f, Y);
-    } else if (N == 1) {
+    } else if (path == MM_GEMV && K_MGEMV) {
         frt_sgemv_mt(tp, 0, M, K, 1.0f, A, K, B, 0.0f, Y);
-    } else if (p->Bp && p->Bp_K == K && p->Bp_N == N) {
+    } else if (path == MM_SGEMM && K_MSGEMM && p->Bp && p->Bp_K == K && p->Bp_N == N) {
         frt_sgemm_pb_mt(tp, 0, M, N, K, 1.0f, A, K, p->Bp, 0.0f, Y, N);
-    } else {
+    } else if (path == MM_SGEMM && K_MSGEMM) {
         frt_sgemm_mt(tp, 0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N);
     }
 }
@@ -629,7 +698,7 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
     if (y->numel == 0) return FRT_OK;
     if (sh.K == 0) {
         memset(Y, 0, (size_t)y->numel * sizeof(float));
-    } else if (p->wp.data) {
+    } else if (p->wp.data && K_MWPACK) {
         if (b->rank != 2 || p->wp.K != sh.K || p->wp.N != sh.N)
             return frt_step_fail(s, FRT_ERR_SHAPE, "MatMul weights changed shape after packing");
         int64_t M = a->numel / sh.K;
@@ -638,8 +707,14 @@ static frt_status matmul_kernel(const frt_step *s, frt_exec *x) {
     } else if (b->rank <= 2) {
         /* B is one matrix: fold all of A's leading dims into M */
         int64_t M = a->numel / sh.K;
+        int path = mm_path(M, sh.N, sh.K);
+        frt_status st = run_path(s, "MatMul", mm_path_names[path], mm_path_built[path], M);
+        if (st) return st;
         mm_one(x, p, M, sh.N, sh.K, A, B, Y, 1);
     } else {
+        int path = mm_path(sh.M, sh.N, sh.K);
+        frt_status st = run_path(s, "MatMul", mm_path_names[path], mm_path_built[path], sh.M);
+        if (st) return st;
         int64_t nb = 1;
         for (int i = 0; i < sh.batch_rank; i++) nb *= sh.batch[i];
         mm_batch_job j = {x, p, &sh, A, B, Y};
@@ -676,19 +751,20 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
     if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     p->act = c->node->act;
     p->av = frt_act_variant_get(c->isa);
-    const frt_mm_small_variant *sv = frt_mm_small_pick(c->isa);
-    p->small = sv->fn;
+    const frt_mm_small_variant *sv = K_MSMALL ? frt_mm_small_pick(c->isa) : NULL;
+    p->small = sv ? sv->fn : NULL;
     const frt_value *a = c->in[0], *b = c->in[1];
     /* a product known to have a single row (M == 1 after folding) runs as a gemv on raw B */
     int one_row = a->rank == 1 || (frt_shape_known(a) && a->dims[a->rank - 1] > 0 &&
                                    a->numel / a->dims[a->rank - 1] == 1);
     p->isa = c->isa;
     if (b->data && b->rank == 2 && want_wpack(c, one_row ? 1 : -1, b->dims[0], b->dims[1])) {
-        st = wpack_b(c, (frt_wprec)c->node->wprec, 0, b->dims[0], b->dims[1], b->data,
+        if (!K_MWPACK) return frt_op_kernel_missing(c, one_row ? "gemv_f32w" : "gemm_f32w");
+        st = wpack_b(c, (frt_wprec)NODE_WPREC(c), 0, b->dims[0], b->dims[1], b->data,
                      &p->wp);
         if (st) return st;
     }
-    if (p->wp.data) {
+    if (K_MWPACK && p->wp.data) {
         st = set_name(c, k, wpack_heads[one_row][p->wp.prec], IMPL_OWN,
                       (int)frt_gemv_pick(c->isa)->isa, 0, act_index(&p->act));
         if (st) return st;
@@ -698,14 +774,20 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         k->const_copied = 1u << 1;
         return FRT_OK;
     }
+    int packs = 0; /* whether the full build prepacks B (named "packed_") */
     if (b->data && b->rank == 2 && b->dims[0] > 0 && b->dims[1] > 1 && !one_row) {
-        p->Bp = maybe_pack_b(c, 0, b->dims[0], b->dims[1], b->data, &st);
-        if (st) return st;
+        if (K_MSGEMM) { /* only the blocked GEMM reads it */
+            p->Bp = maybe_pack_b(c, 0, b->dims[0], b->dims[1], b->data, &st);
+            if (st) return st;
+            packs = p->Bp != NULL;
+        } else {
+            packs = !frt_sgemm_pb_uses_blas() && frt_sgemm_pack_b_size(b->dims[0], b->dims[1]);
+        }
         p->Bp_K = b->dims[0];
         p->Bp_N = b->dims[1];
     }
     const char *head = b->rank > 2 ? "matmul_f32_batched" : "matmul_f32";
-    int impl = impl_index(p->Bp != NULL), tier = tier_index();
+    int impl = impl_index(packs), tier = tier_index();
     mm_shape sh;
     if (frt_shape_known(a) && frt_shape_known(b) && mm_shape_of(a, b, &sh) && sh.K > 0) {
         /* every product known to run the direct small kernel (mm_small.h): name it */
@@ -713,7 +795,7 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
         if (mm_is_small(M, sh.N, sh.K)) {
             head = b->rank > 2 ? "matmul_f32_batched_small" : "matmul_f32_small";
             impl = IMPL_OWN;
-            tier = (int)sv->isa;
+            tier = sv ? (int)sv->isa : tier; /* without SMALL: refused at run, named anyway */
         }
     }
     st = set_name(c, k, head, impl, tier, 0, act_index(&p->act));

@@ -16,22 +16,27 @@
 #define MR_C 6        /* portable micro-kernel tile */
 #define NR_C 16
 
-/* The f32 row-block kernel serves frt_wpack_gemm with M > 1 only: Gemm's WGEMM class, MatMul,
- * and transformer.c's FusedMatMul / Attention; a selective build without them leaves it out. */
-#if FRT_KERNEL_BUILT(Gemm, WGEMM) || FRT_OP_BUILT(MatMul) || FRT_OP_BUILT(FusedMatMul) || \
-    FRT_OP_BUILT(Attention)
+/* The f32 row-block kernel and the panel unpacking serve frt_wpack_gemm with M > 1 only: Gemm's
+ * WGEMM class, MatMul's WPACK class, and transformer.c's FusedMatMul / Attention; a selective
+ * build without them leaves them out. */
+#if FRT_KERNEL_BUILT(Gemm, WGEMM) || FRT_KERNEL_BUILT(MatMul, WPACK) || \
+    FRT_OP_BUILT(FusedMatMul) || FRT_OP_BUILT(Attention)
 #define ROWS_AVX512 frt_gemv_rows_avx512
+#define UNPACK_AVX512 frt_gemv_unpack_avx512
+#define UNPACK_AVX2 frt_gemv_unpack_avx2
 #else
 #define ROWS_AVX512 NULL
+#define UNPACK_AVX512 NULL
+#define UNPACK_AVX2 NULL
 #endif
 
 static const frt_gemv_variant gemv_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, frt_gemv_unpack_avx512, ROWS_AVX512},
+    {FRT_ISA_AVX512, "avx512", frt_gemv_panel_avx512, UNPACK_AVX512, ROWS_AVX512},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, frt_gemv_unpack_avx2, NULL},
+    {FRT_ISA_AVX2, "avx2", frt_gemv_panel_avx2, UNPACK_AVX2, NULL},
 #endif
 #endif
     {FRT_ISA_PORTABLE, "portable", NULL, NULL, NULL},
@@ -66,7 +71,7 @@ int frt_wpack_fill(frt_wprec prec, int transB, int64_t K, int64_t N, const float
             for (int64_t c = 0; c < w; c++) {
                 int64_t j = j0 + c;
                 float v = k < K && j < N ? (transB ? B[j * ldb + k] : B[k * ldb + j]) : 0.0f;
-                if (prec == FRT_WPREC_F32) {
+                if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
                     ((float *)dst)[base + (size_t)(k * w + c)] = v;
                 } else if (prec == FRT_WPREC_F16) {
                     uint16_t h = frt_float_to_half(v);
@@ -83,7 +88,7 @@ int frt_wpack_fill(frt_wprec prec, int transB, int64_t K, int64_t N, const float
 
 /* Weight (k, c) of a panel of width w, as float. */
 static inline float wget(frt_wprec prec, const void *W, int64_t w, int64_t k, int64_t c) {
-    if (prec == FRT_WPREC_F32) return ((const float *)W)[k * w + c];
+    if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) return ((const float *)W)[k * w + c];
     if (prec == FRT_WPREC_F16) return frt_half_to_float(((const uint16_t *)W)[k * w + c]);
     return frt_bf16_to_float(((const uint16_t *)W)[(k / 2) * w * 2 + c * 2 + (k & 1)]);
 }
@@ -93,7 +98,7 @@ static void panel_c(frt_wprec prec, int64_t K, const void *W, int64_t w, const f
                     float *out) {
     float acc[P];
     for (int64_t c = 0; c < w; c++) acc[c] = 0.0f;
-    if (prec == FRT_WPREC_F32) {
+    if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
         const float *wf = W;
         for (int64_t k = 0; k < K; k++) {
             const float xk = x[k], *row = wf + k * w;

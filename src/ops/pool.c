@@ -67,15 +67,24 @@ typedef struct pool_variant {
 /* Kernel names by tier (index = frt_isa). */
 #define P_TIERS(s) {s, s "_avx2", s "_avx512"}
 
+/* The row loops (vmax, vadd, hrow) serve the windowed pools only (MaxPool, AveragePool, LpPool);
+ * a selective build with only the global ones (sum) leaves them out. */
+#if FRT_OP_BUILT(MaxPool) || FRT_OP_BUILT(AveragePool) || FRT_OP_BUILT(LpPool)
+#define POOL_ROW(fn) fn
+#else
+#define POOL_ROW(fn) NULL
+#endif
+
 /* Best first. The AVX-512 entry keeps the AVX2 horizontal pass (strided gathers of 8). */
 static const pool_variant pool_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, frt_pool_vmax_avx512, frt_pool_vadd_avx512, frt_pool_sum_avx512,
-     frt_pool_hrow_avx2},
+    {FRT_ISA_AVX512, POOL_ROW(frt_pool_vmax_avx512), POOL_ROW(frt_pool_vadd_avx512),
+     frt_pool_sum_avx512, POOL_ROW(frt_pool_hrow_avx2)},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, frt_pool_vmax_avx2, frt_pool_vadd_avx2, frt_pool_sum_avx2, frt_pool_hrow_avx2},
+    {FRT_ISA_AVX2, POOL_ROW(frt_pool_vmax_avx2), POOL_ROW(frt_pool_vadd_avx2), frt_pool_sum_avx2,
+     POOL_ROW(frt_pool_hrow_avx2)},
 #endif
 #endif
     {FRT_ISA_PORTABLE, NULL, NULL, NULL, NULL},

@@ -83,7 +83,27 @@ static const frt_op_def g_defs[] = {
 
 #define N_DEFS (sizeof g_defs / sizeof g_defs[0] - 1)
 
-#ifdef FRT_OPS_ONLY
+#if defined(FRT_OPS_ONLY) && defined(FRT_LEFT_OUT_HASHES)
+/* The ops the selection left out, as sorted 24-bit hashes (32-bit FNV-1a of "<domain letter><op>",
+ * o ai.onnx, i flatrt, t training, xor-folded to 24 bits) from scripts/gen_selection.py, three
+ * big-endian bytes each: 3 bytes an op instead of its name (load names the op from the model's
+ * node). An op flatrt does not implement whose hash equals a left-out op's (about one in
+ * 2^24 / 200 = 84,000) would be refused as "not in this build's selection" instead of
+ * "unsupported operators": refused either way. */
+static const uint8_t g_left_out_hash[] = {FRT_LEFT_OUT_HASHES};
+#define N_LEFT_OUT (sizeof g_left_out_hash / 3)
+
+static uint32_t left_out_hash(char dc, const char *op) {
+    uint32_t h = (2166136261u ^ (uint8_t)dc) * 16777619u;
+    for (const unsigned char *p = (const unsigned char *)op; *p; p++) h = (h ^ *p) * 16777619u;
+    return (h >> 24) ^ (h & 0xffffffu);
+}
+
+static uint32_t left_out_at(size_t i) {
+    const uint8_t *b = g_left_out_hash + 3 * i;
+    return (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | b[2];
+}
+#elif defined(FRT_OPS_ONLY)
 /* The ops the selection left out, by name only (load names them in its message): one string of
  * entries "<domain letter><op>\0" (o ai.onnx, i flatrt, t training), ended by an empty entry; a
  * string instead of a pointer table keeps it to the names' bytes. */
@@ -219,8 +239,20 @@ bool frt_op_left_out(const char *domain, const char *op_type) {
               : !strcmp(domain, FRT_DOMAIN_INTERNAL) ? 'i'
               : !strcmp(domain, FRT_DOMAIN_TRAINING) ? 't'
                                                      : 0;
+#ifdef FRT_LEFT_OUT_HASHES
+    if (!op_type || !dc) return false;
+    uint32_t h = left_out_hash(dc, op_type);
+    size_t lo = 0, hi = N_LEFT_OUT;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (left_out_at(mid) < h) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < N_LEFT_OUT && left_out_at(lo) == h;
+#else
     for (const char *e = g_left_out; op_type && dc && *e; e += strlen(e) + 1)
         if (e[0] == dc && !strcmp(e + 1, op_type)) return true;
+#endif
 #endif
     return false;
 }

@@ -43,27 +43,55 @@
  * when built with one (OpenBLAS detects this core as Haswell: half of an AVX-512 core's peak), the
  * AVX-512 tier runs its own kernels. pb_own, pf_b: measured on Zen 3 (AVX2) only; the AVX-512
  * tier keeps its tuning from Zen 5 (pf_b there is for a Zen 5 session to measure). */
+/* isa, name, blas, pb_own, pf_b, mr, nr of each tier: the head of its variant, and its entry of
+ * sgemm_infos (the same fields without the kernels). */
+#define SGEMM_AVX512 FRT_ISA_AVX512, "avx512", 0, 0, 0, 12, 32
+#define SGEMM_AVX2 FRT_ISA_AVX2, "avx2", 1, 1, 1, 6, 16
+#define SGEMM_PORTABLE FRT_ISA_PORTABLE, "portable", 1, 0, 0, 6, 16
 static const frt_sgemm_variant sgemm_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "avx512", 0, 0, 0, 12, 32, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512,
-     frt_sgemv_n_avx512, frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512, frt_sgemm_pack_a_avx512,
-     NULL},
+    {SGEMM_AVX512, frt_sgemm_ukr_avx512, frt_sgemm_row_avx512, frt_sgemv_n_avx512,
+     frt_sgemv_t_avx512, frt_sgemm_ukr_m_avx512, frt_sgemm_pack_a_avx512, NULL},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "avx2", 1, 1, 1, 6, 16, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2,
-     frt_sgemv_t_avx2, frt_sgemm_ukr_m_avx2, frt_sgemm_pack_a_avx2, frt_sgemm_ukr_pf_avx2},
+    {SGEMM_AVX2, frt_sgemm_ukr_avx2, frt_sgemm_row_avx2, frt_sgemv_n_avx2, frt_sgemv_t_avx2,
+     frt_sgemm_ukr_m_avx2, frt_sgemm_pack_a_avx2, frt_sgemm_ukr_pf_avx2},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "portable", 1, 0, 0, 6, 16, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {SGEMM_PORTABLE, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+/* The tiers' parameters without their kernels, in the same order (so the same pick): what
+ * callers that only ask about the tier (BLAS or not, packed sizes, kernel names) read, so that
+ * they do not keep every kernel of the table in a selective build that runs none. */
+typedef struct sgemm_info {
+    frt_isa isa;
+    const char *name;
+    int blas, pb_own, pf_b;
+    int64_t mr, nr;
+} sgemm_info;
+static const sgemm_info sgemm_infos[] = {
+#if FRT_HAVE_X86
+#if FRT_TIER_AVX512
+    {SGEMM_AVX512},
+#endif
+#if FRT_TIER_AVX2
+    {SGEMM_AVX2},
+#endif
+#endif
+    {SGEMM_PORTABLE},
 };
 
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap) {
     return FRT_PICK_VARIANT(sgemm_variants, cap);
 }
 
-/* The variant of this process's tier (constant once chosen). */
+/* The variant of this process's tier (constant once chosen), and its parameters alone. */
 static const frt_sgemm_variant *cur(void) { return frt_sgemm_pick(frt_cpu_tier()); }
+static const sgemm_info *cur_info(void) { return FRT_PICK_VARIANT(sgemm_infos, frt_cpu_tier()); }
+
+frt_isa frt_sgemm_isa(void) { return cur_info()->isa; }
 
 /* 1 when the tier's variant hands plain products to the BLAS. */
 static int use_blas(const frt_sgemm_variant *v) { return FRT_USE_BLAS && v->blas; }
@@ -71,9 +99,12 @@ static int use_blas(const frt_sgemm_variant *v) { return FRT_USE_BLAS && v->blas
 /* 1 when products with a prepacked B go to the BLAS too (then Bp is a plain row-major copy). */
 static int use_blas_pb(const frt_sgemm_variant *v) { return use_blas(v) && !v->pb_own; }
 
-int frt_sgemm_uses_blas(void) { return use_blas(cur()); }
+int frt_sgemm_uses_blas(void) { return FRT_USE_BLAS && cur_info()->blas; }
 
-int frt_sgemm_pb_uses_blas(void) { return use_blas_pb(cur()); }
+int frt_sgemm_pb_uses_blas(void) {
+    const sgemm_info *v = cur_info();
+    return FRT_USE_BLAS && v->blas && !v->pb_own;
+}
 
 int frt_sgemm_have_blas(void) { return FRT_USE_BLAS ? 1 : 0; }
 
@@ -608,15 +639,15 @@ static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 size_t frt_sgemm_pack_a_size(int64_t M, int64_t K) {
     if (M <= 0 || K <= 0) return 0;
-    const frt_sgemm_variant *v = cur();
-    if (use_blas(v)) return (size_t)M * (size_t)K;
+    const sgemm_info *v = cur_info();
+    if (frt_sgemm_uses_blas()) return (size_t)M * (size_t)K;
     return (size_t)round_up(M, v->mr) * (size_t)K;
 }
 
 size_t frt_sgemm_pack_b_size(int64_t K, int64_t N) {
     if (N <= 0 || K <= 0) return 0;
-    const frt_sgemm_variant *v = cur();
-    if (use_blas_pb(v)) return (size_t)K * (size_t)N;
+    const sgemm_info *v = cur_info();
+    if (frt_sgemm_pb_uses_blas()) return (size_t)K * (size_t)N;
     return (size_t)round_up(N, v->nr) * (size_t)K;
 }
 

@@ -146,6 +146,9 @@ typedef struct frt_sgemm_variant {
     void (*ukr_pf)(int64_t kc, const float *Ap, const float *Bp, float *C, int64_t ldc,
                    float alpha, float beta, const char *pf, int64_t pf_lines);
 } frt_sgemm_variant;
+/* The ISA tier of the variant this process's products run (the tier of frt_sgemm_pick at
+ * frt_cpu_tier()), without referring to its kernels. */
+frt_isa frt_sgemm_isa(void);
 
 /* The best variant whose tier is <= cap. */
 const frt_sgemm_variant *frt_sgemm_pick(frt_isa cap);

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "ops/cpu.h"
+#include "ops/op.h"
+#include "util/seltrace.h"
 #include "interop.h"
 
 void frt_options_init(frt_options *opt) {
@@ -60,6 +63,15 @@ static void release_model_bytes(void *ctx, const void *data, size_t nbytes) {
 
 static frt_status finish_load(frt_model *m, const void *data, size_t size, const char *base_dir,
                               const frt_op_source *src) {
+    const char *cp = getenv("FRT_CHECK_PLAN");
+    m->check_plan = cp && cp[0] == '1';
+#if defined(FRT_SELECTIVE) && FRT_SELECTIVE
+    /* the plan checker (a debugging aid) is not in selective builds: refused, not ignored */
+    if (m->check_plan)
+        return frt_error(FRT_ERR_UNSUPPORTED, "FRT_CHECK_PLAN=1: the plan checker is not in this "
+                         "selective build (%s); unset it, or check with a full build",
+                         frt_op_selection_file());
+#endif
     frt_status st = frt_onnx_decode(data, size, &m->onnx);
     if (st) return st;
     st = frt_onnx_map_external(m->onnx, base_dir);
@@ -143,8 +155,6 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
         }
         m->blocks[b].tmpl = tmpl;
     }
-    const char *cp = getenv("FRT_CHECK_PLAN");
-    m->check_plan = cp && cp[0] == '1';
     const char *is = getenv("FRT_INTEROP_SERIAL");
     m->interop_serial = is && is[0] == '1';
     return FRT_OK;
@@ -192,6 +202,17 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
         free(m);
         return frt_error(FRT_ERR_INVALID_ARGUMENT,
                          "unknown weights_precision %d (0 fp32, 1 fp16, 2 bf16)", wp);
+    }
+    if (m->opt.weights_precision != FRT_WEIGHTS_FP32) {
+        if (FRT_SELTRACE_ON) frt_seltrace_feature("half_weights");
+        if (!FRT_HALF_WEIGHTS) {
+            const char *wn = m->opt.weights_precision == FRT_WEIGHTS_FP16 ? "fp16" : "bf16";
+            free(m);
+            return frt_error(FRT_ERR_UNSUPPORTED,
+                             "weights_precision %s: feature 'half_weights' not in this build's "
+                             "selection (%s); trace with --weights %s to keep it",
+                             wn, frt_op_selection_file(), wn);
+        }
     }
     frt_arena_init(&m->arena);
     *out = m;

@@ -17,6 +17,14 @@
 /* Largest single tensor a run may plan; larger shapes are rejected as absurd. */
 #define MAX_TENSOR_BYTES ((size_t)1 << 38)
 
+/* FRT_CHECK_PLAN=1 verifies every plan (frt_plan_check) and that no step writes a graph input; a
+ * selective build has no checker and refuses the variable at load (model.c). */
+#if defined(FRT_SELECTIVE) && FRT_SELECTIVE
+#define CHECK_PLAN 0
+#else
+#define CHECK_PLAN 1
+#endif
+
 static const frt_exec_services services;
 static frt_exec exec_for(frt_brt *b, void *scratch, frt_threadpool *tp);
 static frt_status run_block0(frt_runtime *rt);
@@ -105,7 +113,10 @@ static frt_status brt_init(frt_runtime *rt, int32_t id) {
     memcpy(b->v, bl->tmpl, nv * sizeof *b->v);
     bool any_seq = false;
     for (size_t v = 0; v < nv; v++) any_seq |= b->v[v].vtype != 0;
-    if (any_seq) {
+    if (!FRT_SEQUENCES && any_seq) /* refused at load (compile.c); kept as a guard */
+        return frt_error(FRT_ERR_UNSUPPORTED, "feature 'sequences' not in this build's selection "
+                         "(%s)", frt_op_selection_file());
+    if (FRT_SEQUENCES && any_seq) {
         b->seqs = calloc(nv, sizeof *b->seqs);
         if (!b->seqs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
         for (size_t v = 0; v < nv; v++)
@@ -129,7 +140,8 @@ static void brt_free(frt_brt *b) {
     free(b->in_dims);
     free(b->in_rank);
     dyn_free(&b->dyn);
-    for (size_t v = 0; b->seqs && v < b->b->g->n_values; v++) frt_seq_free(&b->seqs[v]);
+    for (size_t v = 0; FRT_SEQUENCES && b->seqs && v < b->b->g->n_values; v++)
+        frt_seq_free(&b->seqs[v]);
     free(b->seqs);
 }
 
@@ -385,7 +397,7 @@ static frt_status resolve_once(frt_brt *b, bool *full) {
             const frt_step *s = &p->steps[si];
             b->v[s->out[0]].data = b->v[s->in[0]].data;
         }
-    if (m->check_plan) {
+    if (CHECK_PLAN && m->check_plan) {
         st = frt_plan_check(p, g, b->v, &b->plan);
         if (st) return st;
     }
@@ -720,7 +732,7 @@ static frt_status bind_inputs(frt_runtime *rt, const char *const *names, const f
         for (size_t k = 0; k < j; k++)
             if (names[k] && strcmp(names[k], name) == 0)
                 return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s' given twice", name);
-        if (rt->v[g->inputs[i]].vtype) {
+        if (FRT_SEQUENCES && rt->v[g->inputs[i]].vtype) {
             frt_status st = bind_seq_input(rt, g->inputs[i], name, vals ? &vals[j] : NULL);
             if (st) return st;
             continue;
@@ -905,7 +917,7 @@ static frt_status run_inputs(frt_runtime *rt, const char *const *names, const fr
         const frt_step *s = &p->steps[p->input_views[i]];
         rt->v[s->out[0]].data = rt->v[s->in[0]].data;
     }
-    if (m->check_plan) rt->input_hash = hash_inputs(rt);
+    if (CHECK_PLAN && m->check_plan) rt->input_hash = hash_inputs(rt);
     return FRT_OK;
 }
 
@@ -913,7 +925,7 @@ static frt_status run_inputs(frt_runtime *rt, const char *const *names, const fr
 static frt_status run_done(frt_runtime *rt, frt_status st) {
     if (st) return st;
     if (rt->profiling) rt->prof_runs++;
-    if (rt->m->check_plan && hash_inputs(rt) != rt->input_hash)
+    if (CHECK_PLAN && rt->m->check_plan && hash_inputs(rt) != rt->input_hash)
         return frt_error(FRT_ERR_INTERNAL, "a step wrote into a graph input");
     return FRT_OK;
 }
@@ -991,6 +1003,11 @@ frt_status frt_run_async(frt_runtime *rt, const char *const *names, const frt_te
     if (launcher && !launcher->launch)
         return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_run_async: launcher has no launch function");
     if (n_in && !inputs) return frt_error(FRT_ERR_INVALID_ARGUMENT, "input names or tensors are NULL");
+#ifdef FRT_SEL_OFF_THREAD_POOL
+    /* a selective build without the thread pool: refused before binding anything
+       (features_off.c names the feature and the selection) */
+    return frt_iop_start(rt, &iop_hooks, launcher, NULL, NULL);
+#endif
     async_run *a = malloc(sizeof *a);
     if (!a) return frt_error(FRT_ERR_NO_MEMORY, "out of memory starting a run");
     *a = (async_run){outputs, n_out, mode, done, user};
@@ -1018,7 +1035,7 @@ static frt_status copy_out(const frt_value *v, frt_tensor *t) {
 
 static frt_status emit_value(const frt_value *v, frt_io_value *o) {
     memset(o, 0, sizeof *o);
-    const frt_seq *sq = frt_seq_of(v);
+    const frt_seq *sq = FRT_SEQUENCES ? frt_seq_of(v) : NULL;
     size_t n = sq ? sq->n : 1;
     o->kind = kind_of(v->vtype);
     o->elem_kind = v->vtype == FRT_VT_OPT_SEQUENCE ? FRT_KIND_SEQUENCE : FRT_KIND_TENSOR;

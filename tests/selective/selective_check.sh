@@ -5,6 +5,7 @@
 # selection left out fails at load with the message naming the op and the selection file.
 #
 #   selective_check.sh NAME FULL_FLATRT SOURCE_DIR WORK_DIR MODEL INPUT_ARGS OTHER_MODEL [CLASSIFY]
+#                      [KEEP] [BIG_SHAPE]
 #
 # INPUT_ARGS: the --input arguments of `flatrt run` (space separated); OTHER_MODEL: a model with
 # an op outside the selection; CLASSIFY (optional): also build the digits example over the
@@ -16,9 +17,14 @@
 # A selection traced above the portable tier is also run at FRT_ISA=portable, where Conv and Gemm
 # need kernel classes (FRT_KERNEL_BUILT) that such a trace never records: load must refuse it
 # naming the kernel (or, for a model without them, run).
+# BIG_SHAPE (optional, e.g. batch=8): a --shape under which the model's Gemm takes a product path
+# (blocked GEMM) that the trace at the default shape did not record: the full build runs it, the
+# selective one refuses it naming the path and the selection.
 set -eu
 name=$1 full=$2 src=$3 work=$4 model=$5 inputs=$6 other=$7 classify=${8:-} keep=${9:-}
+big=${10:-}
 export FRT_DNNL=0
+unset FRT_CHECK_PLAN # a selective build refuses it (checked below)
 rm -rf "$work"
 mkdir -p "$work"
 sel="$work/$name.yaml"
@@ -86,6 +92,35 @@ if ! grep -q "^features: .*thread_pool" "$sel"; then
   echo "$name: 2 threads refused (no thread_pool in the selection)"
 fi
 
+# traced with float32 weights: half-precision weight storage is left out and refused at load
+if ! grep -q "^features: .*half_weights" "$sel"; then
+  if "$selrt" run "$model" "$@" --weights fp16 --output-dir "$work/out-f16" >"$work/f16.txt" 2>&1; then
+    echo "ran with fp16 weights on a build without half_weights"; exit 1
+  fi
+  grep -q "weights_precision fp16: feature 'half_weights' not in this build's selection ($name\.yaml)" \
+    "$work/f16.txt" || { cat "$work/f16.txt"; exit 1; }
+  echo "$name: --weights fp16 refused (no half_weights in the selection)"
+fi
+
+# traced without sequence values: a model with one (a sequence input beside a Flatten, which the
+# selection has) is refused at load
+if ! grep -q "^features: .*sequences" "$sel" && grep -q "op: Flatten," "$sel"; then
+  if "$selrt" run "$src/tests/selective/seq_input_flatten.onnx" --random >"$work/seq.txt" 2>&1; then
+    echo "a model with a sequence input loaded on a build without sequences"; exit 1
+  fi
+  grep -q "feature 'sequences' not in this build's selection ($name\.yaml)" \
+    "$work/seq.txt" || { cat "$work/seq.txt"; exit 1; }
+  echo "$name: a sequence input refused (no sequences in the selection)"
+fi
+
+# the plan checker is not in selective builds: FRT_CHECK_PLAN=1 is refused at load
+if FRT_CHECK_PLAN=1 "$selrt" run "$model" "$@" --output-dir "$work/out-check" >"$work/check.txt" 2>&1; then
+  echo "FRT_CHECK_PLAN=1 ran on a selective build"; exit 1
+fi
+grep -q "FRT_CHECK_PLAN=1: the plan checker is not in this selective build ($name\.yaml)" \
+  "$work/check.txt" || { cat "$work/check.txt"; exit 1; }
+echo "$name: FRT_CHECK_PLAN=1 refused"
+
 # traced with the standard planner only: greedy is left out and refused at load
 if grep -q "^features: .*planner_standard" "$sel" && ! grep -q "^features: .*planner_greedy" "$sel"; then
   if "$selrt" run "$model" "$@" --planner greedy --output-dir "$work/out-greedy" >"$work/greedy.txt" 2>&1; then
@@ -104,6 +139,18 @@ if ! grep -q "^isa: \[portable\]" "$sel"; then
     cat "$work/portable.txt"
     grep -Eq "kernel '[a-z0-9_]+' of op '[A-Za-z]+' not in this build's selection \($name\.yaml\)" "$work/portable.txt"
   fi
+fi
+
+# Gemm's run-time product paths: a shape whose path the trace did not see is refused at run
+if [ -n "$big" ]; then
+  grep -q '"builtin:gemm_run_sgemm"' "$sel" && { echo "the trace already has gemm_run_sgemm"; exit 1; }
+  "$full" run "$model" --random --shape "$big" >/dev/null
+  if "$selrt" run "$model" --random --shape "$big" >"$work/big.txt" 2>&1; then
+    echo "ran --shape $big without the blocked GEMM"; exit 1
+  fi
+  grep -q "Gemm with M=[0-9]*: kernel 'gemm_run_sgemm' not in this build's selection ($name\.yaml)" \
+    "$work/big.txt" || { cat "$work/big.txt"; exit 1; }
+  echo "$name: --shape $big refused (gemm_run_sgemm not in the selection)"
 fi
 
 # traced without external data: a model with a tensor in another file is refused at load

@@ -109,7 +109,29 @@ static inline __attribute__((always_inline)) void ukr(int64_t kc, const float *a
 #undef ST
 }
 
-/* rows x 16 tile, rows in [1, 6], stored straight into C. */
+/* rows x 16 tile, rows in [1, 6], stored straight into C. A selective build (FRT_SELECTIVE)
+ * keeps three row counts for the tails instead of five: rows below 6 run as sub-tiles of 4, 2
+ * and 1 rows (row r of a sub-tile starting at r0 reads lane r0 + r of the 6-wide weight panel,
+ * bias[r0 + r] and writes C row r0 + r). Each output row accumulates the same products in the
+ * same order either way, so the results are bit-identical (ctest selective.tile_rows_avx2). */
+#ifdef FRT_SELECTIVE
+static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                     int64_t rows, int flags, const float *bias, const float *z, int act, float lo,
+                     float hi) {
+    if (rows >= MR) {
+        ukr(kc, a, b, c, ldc, 6, 2, flags, bias, z, act, lo, hi);
+        return;
+    }
+    for (int64_t r0 = 0; r0 < rows;) {
+        const float *br = bias ? bias + r0 : NULL, *zr = z ? z + r0 * ldc : NULL;
+        int64_t left = rows - r0, n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        if (n == 4) ukr(kc, a + r0, b, c + r0 * ldc, ldc, 4, 2, flags, br, zr, act, lo, hi);
+        else if (n == 2) ukr(kc, a + r0, b, c + r0 * ldc, ldc, 2, 2, flags, br, zr, act, lo, hi);
+        else ukr(kc, a + r0, b, c + r0 * ldc, ldc, 1, 2, flags, br, zr, act, lo, hi);
+        r0 += n;
+    }
+}
+#else
 static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                      int64_t rows, int flags, const float *bias, const float *z, int act, float lo,
                      float hi) {
@@ -122,6 +144,7 @@ static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64
     default: ukr(kc, a, b, c, ldc, 1, 2, flags, bias, z, act, lo, hi); break;
     }
 }
+#endif
 
 /* A tile of rows x cols (rows <= 6, cols < 16) through a 6 x 16 buffer. */
 static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,

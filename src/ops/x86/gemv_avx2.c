@@ -77,7 +77,7 @@ AI void bf16_panel(int nv, int64_t K, const uint16_t *W, const float *x, float *
 
 void frt_gemv_panel_avx2(frt_wprec prec, int64_t K, const void *W, int64_t w, const float *x,
                          float *out) {
-    if (prec == FRT_WPREC_F32) {
+    if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
         DISPATCH(f32_panel, float)
     } else if (prec == FRT_WPREC_F16) {
         DISPATCH(f16_panel, uint16_t)
@@ -93,7 +93,7 @@ void frt_gemv_unpack_avx2(frt_wprec prec, const void *W, int64_t w, int64_t k0, 
         float *d = dst + (c / nr) * kc * nr + c % nr;
         if (c >= w) {
             for (int64_t k = 0; k < kc; k++) _mm256_storeu_ps(d + k * nr, _mm256_setzero_ps());
-        } else if (prec == FRT_WPREC_F32) {
+        } else if (prec == FRT_WPREC_F32 || !FRT_HALF_WEIGHTS) {
             const float *s = (const float *)W + k0 * w + c;
             for (int64_t k = 0; k < kc; k++) _mm256_storeu_ps(d + k * nr, _mm256_load_ps(s + k * w));
         } else if (prec == FRT_WPREC_F16) {
