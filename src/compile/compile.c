@@ -68,7 +68,7 @@ static bool same_op(const frt_node *a, const frt_node *b) {
 /* A selective build: one message naming the op types of bad[] that its selection left out, or
  * FRT_OK when there are none (then the ops are missing from flatrt itself). */
 static frt_status left_out(const bad_node *bad, size_t n_bad) {
-    const char *file = frt_op_selection_file();
+    const char *file = frt_selection_file();
     if (!file) return FRT_OK;
     char list[1024];
     size_t o = 0, k = 0;
@@ -384,7 +384,7 @@ frt_status frt_compile_blocks(frt_graph *g, const frt_options *opt,
             return frt_error(FRT_ERR_UNSUPPORTED, "value '%s' is a %s: feature 'sequences' not in "
                              "this build's selection (%s); trace a model with sequence or "
                              "optional values to keep it", g->values[i].name,
-                             frt_vtype_name(g->values[i].v.vtype), frt_op_selection_file());
+                             frt_vtype_name(g->values[i].v.vtype), frt_selection_file());
     st = loop_passes(&cx, g);
     if (st) return st;
     int32_t id;

@@ -433,7 +433,7 @@ static void plan_greedy(const frt_program *prog, frt_plan *p, size_t n) {
 frt_status frt_plan_available(frt_planner which) {
 #ifdef FRT_PLANNER_OFF_GREEDY
     if (which == FRT_PLANNER_GREEDY) {
-        const char *sel = frt_op_selection_file();
+        const char *sel = frt_selection_file();
         return frt_error(FRT_ERR_UNSUPPORTED,
                          "planner 'greedy' not in this build's selection (%s); trace with "
                          "--planner greedy to keep it", sel ? sel : "?");

@@ -23,9 +23,8 @@
 
 #include "onnx/onnx.h"
 #include "onnx/pb.h"
-#include "ops/cpu.h"
-#include "ops/op.h"
 #include "util/error.h"
+#include "util/features.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ONNX decoder reads raw_data and packed fixed-width fields as little-endian"
@@ -709,12 +708,12 @@ static frt_status decode_type(dec *d, const uint8_t *data, size_t len, frt_onnx_
         pop(d);
     } else if (!FRT_SEQUENCES &&
                (kind == FRT_ONNX_TYPE_SEQUENCE || kind == FRT_ONNX_TYPE_OPTIONAL)) {
-        /* a selective build without sequence values (src/ops/cpu.h): refused, not misread */
+        /* a selective build without sequence values (util/features.h): refused, not misread */
         return fail(d, FRT_ERR_UNSUPPORTED, koff,
                     "%s: feature 'sequences' not in this build's selection (%s); trace a model "
                     "with sequence or optional values to keep it",
                     kind == FRT_ONNX_TYPE_SEQUENCE ? "sequence_type" : "optional_type",
-                    frt_op_selection_file());
+                    frt_selection_file());
     } else if (kind == FRT_ONNX_TYPE_SEQUENCE || kind == FRT_ONNX_TYPE_OPTIONAL) {
         const char *field = kind == FRT_ONNX_TYPE_SEQUENCE ? "sequence_type" : "optional_type";
         scan es;

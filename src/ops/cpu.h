@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/features.h"
+
 typedef enum frt_isa {
     FRT_ISA_PORTABLE = 0, /* plain C */
     FRT_ISA_AVX2 = 1,     /* AVX2 + FMA + F16C */
@@ -57,26 +59,6 @@ const void *frt_pick_variant_at(const void *table, size_t n, size_t stride, frt_
  *     #if FRT_TIER_AVX512  {FRT_ISA_AVX512, ...},  #endif   (and the same for AVX2). */
 #ifndef FRT_TIER_AVX512
 #define FRT_TIER_AVX512 FRT_HAVE_X86
-#endif
-/* Half-precision weight storage (frt_options.weights_precision FP16 / BF16): the packing and
- * widening code of Conv, Gemm, MatMul and the fused products. A selective build whose trace never
- * loaded a model with it (feature half_weights) defines FRT_HALF_WEIGHTS_OFF in its selection
- * header: load refuses the option (src/runtime/model.c) and that code is compiled out. */
-#ifdef FRT_OPS_SELECTION
-#include FRT_OPS_SELECTION
-#endif
-#ifdef FRT_HALF_WEIGHTS_OFF
-#define FRT_HALF_WEIGHTS 0
-#else
-#define FRT_HALF_WEIGHTS 1
-#endif
-/* Sequence and optional values (feature sequences, recorded when a traced model has one): a
- * selective build without them refuses a model with such a value at load (src/compile/compile.c)
- * and compiles the runtime's container handling out (src/runtime/runtime.c). */
-#ifdef FRT_SEQUENCES_OFF
-#define FRT_SEQUENCES 0
-#else
-#define FRT_SEQUENCES 1
 #endif
 #ifndef FRT_TIER_AVX2
 #define FRT_TIER_AVX2 FRT_HAVE_X86

@@ -213,7 +213,7 @@ static frt_status run_path(const frt_step *s, const char *op, const char *path, 
     if (FRT_SELTRACE_ON) frt_seltrace_add("kernel", "ai.onnx", op, "builtin", path, NULL);
     if (built) return FRT_OK;
     return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "%s with M=%lld: kernel '%s' not in this build's "
-                         "selection (%s)", op, (long long)M, path, frt_op_selection_file());
+                         "selection (%s)", op, (long long)M, path, frt_selection_file());
 }
 
 typedef struct gemm_params {
@@ -352,7 +352,7 @@ static frt_status gemm_kernel(const frt_step *s, frt_exec *x) {
                  : p->wp.data ? K_WGEMM : K_SGEMM))
         return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "Gemm with M=%lld: kernel class %s not in "
                              "this build's selection (%s)", (long long)M,
-                             p->wp.data ? "WGEMM" : "SGEMM", frt_op_selection_file());
+                             p->wp.data ? "WGEMM" : "SGEMM", frt_selection_file());
     if (p->wp.data) {
         if (p->wp.K != K || p->wp.N != N)
             return frt_step_fail(s, FRT_ERR_SHAPE, "Gemm weights changed shape after packing");

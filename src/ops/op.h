@@ -284,9 +284,9 @@ frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def);
 #define FRT_BUILT_CAT(a, b) FRT_BUILT_CAT_(a, b)
 #define FRT_BUILT_CAT_(a, b) a##b
 #define FRT_IF_DT(dt, ...) FRT_BUILT_CAT(FRT_BUILT_EMIT_, FRT_DT_BUILT(dt))(__VA_ARGS__)
-/* Selective builds (cmake -DFRT_SELECT=FILE): the selection file's name, and whether op_type of
- * domain is implemented by flatrt but was left out by it. NULL and false in a full build. */
-const char *frt_op_selection_file(void);
+/* Selective builds (cmake -DFRT_SELECT=FILE): whether op_type of domain is implemented by flatrt
+ * but was left out by it (false in a full build; the file's name: frt_selection_file,
+ * util/features.h). */
 bool frt_op_left_out(const char *domain, const char *op_type);
 /* FRT_ERR_UNSUPPORTED for a kernel without loops for dtype dt: "dtype X of op 'Y' not in this
  * build's selection (FILE)" in a selective build, else "dtype X not supported". */

@@ -224,13 +224,6 @@ frt_status frt_op_resolve(const frt_node *n, const frt_op_def **def) {
                      n->op_type, dom[0] ? dom : "ai.onnx", (long long)n->opset, why);
 }
 
-const char *frt_op_selection_file(void) {
-#ifdef FRT_OPS_ONLY
-    return FRT_SELECTION_FILE;
-#else
-    return NULL;
-#endif
-}
 
 bool frt_op_left_out(const char *domain, const char *op_type) {
 #ifdef FRT_OPS_ONLY

@@ -32,7 +32,7 @@
 #if defined(FRT_FEATURE_OFF_DESCRIBE) || defined(FRT_FEATURE_OFF_STEP_TRACE) || \
     defined(FRT_FEATURE_OFF_THREAD_POOL) || defined(FRT_FEATURE_OFF_RUNTIME_POOL)
 static frt_status left_out(const char *fn, const char *feature) {
-    const char *sel = frt_op_selection_file();
+    const char *sel = frt_selection_file();
     return frt_error(FRT_ERR_UNSUPPORTED,
                      "%s: feature '%s' not in this build's selection (%s); keep it with "
                      "cmake -DFRT_SELECT_KEEP=%s",
@@ -120,7 +120,7 @@ frt_status frt_runtime_write_trace(const frt_runtime *rt, const char *path) {
 #ifdef FRT_FEATURE_OFF_THREAD_POOL
 frt_status frt_threadpool_check(int threads) {
     if (threads <= 1) return FRT_OK;
-    const char *sel = frt_op_selection_file();
+    const char *sel = frt_selection_file();
     return frt_error(FRT_ERR_UNSUPPORTED,
                      "%d threads (num_threads / inter_op_threads): feature 'thread_pool' not in "
                      "this build's selection (%s); trace with --threads %d to keep it",
@@ -289,7 +289,7 @@ frt_status frt_onnx_map_external(frt_onnx_model *m, const char *base_dir) {
     if (!m) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_onnx_map_external: model is NULL");
     const frt_onnx_tensor *t = m->graph ? first_external(m->graph) : NULL;
     if (!t) return FRT_OK;
-    const char *sel = frt_op_selection_file();
+    const char *sel = frt_selection_file();
     return frt_error(FRT_ERR_UNSUPPORTED,
                      "tensor '%s' has external data ('%s'): feature 'external_data' not in this "
                      "build's selection (%s); trace a model with external data, or keep it with "

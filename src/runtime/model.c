@@ -70,7 +70,7 @@ static frt_status finish_load(frt_model *m, const void *data, size_t size, const
     if (m->check_plan)
         return frt_error(FRT_ERR_UNSUPPORTED, "FRT_CHECK_PLAN=1: the plan checker is not in this "
                          "selective build (%s); unset it, or check with a full build",
-                         frt_op_selection_file());
+                         frt_selection_file());
 #endif
     frt_status st = frt_onnx_decode(data, size, &m->onnx);
     if (st) return st;
@@ -211,7 +211,7 @@ static frt_status new_model(const frt_options *opt, frt_model **out) {
             return frt_error(FRT_ERR_UNSUPPORTED,
                              "weights_precision %s: feature 'half_weights' not in this build's "
                              "selection (%s); trace with --weights %s to keep it",
-                             wn, frt_op_selection_file(), wn);
+                             wn, frt_selection_file(), wn);
         }
     }
     frt_arena_init(&m->arena);

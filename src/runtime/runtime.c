@@ -115,7 +115,7 @@ static frt_status brt_init(frt_runtime *rt, int32_t id) {
     for (size_t v = 0; v < nv; v++) any_seq |= b->v[v].vtype != 0;
     if (!FRT_SEQUENCES && any_seq) /* refused at load (compile.c); kept as a guard */
         return frt_error(FRT_ERR_UNSUPPORTED, "feature 'sequences' not in this build's selection "
-                         "(%s)", frt_op_selection_file());
+                         "(%s)", frt_selection_file());
     if (FRT_SEQUENCES && any_seq) {
         b->seqs = calloc(nv, sizeof *b->seqs);
         if (!b->seqs) return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
