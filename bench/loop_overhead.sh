@@ -66,8 +66,8 @@ fr=() ; orr=()
 for r in $(seq 1 "$rounds"); do
     f1=$(run flatrt m1.npy 2000); fn=$(run flatrt mn.npy 200)
     o1=$(run ort m1.npy 2000); on=$(run ort mn.npy 200)
-    fi=$(python3 -c "print(($fn - $f1) / $iters * 1000)")
-    oi=$(python3 -c "print(($on - $o1) / $iters * 1000)")
+    fi=$(python3 -c "print('%.1f' % (($fn - $f1) / $iters * 1000))")
+    oi=$(python3 -c "print('%.1f' % (($on - $o1) / $iters * 1000))")
     echo "round $r: flatrt M=1 $f1 us, M=$((iters + 1)) $fn us -> $fi ns/iter; ORT M=1 $o1 us, M=$((iters + 1)) $on us -> $oi ns/iter" >&2
     fr+=("$fi"); orr+=("$oi")
 done
