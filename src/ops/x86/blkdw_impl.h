@@ -46,22 +46,7 @@ BLKDW_INLINE V bd_act(V v, int act, V lo, V hi) {
     case FRT_BLKDW_CLIP: return vmin(hi, vmax(lo, v));
     case FRT_BLKDW_SILU: {
 #if VW == 8
-        /* as v_silu in activation_param_impl.h: e^t (t = -v clamped to [-87, 89]; n = 128
-           gives +inf, so -inf / inf is NaN) with one scale factor read from a rounding add,
-           one-constant ln2 reduction, one division */
-        V t = vmin(vset(89.0f), vmax(vset(-87.0f), vsub(zero, v)));
-        const V magic = vset(12582912.0f);
-        V nm = vfma(t, vset(1.44269504088896341f), magic);
-        V n = vsub(nm, magic);
-        V r = vfnma(n, vset(0.693147182f), t);
-        V q = vfma(vset(0.0013822003f), r, vset(0.008362863f));
-        q = vfma(q, r, vset(0.0416678f));
-        q = vfma(q, r, vset(0.16666579f));
-        q = vfma(q, r, vset(0.49999997f));
-        V p = vfma(q, vmul(r, r), vadd(r, vset(1.0f)));
-        __m256i e = _mm256_slli_epi32(
-            _mm256_add_epi32(_mm256_castps_si256(nm), _mm256_set1_epi32(127 - 0x4B400000)), 23);
-        return vdiv(v, vfma(p, _mm256_castsi256_ps(e), vset(1.0f)));
+        return vsilu(v); /* vec_avx2.h */
 #else
         /* v / d with d = 1 + e^-v in [1, 1.7e38]: the reciprocal estimate and one Newton step */
         V d = vadd(vset(1.0f), bd_exp(vsub(zero, v)));
