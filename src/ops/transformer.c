@@ -154,9 +154,10 @@ static frt_status fmm_select(frt_op_ctx *c, frt_kernel *k) {
     size_t np = frt_sgemm_pack_b_size(p->K, p->N);
     /* N <= 16 (one vector of columns, e.g. a classifier head): fp32 W in the packed-weight
      * layout, whose row kernel (frt_wpack_gemm) computes only those columns */
-    const bool small_n = (FRT_HALF_WEIGHTS ? c->node->wprec : 0) == 0 && p->N <= 16 && frt_gemv_pick(c->isa)->rows;
-    const frt_wprec wprec = small_n ? FRT_WPREC_F32 : (frt_wprec)(FRT_HALF_WEIGHTS ? c->node->wprec : 0);
-    if ((FRT_HALF_WEIGHTS ? c->node->wprec : 0) != 0 || small_n) {
+    const int node_wprec = FRT_HALF_WEIGHTS ? c->node->wprec : 0; /* 0 in builds without them */
+    const bool small_n = node_wprec == 0 && p->N <= 16 && frt_gemv_pick(c->isa)->rows;
+    const frt_wprec wprec = small_n ? FRT_WPREC_F32 : (frt_wprec)node_wprec;
+    if (node_wprec != 0 || small_n) {
         /* half-precision W (keeps fp32 if fp16 cannot hold it), or the fp32 small-N case */
         size_t nh = frt_wpack_bytes(wprec, p->K, p->N);
         void *wh = frt_arena_alloc(c->arena, nh, 64);
