@@ -1,5 +1,5 @@
-/* Shared by the sub-tile tests (test_tile_rows.c, test_ukr_rows.c): a fixed pseudo-random source
- * and the AVX-512 gate (both kernels under test are AVX-512 code). */
+/* Shared by the sub-tile tests (test_tile_rows.c, test_ukr_rows.c, test_tile_rows_avx2.c): a fixed
+ * pseudo-random source and the AVX-512 gate of the AVX-512 kernels' tests. */
 #ifndef FRT_TEST_ROWS_UTIL_H
 #define FRT_TEST_ROWS_UTIL_H
 
