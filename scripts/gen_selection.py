@@ -186,11 +186,17 @@ def fnv1a(text):
     return h
 
 
-def read_ops_def(src):
-    ops = {}  # (domain, op) -> set of families
+def read_ops_def(src, flags=None):
+    """(domain, op) -> set of families; fills flags[(domain, op)] with the capability flags text
+    of its lines when given."""
+    ops = {}
     with open(os.path.join(src, "src/ops/ops.def"), encoding="utf-8") as f:
-        for m in re.finditer(r"^FRT_OP\((\w+),\s*(\w+),\s*\w+,\s*\w+,\s*(\w+),", f.read(), re.M):
-            ops.setdefault((DOMAINS[m.group(1)], m.group(2)), set()).add(m.group(3))
+        for m in re.finditer(r"^FRT_OP\((\w+),\s*(\w+),\s*\w+,\s*\w+,\s*(\w+),\s*\w+,\s*(.*?)\)\s*$",
+                             f.read(), re.M | re.S):
+            key = (DOMAINS[m.group(1)], m.group(2))
+            ops.setdefault(key, set()).add(m.group(3))
+            if flags is not None:
+                flags[key] = flags.get(key, "") + " " + m.group(4)
     return ops
 
 
@@ -242,7 +248,8 @@ def main():
         # the layout pass (reorders between blocked and plain layouts) serves only the oneDNN
         # provider's kernels; src/compile/compile.c skips it in a selective build without it
         off_files.add("src/compile/layout.c")
-    ops = read_ops_def(src)
+    op_flags = {}
+    ops = read_ops_def(src, op_flags)
     families = set()
     names = set()
     for dom, op in sel["ops"]:
@@ -348,6 +355,13 @@ def main():
             f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
         if "sequences" in feat_off:
             f.write("#define FRT_SEQUENCES_OFF 1\n")
+        # Steps shaped while running (compile.c FRT_DEFER_*: an input deciding output shapes known
+        # only at run, a kernel sizing its outputs, sequence values) need an op that declares it
+        # (FRT_OP_SHAPE_IN, FRT_OP_DATA_SHAPE, FRT_OP_SEQ_VALUES in ops.def); without one the
+        # runtime's deferred-step path is compiled out (FRT_DYNAMIC_STEPS, src/util/features.h).
+        if not any(re.search(r"FRT_OP_(SHAPE_IN|DATA_SHAPE|SEQ_VALUES)", op_flags.get((d, o), ""))
+                   for d, o in sel["ops"]):
+            f.write("#define FRT_DYNAMIC_STEPS_OFF 1\n")
         if "thread_pool" in feat_off:  # frt_run_async refuses before binding (runtime.c)
             f.write("#define FRT_SEL_OFF_THREAD_POOL 1\n")
         for dt in sorted(sel["dtypes"]):

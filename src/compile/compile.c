@@ -631,6 +631,10 @@ static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
         p->deferred[si] = (k.flags & FRT_K_DYNAMIC_OUT) ? FRT_DEFER_KERNEL
                           : reads_dynamic               ? FRT_DEFER_INFER
                                                         : FRT_DEFER_NONE;
+        if (!FRT_DYNAMIC_STEPS && p->deferred[si]) /* no op of this selection makes one */
+            return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s) is shaped while running, which "
+                             "this selective build (%s) does not support", n->name, n->op_type,
+                             frt_selection_file());
         if ((k.flags & FRT_K_VIEW) && !p->deferred[si]) {
             p->cls[si] = FRT_STEP_VIEW;
             int32_t r = p->root[n->in[0]];
