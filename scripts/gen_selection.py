@@ -38,7 +38,11 @@ FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/
             "half_weights": [],
             # sequences (recorded when a traced model has a sequence or optional value): the
             # runtime's container handling (FRT_SEQUENCES_OFF in the selection header)
-            "sequences": []}
+            "sequences": [],
+            # subgraphs (recorded when a traced model has a node with one): the decoder's GRAPH
+            # attributes and the IR's / compile's nested blocks (FRT_SUBGRAPHS_OFF in the
+            # selection header, src/util/features.h)
+            "subgraphs": []}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -355,6 +359,8 @@ def main():
             f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
         if "sequences" in feat_off:
             f.write("#define FRT_SEQUENCES_OFF 1\n")
+        if "subgraphs" in feat_off and not names & {"If", "Loop", "Scan", "SequenceMap"}:
+            f.write("#define FRT_SUBGRAPHS_OFF 1\n")
         # Steps shaped while running (compile.c FRT_DEFER_*: an input deciding output shapes known
         # only at run, a kernel sizing its outputs, sequence values) need an op that declares it
         # (FRT_OP_SHAPE_IN, FRT_OP_DATA_SHAPE, FRT_OP_SEQ_VALUES in ops.def); without one the

@@ -39,6 +39,16 @@
 #define FRT_DYNAMIC_STEPS 1
 #endif
 
+/* Subgraphs (GRAPH / GRAPHS attributes: If, Loop, Scan, SequenceMap; feature subgraphs, recorded
+ * when a traced model has a node with one): a selective build without them refuses such an
+ * attribute in the decoder (src/onnx/decode.c) and compiles the IR's and compile's subgraph
+ * handling (outer-scope names, captured values, nested blocks) out. */
+#ifdef FRT_SUBGRAPHS_OFF
+#define FRT_SUBGRAPHS 0
+#else
+#define FRT_SUBGRAPHS 1
+#endif
+
 /* The selection file a selective build was made from (for messages that name it), or NULL in
  * the full build. */
 const char *frt_selection_file(void);
