@@ -113,6 +113,16 @@ if ! grep -q "^features: .*sequences" "$sel" && grep -q "op: Flatten," "$sel"; t
   echo "$name: a sequence input refused (no sequences in the selection)"
 fi
 
+# traced without subgraphs: a model with one (an If over two Flattens) is refused by the decoder
+if ! grep -q "^features: .*subgraphs" "$sel"; then
+  if "$selrt" run "$src/tests/selective/if_flatten.onnx" --random >"$work/sub.txt" 2>&1; then
+    echo "a model with a subgraph loaded on a build without subgraphs"; exit 1
+  fi
+  grep -q "is a subgraph: feature 'subgraphs' not in this build's selection ($name\.yaml)" \
+    "$work/sub.txt" || { cat "$work/sub.txt"; exit 1; }
+  echo "$name: a subgraph refused (no subgraphs in the selection)"
+fi
+
 # the plan checker is not in selective builds: FRT_CHECK_PLAN=1 is refused at load
 if FRT_CHECK_PLAN=1 "$selrt" run "$model" "$@" --output-dir "$work/out-check" >"$work/check.txt" 2>&1; then
   echo "FRT_CHECK_PLAN=1 ran on a selective build"; exit 1
