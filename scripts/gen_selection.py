@@ -56,7 +56,11 @@ KERNEL_CLASSES = {
                "SMALL": r"^matmul_run_small$", "GEMV": r"^matmul_run_gemv$",
                "SGEMM": r"^matmul_run_sgemm$"},
     "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
-             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
+             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm",
+             # the AVX2 tile's tail shapes a run took (recorded at run, src/ops/conv.h)
+             "TR1": r"^conv_gemm_avx2_r1$", "TR2": r"^conv_gemm_avx2_r2$",
+             "TR4": r"^conv_gemm_avx2_r4$", "TCOL": r"^conv_gemm_avx2_col$",
+             "TE8": r"^conv_gemm_avx2_e8$", "TE16": r"^conv_gemm_avx2_e16$"},
 }
 # Kernel names an op's select gives that need no class themselves: the product paths they run
 # are recorded at run (MatMul: "matmul_run_*").
@@ -70,8 +74,14 @@ for _c in ("RTINY", "RGEMV", "RSGEMM"):
     KERNEL_CLASSES_SINCE[("Gemm", _c)] = (r"^gemm_run_", r"^(gemm|gemv)_f32_")
 for _c in ("TINY", "SMALL", "GEMV", "SGEMM"):
     KERNEL_CLASSES_SINCE[("MatMul", _c)] = (r"^matmul_run_", r"^matmul_f32")
+# the AVX2 conv tile's tails (recorded at run since this flatrt): an older trace with an AVX2 conv
+# GEMM kernel keeps them all
+for _c in ("TR1", "TR2", "TR4", "TCOL", "TE8", "TE16"):
+    KERNEL_CLASSES_SINCE[("Conv", _c)] = (r"^conv_gemm_avx2_", r"^conv_(1x1|im2col)_gemm_avx2")
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
-KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
+for (_op, _c), _v in list(KERNEL_CLASSES_SINCE.items()):
+    if _op == "Conv":
+        KERNEL_CLASSES_SINCE[("FusedConv", _c)] = _v
 
 
 def die(msg):
