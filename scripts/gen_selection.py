@@ -242,6 +242,9 @@ DEF_FN = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(f
                     re.M)
 DEF_DATA = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(frt_\w+)\s*(?:\[[^\]]*\]\s*)*=",
                       re.M)
+# a function defined by a macro at file scope, named by its first argument (reduce_avx2.c:
+# ROW_SUM(frt_reduce_row_sum_avx2, ...)); a use this also matches only adds a file
+DEF_MACRO = re.compile(r"^[A-Z][A-Z0-9_]*\(\s*(frt_\w+)\s*[,)]", re.M)
 TOKEN = re.compile(r"\bfrt_\w+")
 
 
@@ -306,7 +309,7 @@ def main():
         scanned[c] = text
     definer = {}
     for c, text in scanned.items():
-        for rx in (DEF_FN, DEF_DATA):
+        for rx in (DEF_FN, DEF_DATA, DEF_MACRO):
             for m in rx.finditer(text):
                 definer.setdefault(m.group(1), set()).add(c)
     syms = sorted(definer)
