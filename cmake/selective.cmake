@@ -21,7 +21,7 @@ set(FRT_SEL_DIR ${CMAKE_BINARY_DIR}/selection)
 # out unless the selection's `features` or this list names them; their API then fails with
 # FRT_ERR_UNSUPPORTED naming the feature (src/runtime/features_off.c).
 set(FRT_SELECT_KEEP "" CACHE STRING
-  "Optional features a selective build keeps although the selection does not list them (describe;step_trace;runtime_pool;thread_pool;external_data)")
+  "Optional features a selective build keeps although the selection does not list them (describe;step_trace;runtime_pool;thread_pool;external_data;half_weights;sequences;subgraphs)")
 execute_process(
   COMMAND ${FRT_SEL_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/gen_selection.py ${FRT_SELECT}
           ${CMAKE_SOURCE_DIR} ${FRT_SEL_DIR} "${FRT_SELECT_KEEP}"

@@ -38,7 +38,11 @@ FEATURES = {"describe": ["src/runtime/describe.c"], "step_trace": ["src/runtime/
             "half_weights": [],
             # sequences (recorded when a traced model has a sequence or optional value): the
             # runtime's container handling (FRT_SEQUENCES_OFF in the selection header)
-            "sequences": []}
+            "sequences": [],
+            # subgraphs (recorded when a traced model has a node with one): the decoder's GRAPH
+            # attributes and the IR's / compile's nested blocks (FRT_SUBGRAPHS_OFF in the
+            # selection header, src/util/features.h)
+            "subgraphs": []}
 TIERS = ("avx2", "avx512")
 # Per-kernel selection inside an op (FRT_KERNEL_BUILT(op, class), src/ops/op.h): op -> class ->
 # the builtin kernel names (regular expressions) that need the class. A class none of the op's
@@ -52,7 +56,11 @@ KERNEL_CLASSES = {
                "SMALL": r"^matmul_run_small$", "GEMV": r"^matmul_run_gemv$",
                "SGEMM": r"^matmul_run_sgemm$"},
     "Conv": {"DW": r"^conv_depthwise", "DW5": r"^conv_depthwise_k5$",
-             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm"},
+             "GEMM": r"^conv_(1x1|im2col)_gemm_", "SGEMM": r"^conv_im2col_sgemm",
+             # the AVX2 tile's tail shapes a run took (recorded at run, src/ops/conv.h)
+             "TR1": r"^conv_gemm_avx2_r1$", "TR2": r"^conv_gemm_avx2_r2$",
+             "TR4": r"^conv_gemm_avx2_r4$", "TCOL": r"^conv_gemm_avx2_col$",
+             "TE8": r"^conv_gemm_avx2_e8$", "TE16": r"^conv_gemm_avx2_e16$"},
 }
 # Kernel names an op's select gives that need no class themselves: the product paths they run
 # are recorded at run (MatMul: "matmul_run_*").
@@ -66,8 +74,14 @@ for _c in ("RTINY", "RGEMV", "RSGEMM"):
     KERNEL_CLASSES_SINCE[("Gemm", _c)] = (r"^gemm_run_", r"^(gemm|gemv)_f32_")
 for _c in ("TINY", "SMALL", "GEMV", "SGEMM"):
     KERNEL_CLASSES_SINCE[("MatMul", _c)] = (r"^matmul_run_", r"^matmul_f32")
+# the AVX2 conv tile's tails (recorded at run since this flatrt): an older trace with an AVX2 conv
+# GEMM kernel keeps them all
+for _c in ("TR1", "TR2", "TR4", "TCOL", "TE8", "TE16"):
+    KERNEL_CLASSES_SINCE[("Conv", _c)] = (r"^conv_gemm_avx2_", r"^conv_(1x1|im2col)_gemm_avx2")
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
-KERNEL_CLASSES_SINCE[("FusedConv", "DW5")] = KERNEL_CLASSES_SINCE[("Conv", "DW5")]
+for (_op, _c), _v in list(KERNEL_CLASSES_SINCE.items()):
+    if _op == "Conv":
+        KERNEL_CLASSES_SINCE[("FusedConv", _c)] = _v
 
 
 def die(msg):
@@ -186,11 +200,17 @@ def fnv1a(text):
     return h
 
 
-def read_ops_def(src):
-    ops = {}  # (domain, op) -> set of families
+def read_ops_def(src, flags=None):
+    """(domain, op) -> set of families; fills flags[(domain, op)] with the capability flags text
+    of its lines when given."""
+    ops = {}
     with open(os.path.join(src, "src/ops/ops.def"), encoding="utf-8") as f:
-        for m in re.finditer(r"^FRT_OP\((\w+),\s*(\w+),\s*\w+,\s*\w+,\s*(\w+),", f.read(), re.M):
-            ops.setdefault((DOMAINS[m.group(1)], m.group(2)), set()).add(m.group(3))
+        for m in re.finditer(r"^FRT_OP\((\w+),\s*(\w+),\s*\w+,\s*\w+,\s*(\w+),\s*\w+,\s*(.*?)\)\s*$",
+                             f.read(), re.M | re.S):
+            key = (DOMAINS[m.group(1)], m.group(2))
+            ops.setdefault(key, set()).add(m.group(3))
+            if flags is not None:
+                flags[key] = flags.get(key, "") + " " + m.group(4)
     return ops
 
 
@@ -222,6 +242,9 @@ DEF_FN = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(f
                     re.M)
 DEF_DATA = re.compile(r"^(?!static\b|extern\b|typedef\b|#)[A-Za-z_][\w \t\*]*?\b(frt_\w+)\s*(?:\[[^\]]*\]\s*)*=",
                       re.M)
+# a function defined by a macro at file scope, named by its first argument (reduce_avx2.c:
+# ROW_SUM(frt_reduce_row_sum_avx2, ...)); a use this also matches only adds a file
+DEF_MACRO = re.compile(r"^[A-Z][A-Z0-9_]*\(\s*(frt_\w+)\s*[,)]", re.M)
 TOKEN = re.compile(r"\bfrt_\w+")
 
 
@@ -242,7 +265,8 @@ def main():
         # the layout pass (reorders between blocked and plain layouts) serves only the oneDNN
         # provider's kernels; src/compile/compile.c skips it in a selective build without it
         off_files.add("src/compile/layout.c")
-    ops = read_ops_def(src)
+    op_flags = {}
+    ops = read_ops_def(src, op_flags)
     families = set()
     names = set()
     for dom, op in sel["ops"]:
@@ -285,7 +309,7 @@ def main():
         scanned[c] = text
     definer = {}
     for c, text in scanned.items():
-        for rx in (DEF_FN, DEF_DATA):
+        for rx in (DEF_FN, DEF_DATA, DEF_MACRO):
             for m in rx.finditer(text):
                 definer.setdefault(m.group(1), set()).add(c)
     syms = sorted(definer)
@@ -348,6 +372,15 @@ def main():
             f.write("#define FRT_HALF_WEIGHTS_OFF 1\n")
         if "sequences" in feat_off:
             f.write("#define FRT_SEQUENCES_OFF 1\n")
+        if "subgraphs" in feat_off and not names & {"If", "Loop", "Scan", "SequenceMap"}:
+            f.write("#define FRT_SUBGRAPHS_OFF 1\n")
+        # Steps shaped while running (compile.c FRT_DEFER_*: an input deciding output shapes known
+        # only at run, a kernel sizing its outputs, sequence values) need an op that declares it
+        # (FRT_OP_SHAPE_IN, FRT_OP_DATA_SHAPE, FRT_OP_SEQ_VALUES in ops.def); without one the
+        # runtime's deferred-step path is compiled out (FRT_DYNAMIC_STEPS, src/util/features.h).
+        if not any(re.search(r"FRT_OP_(SHAPE_IN|DATA_SHAPE|SEQ_VALUES)", op_flags.get((d, o), ""))
+                   for d, o in sel["ops"]):
+            f.write("#define FRT_DYNAMIC_STEPS_OFF 1\n")
         if "thread_pool" in feat_off:  # frt_run_async refuses before binding (runtime.c)
             f.write("#define FRT_SEL_OFF_THREAD_POOL 1\n")
         for dt in sorted(sel["dtypes"]):

@@ -55,7 +55,7 @@ static bool collect_bad(const frt_compile_ctx *cx, const frt_graph *g, bad_node 
             }
             (*list)[(*n)++] = (bad_node){g, nd};
         }
-        for (int32_t k = 0; k < nd->n_sub; k++)
+        for (int32_t k = 0; FRT_SUBGRAPHS && k < nd->n_sub; k++)
             if (!collect_bad(cx, nd->sub[k], list, n, cap)) return false;
     }
     return true;
@@ -254,7 +254,7 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
     const frt_options *opt = cx->opt;
     frt_compile_stats *stats = cx->stats;
     frt_status st;
-    if (g->parent) bind_outer(g);
+    if (FRT_SUBGRAPHS && g->parent) bind_outer(g);
     st = resolve_defs(cx, g, defs);
     if (st) return st;
 
@@ -264,7 +264,7 @@ static frt_status compile_graph(frt_compile_ctx *cx, int32_t bid, const frt_op_d
         frt_node *n = &g->nodes[i];
         const frt_op_def *def = defs[i];
         if (n->dead) continue;
-        if (n->n_sub) {
+        if (FRT_SUBGRAPHS && n->n_sub) {
             int32_t *ids = frt_arena_array(cx->arena, (size_t)n->n_sub, sizeof *ids);
             if (!ids) return frt_error(FRT_ERR_NO_MEMORY, "out of memory compiling the model");
             for (int32_t k = 0; k < n->n_sub; k++) {
@@ -357,7 +357,7 @@ static bool hoistable(void *user, const frt_node *n) {
  * moved out of Loop and Scan bodies (with constant folding on). */
 static frt_status loop_passes(frt_compile_ctx *cx, frt_graph *g) {
     frt_status st = FRT_OK;
-    if (cx->opt->fuse) {
+    if (cx->opt->fuse && FRT_OP_BUILT(EmbeddingBag)) {
         int r = frt_pass_embedding_bag(g, &st);
         if (r < 0) return st;
         cx->stats->num_fused += (size_t)r;
@@ -631,6 +631,10 @@ static frt_status classify(frt_compile_ctx *cx, frt_graph *g, frt_program *p) {
         p->deferred[si] = (k.flags & FRT_K_DYNAMIC_OUT) ? FRT_DEFER_KERNEL
                           : reads_dynamic               ? FRT_DEFER_INFER
                                                         : FRT_DEFER_NONE;
+        if (!FRT_DYNAMIC_STEPS && p->deferred[si]) /* no op of this selection makes one */
+            return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s) is shaped while running, which "
+                             "this selective build (%s) does not support", n->name, n->op_type,
+                             frt_selection_file());
         if ((k.flags & FRT_K_VIEW) && !p->deferred[si]) {
             p->cls[si] = FRT_STEP_VIEW;
             int32_t r = p->root[n->in[0]];

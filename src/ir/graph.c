@@ -5,6 +5,7 @@
 
 #include "ir.h"
 #include "util/error.h"
+#include "util/features.h"
 
 /* Open-addressing map from value name to id; grows so that cap > 2 * count. */
 typedef struct name_map {
@@ -95,7 +96,7 @@ static int32_t add_capture(scope *s, int32_t id) {
  * anywhere; -2: out of memory. */
 static int32_t resolve(scope *s, const char *name) {
     int32_t id = map_get(&s->map, name);
-    if (id >= 0 || !s->up) return id;
+    if (id >= 0 || !FRT_SUBGRAPHS || !s->up) return id;
     int32_t pid = resolve(s->up, name);
     if (pid < 0) return pid;
     int32_t slot = add_capture(s->up, pid);
@@ -271,6 +272,7 @@ static frt_status build(const frt_onnx_model *m, const frt_onnx_graph *og, scope
  * they capture to the node's inputs as n_cap captured reads. */
 static frt_status build_subgraphs(const frt_onnx_model *m, const frt_onnx_node *on, scope *s,
                                   int32_t i, frt_arena *arena) {
+    if (!FRT_SUBGRAPHS) return FRT_OK; /* the decoder refused GRAPH attributes */
     frt_node *n = &s->g->nodes[i];
     size_t n_sub = 0;
     for (size_t a = 0; a < on->n_attrs; a++) {

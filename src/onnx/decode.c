@@ -812,6 +812,12 @@ static frt_status decode_attr(dec *d, const uint8_t *data, size_t len, size_t of
         return fail(d, FRT_ERR_UNSUPPORTED, off, "attributes of type %s are not supported",
                     attr_type_name(type));
     a->type = (frt_onnx_attr_type)type;
+    if (!FRT_SUBGRAPHS && (a->type == FRT_ATTR_GRAPH || a->type == FRT_ATTR_GRAPHS))
+        /* a selective build without subgraphs (util/features.h): refused, not misread */
+        return fail(d, FRT_ERR_UNSUPPORTED, off,
+                    "attribute '%s' is a subgraph: feature 'subgraphs' not in this build's "
+                    "selection (%s); trace a model with subgraphs (If, Loop, Scan) to keep it",
+                    a->name, frt_selection_file());
 
     switch (a->type) {
     case FRT_ATTR_UNDEFINED: break;

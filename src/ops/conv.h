@@ -175,6 +175,35 @@ frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *v
 frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x);
 size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values);
 
+/* Tail shapes of the AVX2 6 x 16 tile (x86/conv_avx2.c) that a product of Mg output channels
+ * (per group) and npos positions runs: full-width tiles with 1-5 rows run as sub-tiles of 4, 2
+ * and 1 rows in a selective build (R4, R2, R1), the last col panel of a block has npos % 16
+ * positions (position blocks are multiples of 16 wide at any thread count): 1-3 take the
+ * one-column kernel (COL), 4-8 the half-width edge tile (E8), 9-15 the full-width one (E16).
+ * The trace records the tails a run takes ("conv_gemm_avx2_<tail>", conv_gemm.c) and a selective
+ * build compiles only those (kernel classes TR1, TR2, TR4, TCOL, TE8, TE16 of Conv / FusedConv);
+ * a run that needs another is refused naming it. */
+enum {
+    FRT_CONV_T_R1 = 1, FRT_CONV_T_R2 = 2, FRT_CONV_T_R4 = 4,
+    FRT_CONV_T_COL = 8, FRT_CONV_T_E8 = 16, FRT_CONV_T_E16 = 32
+};
+static inline unsigned frt_conv_avx2_tails(int64_t Mg, int64_t npos) {
+    int64_t r = Mg % 6, c = npos % 16;
+    unsigned t = (r & 4 ? FRT_CONV_T_R4 : 0) | (r & 2 ? FRT_CONV_T_R2 : 0) |
+                 (r & 1 ? FRT_CONV_T_R1 : 0);
+    if (c >= 1 && c <= 3) t |= FRT_CONV_T_COL;
+    else if (c >= 4 && c <= 8) t |= FRT_CONV_T_E8;
+    else if (c > 8) t |= FRT_CONV_T_E16;
+    return t;
+}
+/* The tails a selective build compiled (all of them in the full build). */
+#define FRT_CONV_T_BUILT_(cls) (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls))
+#define FRT_CONV_AVX2_TAILS_BUILT                                                               \
+    ((FRT_CONV_T_BUILT_(TR1) ? FRT_CONV_T_R1 : 0) | (FRT_CONV_T_BUILT_(TR2) ? FRT_CONV_T_R2 : 0) | \
+     (FRT_CONV_T_BUILT_(TR4) ? FRT_CONV_T_R4 : 0) |                                             \
+     (FRT_CONV_T_BUILT_(TCOL) ? FRT_CONV_T_COL : 0) |                                           \
+     (FRT_CONV_T_BUILT_(TE8) ? FRT_CONV_T_E8 : 0) | (FRT_CONV_T_BUILT_(TE16) ? FRT_CONV_T_E16 : 0))
+
 #if FRT_HAVE_X86
 void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t);   /* nr = 16 */
 void frt_conv_compute_avx2(const frt_conv_gemm_ctx *t, int64_t mp0, int64_t mp1); /* 6 x 16 */

@@ -22,6 +22,7 @@
 
 #include "conv.h"
 #include "dtype_util.h"
+#include "util/seltrace.h"
 #include "util/threadpool.h"
 
 /* K block (packed col rows) and position block: the col block kc x nc floats stays in L2 while
@@ -142,6 +143,28 @@ static int64_t block_cols(const frt_conv_params *p, int64_t npos) {
     return np < p->nc ? np : p->nc;
 }
 
+/* The AVX2 tile's tail shapes a run of Mg x npos takes (conv.h): recorded while tracing (the kernel
+ * names "conv_gemm_avx2_<tail>" of the node's op); a selective build refuses one it left out. */
+static frt_status avx2_tails(const frt_step *s, int64_t Mg, int64_t npos) {
+    static const char names[6][20] = {"conv_gemm_avx2_r1",  "conv_gemm_avx2_r2",
+                                      "conv_gemm_avx2_r4",  "conv_gemm_avx2_col",
+                                      "conv_gemm_avx2_e8",  "conv_gemm_avx2_e16"};
+    unsigned tails = frt_conv_avx2_tails(Mg, npos);
+    if (FRT_SELTRACE_ON)
+        for (int i = 0; i < 6; i++)
+            if (tails >> i & 1)
+                frt_seltrace_add("kernel", frt_seltrace_domain(s->ir->domain), s->ir->op_type,
+                                 "builtin", names[i], NULL);
+    unsigned miss = tails & ~(unsigned)FRT_CONV_AVX2_TAILS_BUILT;
+    if (!miss) return FRT_OK;
+    int i = 0;
+    while (!(miss >> i & 1)) i++;
+    return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "%s with %lld output channels per group and %lld "
+                         "positions: kernel '%s' not in this build's selection (%s)",
+                         s->ir->op_type, (long long)Mg, (long long)npos, names[i],
+                         frt_selection_file());
+}
+
 size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values) {
     const frt_conv_params *p = s->k.params;
     frt_conv_geom g;
@@ -253,6 +276,10 @@ frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x) {
         t.g.pl >= FRT_CONV_COL_LIMIT)
         return frt_step_fail(s, FRT_ERR_UNSUPPORTED, "input width %lld is too large",
                              (long long)t.g.W);
+    if (p->var->isa == FRT_ISA_AVX2) {
+        frt_status st = avx2_tails(s, p->Mg, t.npos);
+        if (st) return st;
+    }
     if (p->var->gemv && p->wpack && p->kh == 1 && p->kw == 1 && t.npos == 1 && t.g.H * t.g.W == 1) {
         /* 1x1 conv on a 1x1 input (squeeze-and-excitation FCs): one GEMV per image and group */
         for (int64_t n = 0; n < t.g.N; n++)

@@ -141,11 +141,11 @@ static int fuse_activation(frt_graph *g, frt_node *prod) {
     frt_node *a = sole_consumer(g, prod->out[0]);
     if (!a || a->in[0] != prod->out[0] || a->n_out < 1) return 0;
     if (g->values[prod->out[0]].v.dtype != FRT_FLOAT32) return 0;
-    if (strcmp(a->op_type, "Relu") == 0) {
+    if (FRT_OP_BUILT(Relu) && strcmp(a->op_type, "Relu") == 0) {
         prod->act.kind = FRT_ACT_RELU;
         prod->act.lo = 0.0f;
         prod->act.hi = INFINITY;
-    } else if (strcmp(a->op_type, "Clip") == 0) {
+    } else if (FRT_OP_BUILT(Clip) && strcmp(a->op_type, "Clip") == 0) {
         float lo, hi;
         if (!clip_bound(g, a, 1, "min", -INFINITY, &lo) || !clip_bound(g, a, 2, "max", INFINITY, &hi))
             return 0;
@@ -224,16 +224,19 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
     for (size_t i = 0; i < g->n_nodes; i++) {
         frt_node *n = &g->nodes[i];
         if (n->dead || n->domain[0]) continue; /* (FusedConv is made below, from Conv) */
-        bool conv = strcmp(n->op_type, "Conv") == 0;
-        bool gemm = strcmp(n->op_type, "Gemm") == 0;
-        bool bn = strcmp(n->op_type, "BatchNormalization") == 0 && n->n_out == 1 &&
+        /* A selective build (FRT_OP_BUILT, op.h) compiles only the patterns whose ops it has:
+         * a model with an op outside the selection was refused before fusion. */
+        bool conv = FRT_OP_BUILT(Conv) && strcmp(n->op_type, "Conv") == 0;
+        bool gemm = FRT_OP_BUILT(Gemm) && strcmp(n->op_type, "Gemm") == 0;
+        bool bn = FRT_OP_BUILT(BatchNormalization) &&
+                  strcmp(n->op_type, "BatchNormalization") == 0 && n->n_out == 1 &&
                   frt_attr_int(n, "training_mode", 0) == 0;
-        if (conv) {
+        if (conv && FRT_OP_BUILT(AveragePool)) {
             bool swapped;
             removed += frt_pass_pool_before_conv(g, n, &swapped); /* fuse_pool.c */
             if (swapped) continue; /* n is the pool now; the conv comes later in the loop */
         }
-        if (conv) {
+        if (conv && FRT_OP_BUILT(BatchNormalization)) {
             int r = fuse_conv_bn(g, arena, n, transformed_bytes, st);
             if (r < 0) return -1;
             removed += r;
@@ -243,9 +246,12 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
             if (r < 0) return -1;
             removed += r;
         }
-        if (conv || gemm || bn) removed += fuse_activation(g, n);
-        if (conv) removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
-        if (strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
+        if ((conv || gemm || bn) && (FRT_OP_BUILT(Relu) || FRT_OP_BUILT(Clip)))
+            removed += fuse_activation(g, n);
+        if (conv && (FRT_OP_BUILT(Sigmoid) || FRT_OP_BUILT(HardSigmoid) ||
+                     FRT_OP_BUILT(HardSwish) || FRT_OP_BUILT(Silu)))
+            removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
+        if (FRT_OP_BUILT(Sigmoid) && strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
     int r = frt_pass_fuse_xf(g, arena, st);
     return r < 0 ? -1 : removed + r;

@@ -487,7 +487,8 @@ static frt_status brt_run(frt_brt *b, bool profile, frt_threadpool *tp) {
     size_t n_run = b->n_run;
     frt_status st;
     bool trace = rt->trace.cap != 0;
-    if (!profile && !trace && !p->has_dynamic) {
+    bool dynamic = FRT_DYNAMIC_STEPS && p->has_dynamic; /* util/features.h */
+    if (!profile && !trace && !dynamic) {
         for (size_t i = 0; i < n_run; i++) {
             x.scratch = slab + soff[run_pos[i]];
             st = run[i]->k.fn(run[i], &x);
@@ -495,13 +496,13 @@ static frt_status brt_run(frt_brt *b, bool profile, frt_threadpool *tp) {
         }
         return FRT_OK;
     }
-    if (p->has_dynamic) {
+    if (dynamic) {
         st = dyn_reset(&b->dyn);
         if (st) return st;
     }
     for (size_t i = 0; i < n_run; i++) {
         uint64_t t0 = profile || trace ? now_ns() : 0;
-        uint8_t how = p->deferred[p->compute[run_pos[i]]];
+        uint8_t how = dynamic ? p->deferred[p->compute[run_pos[i]]] : 0;
         if (how) {
             st = run_deferred(b, run[i], how, &x);
         } else {
@@ -622,8 +623,8 @@ static frt_status svc_run_block(frt_exec *x, int32_t block, const frt_value *inp
 static void *svc_alloc_output(frt_exec *x, const frt_step *s, int j, int32_t dtype, int32_t rank,
                               const int64_t *dims) {
     frt_brt *b = x->ctx;
-    if (j < 0 || j >= s->n_out || s->out[j] < 0 || rank < 0 || rank > FRT_MAX_RANK ||
-        b->b->prog->vclass[s->out[j]] != FRT_VC_DYNAMIC) {
+    if (!FRT_DYNAMIC_STEPS || j < 0 || j >= s->n_out || s->out[j] < 0 || rank < 0 ||
+        rank > FRT_MAX_RANK || b->b->prog->vclass[s->out[j]] != FRT_VC_DYNAMIC) {
         frt_step_fail(s, FRT_ERR_INTERNAL, "output %d is not run-time-sized", j);
         return NULL;
     }

@@ -27,6 +27,28 @@
 #define FRT_SEQUENCES 1
 #endif
 
+/* Steps shaped while running (src/compile/compile.c FRT_DEFER_*: an input that decides output
+ * shapes known only at run, a kernel that sizes its outputs, sequence values). Only ops that
+ * declare it (FRT_OP_SHAPE_IN, FRT_OP_DATA_SHAPE, FRT_OP_SEQ_VALUES in src/ops/ops.def) can make
+ * one; a selective build with none of them defines FRT_DYNAMIC_STEPS_OFF, and the runtime's
+ * deferred-step path (run-time shaping and its allocator, src/runtime/runtime.c) is compiled
+ * out. */
+#ifdef FRT_DYNAMIC_STEPS_OFF
+#define FRT_DYNAMIC_STEPS 0
+#else
+#define FRT_DYNAMIC_STEPS 1
+#endif
+
+/* Subgraphs (GRAPH / GRAPHS attributes: If, Loop, Scan, SequenceMap; feature subgraphs, recorded
+ * when a traced model has a node with one): a selective build without them refuses such an
+ * attribute in the decoder (src/onnx/decode.c) and compiles the IR's and compile's subgraph
+ * handling (outer-scope names, captured values, nested blocks) out. */
+#ifdef FRT_SUBGRAPHS_OFF
+#define FRT_SUBGRAPHS 0
+#else
+#define FRT_SUBGRAPHS 1
+#endif
+
 /* The selection file a selective build was made from (for messages that name it), or NULL in
  * the full build. */
 const char *frt_selection_file(void);

@@ -113,6 +113,27 @@ if ! grep -q "^features: .*sequences" "$sel" && grep -q "op: Flatten," "$sel"; t
   echo "$name: a sequence input refused (no sequences in the selection)"
 fi
 
+# traced without subgraphs: a model with one (an If over two Flattens) is refused by the decoder
+if ! grep -q "^features: .*subgraphs" "$sel"; then
+  if "$selrt" run "$src/tests/selective/if_flatten.onnx" --random >"$work/sub.txt" 2>&1; then
+    echo "a model with a subgraph loaded on a build without subgraphs"; exit 1
+  fi
+  grep -q "is a subgraph: feature 'subgraphs' not in this build's selection ($name\.yaml)" \
+    "$work/sub.txt" || { cat "$work/sub.txt"; exit 1; }
+  echo "$name: a subgraph refused (no subgraphs in the selection)"
+fi
+
+# the AVX2 conv tile's tails are compiled as traced (src/ops/conv.h): a 5-channel 1x1 Conv needs a
+# 1-row sub-tile, which a trace that ran only 4- and 2-row tails left out; refused at run, named
+if grep -q '"builtin:conv_gemm_avx2_r' "$sel" && ! grep -q '"builtin:conv_gemm_avx2_r1"' "$sel"; then
+  if "$selrt" run "$src/tests/selective/conv_rows5.onnx" --random >"$work/rows5.txt" 2>&1; then
+    echo "a Conv needing a left-out tile tail ran"; exit 1
+  fi
+  grep -q "Conv with 5 output channels per group and 16 positions: kernel 'conv_gemm_avx2_r1' not in this build's selection ($name\.yaml)" \
+    "$work/rows5.txt" || { cat "$work/rows5.txt"; exit 1; }
+  echo "$name: a left-out conv tile tail refused"
+fi
+
 # the plan checker is not in selective builds: FRT_CHECK_PLAN=1 is refused at load
 if FRT_CHECK_PLAN=1 "$selrt" run "$model" "$@" --output-dir "$work/out-check" >"$work/check.txt" 2>&1; then
   echo "FRT_CHECK_PLAN=1 ran on a selective build"; exit 1

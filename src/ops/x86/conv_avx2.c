@@ -21,6 +21,8 @@
 #define PF_CHAN_ROWS 16
 /* Tails of at most this many positions use the one-column kernel. */
 #define COL_TAIL 3
+/* Tail shapes compiled (all in the full build; the traced ones in a selective build, conv.h). */
+#define TAIL_BUILT(t) ((FRT_CONV_AVX2_TAILS_BUILT & (t)) != 0)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Micro-kernel                                                                                   */
@@ -125,9 +127,17 @@ static void ukr_rows(int64_t kc, const float *a, const float *b, float *c, int64
     for (int64_t r0 = 0; r0 < rows;) {
         const float *br = bias ? bias + r0 : NULL, *zr = z ? z + r0 * ldc : NULL;
         int64_t left = rows - r0, n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        if (n == 4) ukr(kc, a + r0, b, c + r0 * ldc, ldc, 4, 2, flags, br, zr, act, lo, hi);
-        else if (n == 2) ukr(kc, a + r0, b, c + r0 * ldc, ldc, 2, 2, flags, br, zr, act, lo, hi);
-        else ukr(kc, a + r0, b, c + r0 * ldc, ldc, 1, 2, flags, br, zr, act, lo, hi);
+        /* only the sub-tiles the trace saw are compiled (FRT_CONV_T_*, conv.h); the driver
+           refuses a run needing another (conv_gemm.c) */
+        if (n == 4) {
+            if (TAIL_BUILT(FRT_CONV_T_R4))
+                ukr(kc, a + r0, b, c + r0 * ldc, ldc, 4, 2, flags, br, zr, act, lo, hi);
+        } else if (n == 2) {
+            if (TAIL_BUILT(FRT_CONV_T_R2))
+                ukr(kc, a + r0, b, c + r0 * ldc, ldc, 2, 2, flags, br, zr, act, lo, hi);
+        } else if (TAIL_BUILT(FRT_CONV_T_R1)) {
+            ukr(kc, a + r0, b, c + r0 * ldc, ldc, 1, 2, flags, br, zr, act, lo, hi);
+        }
         r0 += n;
     }
 }
@@ -158,10 +168,11 @@ static void ukr_edge(int64_t kc, const float *a, const float *b, float *c, int64
         for (int64_t r = 0; r < rows; r++)
             for (int64_t j = 0; j < cols; j++) tz[r * NR + j] = z[r * ldc + j];
     const float *zt = z ? tz : NULL;
-    if (cols <= 8)
-        ukr(kc, a, b, t, NR, 6, 1, flags, bias, zt, act, lo, hi);
-    else
+    if (cols <= 8) {
+        if (TAIL_BUILT(FRT_CONV_T_E8)) ukr(kc, a, b, t, NR, 6, 1, flags, bias, zt, act, lo, hi);
+    } else if (TAIL_BUILT(FRT_CONV_T_E16)) {
         ukr(kc, a, b, t, NR, 6, 2, flags, bias, zt, act, lo, hi);
+    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < cols; j++) c[r * ldc + j] = t[r * NR + j];
 }
@@ -359,11 +370,11 @@ static inline void compute_tile(const frt_conv_gemm_ctx *t, int64_t mp, int64_t 
         ukr(t->kcur, a, b, c, t->npos, 6, 2, t->flags, bias, z, p->act, p->lo, p->hi);
     else if (cols == NR)
         ukr_rows(t->kcur, a, b, c, t->npos, rows, t->flags, bias, z, p->act, p->lo, p->hi);
-    else if (cols <= COL_TAIL)
+    else if (cols <= COL_TAIL && TAIL_BUILT(FRT_CONV_T_COL))
         for (int64_t i = 0; i < cols; i++)
             ukr_col(t->kcur, a, b + i, c + i, t->npos, rows, t->flags, bias, z ? z + i : NULL,
                     p->act, p->lo, p->hi);
-    else
+    else if (cols > COL_TAIL && TAIL_BUILT(FRT_CONV_T_E8 | FRT_CONV_T_E16))
         ukr_edge(t->kcur, a, b, c, t->npos, rows, cols, t->flags, bias, z, p->act, p->lo, p->hi);
 }
 
