@@ -365,6 +365,38 @@ static void test_pool_split(void) {
     free(mb.p);
 }
 
+/* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
+ * Clip, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
+ * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
+ * tier at 2 threads (split.c): both run as channel parts, bit-identical to 1 thread. */
+static void test_dw_split(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 384, 14, 14};
+    conv_spec d1 = {384, 384, 3, 3, 384, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "d1", "X", "a1", &d1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {384, 576, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec d3 = {576, 576, 3, 3, 576, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "d3", "a2", "a3", &d3);
+    const char *outs[] = {"b1", "a3", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result ref, got;
+    run(&mb, 1, 1, 0, xd, 4, outs, &ref);
+    run(&mb, 1, 2, 0, xd, 4, outs, &got);
+    if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
+        CHECK_MSG(got.split_steps == 3, "dw split: %d split steps at 2 threads", got.split_steps);
+        for (int o = 0; o < 2; o++)
+            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "dw split: output %d at 2 threads differs from 1 thread's", o);
+    }
+    free_result(&got);
+    free_result(&ref);
+    free(mb.p);
+}
+
 /* Grouped convolutions whose groups are not whole channel blocks (oneDNN has only its reference
  * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
  * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
@@ -752,6 +784,7 @@ int main(void) {
     test_pools(1);
     test_pools(2);
     test_pool_split();
+    test_dw_split();
     setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
     test_chain(2);
     test_pools(2);
