@@ -51,7 +51,9 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
  * run. On an oversubscribed host polling loses (a poller that used
  * up its time slice waits behind other threads when a region needs it; a sleeper is woken
  * promptly): a poller that finds itself preempted (over 100 us between two clock checks) sleeps,
- * and the hold polls no more for 50 ms. Called by the pool's owner only, never from a task;
+ * and the hold polls no more for 50 ms. Env FRT_HOLD_SPIN_US = 0..10000 (read when a pool is
+ * created; an A/B aid) sets the 1 ms window, 0 turning the hold's polling off. Called by the
+ * pool's owner only, never from a task;
  * no-op for NULL or a pool without own workers. */
 void frt_threadpool_hold(frt_threadpool *tp, int on);
 
