@@ -87,6 +87,10 @@ void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
  * are bound by memory, not FMAs (70-95 GFLOP/s on the 14x14..56x56 layers of mobilenet_v2) */
 #define FRT_PAR_NS_PER_FLOP_DNNL (1.0 / 200.0)
 #define FRT_PAR_NS_PER_FLOP_DNNL_DW (1.0 / 80.0)
+/* the same on the AVX2 tier (Zen 3, 1 thread under chrt -f 1: oneDNN's 1x1 convolutions of
+ * mobilenet_v2 and resnet50 at 7x7..14x14 ran at 78-91 GFLOP/s); its depthwise estimate is the
+ * larger of the flops one and the image's bytes (split.c) */
+#define FRT_PAR_NS_PER_FLOP_DNNL_AVX2 (1.0 / 90.0)
 
 /* Threads to use for work_ns of work: 1..frt_threadpool_size(tp). */
 int frt_par_threads(const frt_threadpool *tp, double work_ns);

@@ -366,10 +366,12 @@ static void test_pool_split(void) {
 }
 
 /* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
- * Clip, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
+ * Relu, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
  * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
- * tier at 2 threads (split.c): both run as channel parts, bit-identical to 1 thread. */
-static void test_dw_split(void) {
+ * tier at 2 threads (split.c), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
+ * FRT_PAR_NS_PER_FLOP_DNNL, 30 us at the AVX2 tier's FRT_PAR_NS_PER_FLOP_DNNL_AVX2): all four
+ * run as channel parts there, bit-identical to 1 thread. */
+static void test_small_split(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 384, 14, 14};
     conv_spec d1 = {384, 384, 3, 3, 384, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
@@ -379,18 +381,20 @@ static void test_dw_split(void) {
     add_conv(&g, "c2", "b1", "a2", &c2);
     conv_spec d3 = {576, 576, 3, 3, 576, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
     add_conv(&g, "d3", "a2", "a3", &d3);
-    const char *outs[] = {"b1", "a3", NULL};
+    conv_spec c4 = {576, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "a3", "a4", &c4);
+    const char *outs[] = {"b1", "a4", NULL};
     io(&g, xd, 4, outs);
     ob_buf mb = ob_model(&g);
     result ref, got;
     run(&mb, 1, 1, 0, xd, 4, outs, &ref);
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
-        CHECK_MSG(got.split_steps == 3, "dw split: %d split steps at 2 threads", got.split_steps);
+        CHECK_MSG(got.split_steps == 4, "small split: %d split steps at 2 threads", got.split_steps);
         for (int o = 0; o < 2; o++)
             CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
                           !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
-                      "dw split: output %d at 2 threads differs from 1 thread's", o);
+                      "small split: output %d at 2 threads differs from 1 thread's", o);
     }
     free_result(&got);
     free_result(&ref);
@@ -784,7 +788,7 @@ int main(void) {
     test_pools(1);
     test_pools(2);
     test_pool_split();
-    test_dw_split();
+    test_small_split();
     setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
     test_chain(2);
     test_pools(2);

@@ -29,7 +29,8 @@
  * another one), or the split is not made.
  *
  * How many parts: the cost model of src/util/threadpool.h (frt_par_split) on the convolution's
- * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL; depthwise: FRT_PAR_NS_PER_FLOP_DNNL_DW), at
+ * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL, on the AVX2 tier FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
+ * depthwise: FRT_PAR_NS_PER_FLOP_DNNL_DW, on the AVX2 tier at least the image's bytes), at
  * most one part per channel block and at most DN_MAX_PARTS. A convolution that stays whole runs
  * as before on the calling thread.
  *
@@ -455,7 +456,9 @@ frt_status frt_dn_split_conv(frt_op_ctx *c, const_dnnl_primitive_desc_t pd, int 
     g.impl = impl_name(pd);
     int64_t nb = (g.OC + g.blk - 1) / g.blk;
     double flops = 2.0 * (double)g.OC * (double)(g.OH * g.OW) * (double)(g.Cg * g.kh * g.kw);
-    double work = flops * (g.grouped ? FRT_PAR_NS_PER_FLOP_DNNL_DW : FRT_PAR_NS_PER_FLOP_DNNL);
+    double work = flops * (g.grouped                 ? FRT_PAR_NS_PER_FLOP_DNNL_DW
+                           : c->isa == FRT_ISA_AVX2 ? FRT_PAR_NS_PER_FLOP_DNNL_AVX2
+                                                    : FRT_PAR_NS_PER_FLOP_DNNL);
     /* Depthwise on the AVX2 tier: bound by the bytes of the image in and out more than by the
        flops (mobilenet_v2's 7x7..14x14 layers at 1 thread, Zen 3, chrt -f 1: 21-36 GFLOP/s, 24-38
        us, against the 9-17 us the flops rate predicts and 24-47 us from the bytes at
