@@ -41,6 +41,7 @@ struct frt_threadpool {
     int n_threads;        /* the split planned for: caller + workers + helpers */
     int n_workers;        /* own threads */
     uint64_t spin_ns;     /* polling window before sleeping (FRT_SPIN_US, see threadpool.h) */
+    uint64_t hold_ns;     /* the hold's polling window (HOLD_SPIN_NS; FRT_HOLD_SPIN_US) */
     pthread_t *workers;
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
@@ -77,21 +78,21 @@ static void run_tasks(frt_threadpool *tp, void (*fn)(void *, size_t), void *ctx,
     }
 }
 
-/* FRT_SPIN_US if set to a number in [0, 10^4], else the default (0); in nanoseconds. */
-static uint64_t spin_window_ns(void) {
-    const char *e = getenv("FRT_SPIN_US");
+/* Env `name` if set to a number of microseconds in [0, 10^4], else def; in nanoseconds. */
+static uint64_t env_window_ns(const char *name, uint64_t def) {
+    const char *e = getenv(name);
     if (e && *e) {
         char *end;
         long v = strtol(e, &end, 10);
         if (*end == '\0' && v >= 0 && (uint64_t)v * 1000u <= SPIN_NS_MAX)
             return (uint64_t)v * 1000u;
     }
-    return SPIN_NS_DEFAULT;
+    return def;
 }
 
 /* Whether the hold's polling is on: held, and no preemption seen within BACKOFF_NS. */
 static int hold_polls(frt_threadpool *tp, uint64_t now) {
-    return atomic_load_explicit(&tp->hold, memory_order_relaxed) &&
+    return tp->hold_ns && atomic_load_explicit(&tp->hold, memory_order_relaxed) &&
            now >= atomic_load_explicit(&tp->backoff_until, memory_order_relaxed);
 }
 
@@ -104,7 +105,7 @@ static void note_preempted(frt_threadpool *tp, uint64_t now) {
 static int spin_until_new_epoch(frt_threadpool *tp, unsigned long seen) {
     uint64_t t0 = now_ns(), last = t0;
     int held = hold_polls(tp, t0);
-    uint64_t win = held && tp->spin_ns < HOLD_SPIN_NS ? HOLD_SPIN_NS : tp->spin_ns;
+    uint64_t win = held && tp->spin_ns < tp->hold_ns ? tp->hold_ns : tp->spin_ns;
     for (int k = 0;; k++) {
         if (atomic_load_explicit(&tp->epoch, memory_order_acquire) != seen ||
             atomic_load_explicit(&tp->stop, memory_order_acquire))
@@ -203,7 +204,8 @@ static frt_threadpool *pool_new(int n_threads, int n_workers, void (*thread_init
     pthread_mutex_init(&tp->mu, NULL);
     pthread_cond_init(&tp->wake, NULL);
     pthread_cond_init(&tp->done, NULL);
-    tp->spin_ns = spin_window_ns();
+    tp->spin_ns = env_window_ns("FRT_SPIN_US", SPIN_NS_DEFAULT);
+    tp->hold_ns = env_window_ns("FRT_HOLD_SPIN_US", HOLD_SPIN_NS);
     tp->thread_init = thread_init;
     for (int i = 0; i < n_workers; i++) {
         pthread_mutex_lock(&tp->mu);
@@ -289,8 +291,8 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
             int preempted = 0;
             if (!t0) {
                 t0 = t;
-                if (hold_polls(tp, t)) join_ns = HOLD_SPIN_NS;
-            } else if (join_ns == HOLD_SPIN_NS && t - last > PREEMPTED_NS) {
+                if (hold_polls(tp, t)) join_ns = tp->hold_ns;
+            } else if (join_ns == tp->hold_ns && t - last > PREEMPTED_NS) {
                 note_preempted(tp, t);
                 preempted = 1;
             }

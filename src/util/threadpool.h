@@ -51,7 +51,9 @@ void frt_parallel_for(frt_threadpool *tp, size_t n, void (*fn)(void *ctx, size_t
  * run. On an oversubscribed host polling loses (a poller that used
  * up its time slice waits behind other threads when a region needs it; a sleeper is woken
  * promptly): a poller that finds itself preempted (over 100 us between two clock checks) sleeps,
- * and the hold polls no more for 50 ms. Called by the pool's owner only, never from a task;
+ * and the hold polls no more for 50 ms. Env FRT_HOLD_SPIN_US = 0..10000 (read when a pool is
+ * created; an A/B aid) sets the 1 ms window, 0 turning the hold's polling off. Called by the
+ * pool's owner only, never from a task;
  * no-op for NULL or a pool without own workers. */
 void frt_threadpool_hold(frt_threadpool *tp, int on);
 
@@ -85,6 +87,10 @@ void frt_parallel_ranges(frt_threadpool *tp, int64_t n, double item_ns,
  * are bound by memory, not FMAs (70-95 GFLOP/s on the 14x14..56x56 layers of mobilenet_v2) */
 #define FRT_PAR_NS_PER_FLOP_DNNL (1.0 / 200.0)
 #define FRT_PAR_NS_PER_FLOP_DNNL_DW (1.0 / 80.0)
+/* the same on the AVX2 tier (Zen 3, 1 thread under chrt -f 1: oneDNN's 1x1 convolutions of
+ * mobilenet_v2 and resnet50 at 7x7..14x14 ran at 78-91 GFLOP/s); its depthwise estimate is the
+ * larger of the flops one and the image's bytes (split.c) */
+#define FRT_PAR_NS_PER_FLOP_DNNL_AVX2 (1.0 / 90.0)
 
 /* Threads to use for work_ns of work: 1..frt_threadpool_size(tp). */
 int frt_par_threads(const frt_threadpool *tp, double work_ns);

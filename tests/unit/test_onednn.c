@@ -126,6 +126,7 @@ typedef struct result {
     int relay_steps;    /* convolutions run on nChw8c between reorders ("onednn:conv_relay") */
     int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
     int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
+    int pool_split;     /* own pooling loops split over channel blocks ("onednn:*pool_blk*_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -164,6 +165,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->relay_steps += strcmp(kn, "onednn:conv_relay") == 0;
         r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
         r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
+        r->pool_split += strstr(kn, "pool_blk") && kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -315,6 +317,88 @@ static void test_pools(int64_t batch) {
                                               : getenv("FRT_DNNL_OWN_POOL") &&
                                                     strcmp(getenv("FRT_DNNL_OWN_POOL"), "0");
     CHECK_MSG(r.onednn_steps == (own ? 5 : 4), "pools: %d onednn steps", r.onednn_steps);
+}
+
+/* Pools big enough for the cost model to split one image over channel blocks (the own loops on
+ * the AVX2 tier: MaxPool 3x3/2 and GlobalAveragePool of 64 channels at 112x112, as resnet50's
+ * stem): at 2 and 3 threads both steps are split and their outputs are bit-identical to 1
+ * thread's (a block's result does not depend on who computes it); FRT_DNNL_POOL_SPLIT=0 keeps
+ * them whole. The 1x1 convolution in front runs as one part (FRT_DNNL_PARTS=1) so that its
+ * output, the pools' input, is the same bits in every run. */
+static void test_pool_split(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 3, 112, 112};
+    conv_spec c1 = {3, 64, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "X", "a", &c1);
+    const char *ins[] = {"a", NULL}, *o1[] = {"m1", NULL}, *o2[] = {"g1", NULL};
+    ob_buf n = ob_node("MaxPool", NULL, "m1", ins, o1);
+    int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1};
+    ob_attr_ints(&n, "kernel_shape", k3, 2);
+    ob_attr_ints(&n, "strides", s2, 2);
+    ob_attr_ints(&n, "pads", p1, 4);
+    ob_msg(&g, OB_NODE, &n);
+    n = ob_node("GlobalAveragePool", NULL, "g1", ins, o2);
+    ob_msg(&g, OB_NODE, &n);
+    const char *outs[] = {"m1", "g1", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result ref, got;
+    run(&mb, 1, 1, 1, xd, 4, outs, &ref);
+    bool own = frt_cpu_tier() == FRT_ISA_AVX2;
+    CHECK_MSG(ref.pool_split == 0, "pool split: %d split pools at 1 thread", ref.pool_split);
+    for (int cfg = 0; cfg < 3 && g_on; cfg++) {
+        int threads = cfg == 2 ? 2 : cfg + 2;
+        if (cfg == 2) setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
+        run(&mb, 1, threads, 1, xd, 4, outs, &got);
+        unsetenv("FRT_DNNL_POOL_SPLIT");
+        int want = own && cfg < 2 ? 2 : 0;
+        CHECK_MSG(got.pool_split == want, "pool split: %d split pools at %d threads (cfg %d), want %d",
+                  got.pool_split, threads, cfg, want);
+        for (int o = 0; o < 2; o++)
+            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "pool split: output %d at %d threads (cfg %d) differs from 1 thread's", o,
+                      threads, cfg);
+        free_result(&got);
+    }
+    free_result(&ref);
+    free(mb.p);
+}
+
+/* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
+ * Relu, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
+ * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
+ * tier at 2 threads (split.c), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
+ * FRT_PAR_NS_PER_FLOP_DNNL, 30 us at the AVX2 tier's FRT_PAR_NS_PER_FLOP_DNNL_AVX2): all four
+ * run as channel parts there, bit-identical to 1 thread. */
+static void test_small_split(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 384, 14, 14};
+    conv_spec d1 = {384, 384, 3, 3, 384, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "d1", "X", "a1", &d1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {384, 576, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec d3 = {576, 576, 3, 3, 576, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "d3", "a2", "a3", &d3);
+    conv_spec c4 = {576, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "a3", "a4", &c4);
+    const char *outs[] = {"b1", "a4", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result ref, got;
+    run(&mb, 1, 1, 0, xd, 4, outs, &ref);
+    run(&mb, 1, 2, 0, xd, 4, outs, &got);
+    if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
+        CHECK_MSG(got.split_steps == 4, "small split: %d split steps at 2 threads", got.split_steps);
+        for (int o = 0; o < 2; o++)
+            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "small split: output %d at 2 threads differs from 1 thread's", o);
+    }
+    free_result(&got);
+    free_result(&ref);
+    free(mb.p);
 }
 
 /* Grouped convolutions whose groups are not whole channel blocks (oneDNN has only its reference
@@ -698,11 +782,14 @@ int main(void) {
     test_cnn_ops();
     test_shapes();
     unsetenv("FRT_DNNL_OWN_DW");
-    /* pooling: the tier's default, then the own loops split over channel blocks at 2 and 3
-       threads, then oneDNN's pooling (FRT_DNNL_OWN_POOL=0) */
+    /* pooling: the tier's default (the own loops split over channel blocks at 2 and 3 threads
+       where the cost model says so), then never split (FRT_DNNL_POOL_SPLIT=0), then oneDNN's
+       pooling (FRT_DNNL_OWN_POOL=0) */
     test_pools(1);
     test_pools(2);
-    setenv("FRT_DNNL_POOL_SPLIT", "1", 1);
+    test_pool_split();
+    test_small_split();
+    setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
     test_chain(2);
     test_pools(2);
     unsetenv("FRT_DNNL_POOL_SPLIT");

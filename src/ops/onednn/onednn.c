@@ -764,8 +764,9 @@ static frt_status pool_run(const frt_step *s, frt_exec *x) {
  * where oneDNN 2.6.3's jit:avx2 pooling on nChw8c is slow (Zen 3: MaxPool 3x3/2 of 64 channels
  * 111x111 took 0.83 ms); the AVX-512 tier keeps oneDNN's (not measured against). The environment
  * variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every tier. They run on the
- * calling thread; with FRT_DNNL_POOL_SPLIT=1 a big pool of a model of several intra-op threads
- * runs as ranges of channel blocks on the runtime's pool (the cost model decides how many). */
+ * calling thread, except that a big pool of a model of several intra-op threads runs as ranges
+ * of channel blocks on the runtime's pool (the cost model decides how many; FRT_DNNL_POOL_SPLIT=0
+ * never splits). */
 typedef struct dn_opool {
     frt_blk_pool_geom g;
     frt_blk_pool_fn fn;
@@ -813,7 +814,8 @@ static bool own_pool_wanted(frt_isa isa) {
 }
 
 static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
-                                  const frt_blk_pool_geom *g, const char *name) {
+                                  const frt_blk_pool_geom *g, const char *name,
+                                  const char *split_name) {
     dn_opool *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
     if (!p || !in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
@@ -827,12 +829,17 @@ static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
     /* bytes of one block read and written, and a vector op per window position */
     p->blk_ns = (double)(g->H * g->W + g->OH * g->OW) * (double)(p->b * 4) * FRT_PAR_NS_PER_BYTE +
                 (double)(g->OH * g->OW * g->kh * g->kw) * (double)(p->b / 8) * 0.15;
-    /* Split only on request (FRT_DNNL_POOL_SPLIT=1, an A/B aid): on the loaded 2-vCPU Zen 3
-       host (load average 6.5) the split pools of squeezenet1_1 / resnet18 at 2 threads took
-       1.0-2.7 / 0.6-1.3 ms per run against 0.9-1.4 / 0.6-0.8 ms on the calling thread: the
-       loops are bound by the shared L3, and the worker is often not running. */
+    /* Split as the cost model says; FRT_DNNL_POOL_SPLIT=0 (an A/B aid) keeps every pool on the
+       calling thread. resnet50's stem MaxPool (64 channels, 112x112 -> 56x56) at 2 threads under
+       `chrt -f 1` (Zen 3, 3 interleaved rounds, per-node profile): 156-207 us on the calling
+       thread, 101-117 us split. (Session 10 had measured the split slower without chrt at load
+       average 6.5, where every split step suffers from the worker not running.) */
     const char *e = getenv("FRT_DNNL_POOL_SPLIT");
-    if (!e || strcmp(e, "1") != 0) p->blk_ns = 0;
+    if (e && !strcmp(e, "0")) p->blk_ns = 0;
+    /* profiles name a pool that one image splits "..._split" (split_name) */
+    if (p->blk_ns > 0 && p->cb > 1 &&
+        frt_par_split(g_model_threads, (double)p->cb * p->blk_ns) > 1)
+        name = split_name;
     in[0] = out[0] = L;
     k->params = p;
     k->in_layouts = in;
@@ -885,19 +892,26 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     const char *name = global ? (maxp ? "global_maxpool" : "global_avgpool")
                        : maxp ? "maxpool" : "avgpool";
     if (own) {
-        /* the own loops' kernel names: the op's, then "_blk" and the loops' tier */
-        static const char *const own_names[2][4] = {
-            {"maxpool_blk", "avgpool_blk", "global_maxpool_blk", "global_avgpool_blk"},
-            {"maxpool_blk_avx2", "avgpool_blk_avx2", "global_maxpool_blk_avx2",
-             "global_avgpool_blk_avx2"}};
-        name = own_names[c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0][2 * global + !maxp];
+        /* the own loops' kernel names: the op's, then "_blk", the loops' tier and "_split"
+           when the cost model splits one image at the model's thread count */
+        static const char *const own_names[2][2][4] = {
+            {{"maxpool_blk", "avgpool_blk", "global_maxpool_blk", "global_avgpool_blk"},
+             {"maxpool_blk_avx2", "avgpool_blk_avx2", "global_maxpool_blk_avx2",
+              "global_avgpool_blk_avx2"}},
+            {{"maxpool_blk_split", "avgpool_blk_split", "global_maxpool_blk_split",
+              "global_avgpool_blk_split"},
+             {"maxpool_blk_avx2_split", "avgpool_blk_avx2_split", "global_maxpool_blk_avx2_split",
+              "global_avgpool_blk_avx2_split"}}};
+        name = own_names[0][c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0][2 * global + !maxp];
         /* counting the pads: the explicit ones (NOTSET), the computed ones (SAME_*) */
         bool inc = alg == dnnl_pooling_avg_include_padding && !global;
         int64_t eh = sp.auto_pad ? pr[0] : sp.pe[0], ew = sp.auto_pad ? pr[1] : sp.pe[1];
         frt_blk_pool_geom g = {C, H, W, OH, OW, sp.k[0], sp.k[1], sp.s[0], sp.s[1], sp.d[0],
                                sp.d[1], pl[0], pl[1], inc ? -pl[0] : 0, inc ? H + eh : H,
                                inc ? -pl[1] : 0, inc ? W + ew : W, maxp};
-        return own_pool_select(c, k, L, &g, name);
+        return own_pool_select(c, k, L, &g, name,
+                               own_names[1][c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0]
+                                        [2 * global + !maxp]);
     }
     dnnl_memory_desc_t src, dst;
     dnnl_dims_t sd = {1, C, H, W}, dd = {1, OC, OH, OW};

@@ -29,7 +29,8 @@
  * another one), or the split is not made.
  *
  * How many parts: the cost model of src/util/threadpool.h (frt_par_split) on the convolution's
- * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL; depthwise: FRT_PAR_NS_PER_FLOP_DNNL_DW), at
+ * flops at oneDNN's speed (FRT_PAR_NS_PER_FLOP_DNNL, on the AVX2 tier FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
+ * depthwise: FRT_PAR_NS_PER_FLOP_DNNL_DW, on the AVX2 tier at least the image's bytes), at
  * most one part per channel block and at most DN_MAX_PARTS. A convolution that stays whole runs
  * as before on the calling thread.
  *
@@ -455,7 +456,19 @@ frt_status frt_dn_split_conv(frt_op_ctx *c, const_dnnl_primitive_desc_t pd, int 
     g.impl = impl_name(pd);
     int64_t nb = (g.OC + g.blk - 1) / g.blk;
     double flops = 2.0 * (double)g.OC * (double)(g.OH * g.OW) * (double)(g.Cg * g.kh * g.kw);
-    double work = flops * (g.grouped ? FRT_PAR_NS_PER_FLOP_DNNL_DW : FRT_PAR_NS_PER_FLOP_DNNL);
+    double work = flops * (g.grouped                 ? FRT_PAR_NS_PER_FLOP_DNNL_DW
+                           : c->isa == FRT_ISA_AVX2 ? FRT_PAR_NS_PER_FLOP_DNNL_AVX2
+                                                    : FRT_PAR_NS_PER_FLOP_DNNL);
+    /* Depthwise on the AVX2 tier: bound by the bytes of the image in and out more than by the
+       flops (mobilenet_v2's 7x7..14x14 layers at 1 thread, Zen 3, chrt -f 1: 21-36 GFLOP/s, 24-38
+       us, against the 9-17 us the flops rate predicts and 24-47 us from the bytes at
+       FRT_PAR_NS_PER_BYTE), so the larger estimate decides: those nine layers now split at 2
+       threads, mobilenet_v2 5-7% faster (all convolutions forced into 2 parts, FRT_DNNL_PARTS=2,
+       4 interleaved rounds). The AVX-512 tier keeps the flops rate (not measured there). */
+    if (g.grouped && c->isa == FRT_ISA_AVX2) {
+        double bytes = 4.0 * (double)(g.C * g.H * g.W + g.OC * g.OH * g.OW);
+        if (bytes * FRT_PAR_NS_PER_BYTE > work) work = bytes * FRT_PAR_NS_PER_BYTE;
+    }
     /* Row parts are the fallback for Winograd convolutions whose channel parts oneDNN does not
        make with the whole's implementation: parts of whole 4x4 tiles keep the whole
        convolution's tiles, and the outputs stay bit-identical (resnet50, squeezenet1_1 with
