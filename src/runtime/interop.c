@@ -2,9 +2,10 @@
  *
  * A parallel run executes the compute steps of block 0 by their dataflow DAG (frt_dag): each
  * position has a counter of predecessors not yet done, reset at the start of every run; positions
- * whose counter is zero wait in a ready stack. Up to inter_op_threads participants (the caller
- * of frt_run and workers of the runtime, or tasks given to a caller's launcher for frt_run_async)
- * take ready steps, run them and count down their successors. One mutex guards the schedule: a
+ * whose counter is zero wait in a ready set (critical path first, see take). Up to
+ * inter_op_threads participants (the caller of frt_run and workers of the runtime, or tasks given
+ * to a caller's launcher for frt_run_async) take ready steps, run them and count down their
+ * successors. One mutex guards the schedule: a
  * step is a kernel call (microseconds at least), so the lock is not where time goes, and every
  * hand-over of a tensor from its producer to a reader passes through it (TSan sees the order).
  *
@@ -195,7 +196,6 @@ struct frt_iop {
     int32_t *pending;      /* per position: predecessors not done */
     int32_t *ready;        /* stack of ready positions */
     int32_t n_ready, n_left, running;
-    int32_t *active;       /* positions being run, -1 in free slots (limit slots, under mu) */
     atomic_int ready_hint; /* n_ready, for polling without the lock */
     atomic_int left_hint;  /* n_left */
     atomic_int participants; /* async tasks still inside the run (written under mu) */
@@ -226,8 +226,7 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
     if (d) {
         io->pending = malloc(((size_t)d->n + 1) * sizeof *io->pending);
         io->ready = malloc(((size_t)d->n + 1) * sizeof *io->ready);
-        io->active = malloc(((size_t)io->limit + 1) * sizeof *io->active);
-        if (!io->pending || !io->ready || !io->active) {
+        if (!io->pending || !io->ready) {
             frt_iop_free(io);
             return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
         }
@@ -255,7 +254,6 @@ void frt_iop_free(frt_iop *io) {
     pthread_cond_destroy(&io->cv);
     free(io->pending);
     free(io->ready);
-    free(io->active);
     free(io);
 }
 
@@ -297,12 +295,10 @@ static void wait_left(frt_iop *io, bool all) {
 static void reset(frt_iop *io) {
     const frt_dag *d = io->rt->m->blocks[0].prog->dag;
     memcpy(io->pending, d->n_pred, (size_t)d->n * sizeof *io->pending);
-    /* sources in reverse, so the stack hands them out in program order */
-    for (int32_t i = 0; i < d->n_src; i++) io->ready[i] = d->src[d->n_src - 1 - i];
+    for (int32_t i = 0; i < d->n_src; i++) io->ready[i] = d->src[i]; /* order: see take */
     io->n_ready = d->n_src;
     io->n_left = d->n;
     io->running = 0;
-    for (int i = 0; i < io->limit; i++) io->active[i] = -1;
     io->st = FRT_OK;
     io->msg[0] = 0;
     atomic_store(&io->ready_hint, io->n_ready);
@@ -315,7 +311,8 @@ static void reset(frt_iop *io) {
  * thread comes first takes the bottom MLP, the other the lookups; handed out in program order
  * both had sometimes started on lookups, and the bottom MLP with everything after it began ~55 us
  * late (runs of ~195 us instead of ~120). */
-static int32_t best_ready(const frt_iop *io) {
+static int32_t take(frt_iop *io) {
+    if (!io->n_ready) return -1;
     const uint64_t *prio = io->rt->m->iop_prio;
     int32_t best = io->n_ready - 1;
     for (int32_t i = io->n_ready - 2; i >= 0; i--) {
@@ -323,20 +320,9 @@ static int32_t best_ready(const frt_iop *io) {
         uint64_t pa = prio ? prio[a] : 0, pb = prio ? prio[b] : 0;
         if (pa > pb || (pa == pb && a < b)) best = i;
     }
-    return best;
-}
-
-static int32_t take(frt_iop *io) {
-    if (!io->n_ready) return -1;
-    int32_t best = best_ready(io);
     int32_t pos = io->ready[best];
     io->ready[best] = io->ready[--io->n_ready];
     io->running++;
-    for (int i = 0; i < io->limit; i++)
-        if (io->active[i] < 0) {
-            io->active[i] = pos;
-            break;
-        }
     atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
     return pos;
 }
@@ -351,28 +337,9 @@ static void complete(frt_iop *io, int32_t pos, frt_status st) {
     for (int32_t k = d->succ_off[pos]; k < d->succ_off[pos + 1]; k++)
         if (--io->pending[d->succ[k]] == 0) io->ready[io->n_ready++] = d->succ[k];
     io->running--;
-    for (int i = 0; i < io->limit; i++)
-        if (io->active[i] == pos) {
-            io->active[i] = -1;
-            break;
-        }
     io->n_left--;
     atomic_store_explicit(&io->ready_hint, io->n_ready, memory_order_relaxed);
     atomic_store_explicit(&io->left_hint, io->n_left, memory_order_relaxed);
-}
-
-/* Under mu: whether a ready step is more urgent than every step being run (a longer estimated
- * chain behind it), so it goes before helping their regions. A region's step is usually the most
- * urgent (it is under way, and a ready step may have slack: dlrm_small's lookups beside the
- * bottom MLP); not so when a short branch of an Inception block splits a convolution while the
- * long branch's next convolution waits. */
-static bool ready_first(const frt_iop *io) {
-    const uint64_t *prio = io->rt->m->iop_prio;
-    if (!prio || !io->n_ready) return false;
-    uint64_t p = prio[io->ready[best_ready(io)]];
-    for (int i = 0; i < io->limit; i++)
-        if (io->active[i] >= 0 && prio[io->active[i]] >= p) return false;
-    return true;
 }
 
 static frt_status run_step(frt_iop *io, int32_t pos) {
@@ -430,7 +397,7 @@ static void run_loop(frt_iop *io) {
     for (;;) {
         /* a region of a running step first: that step is under way and others wait for it,
            whereas a ready step may have slack (dlrm_small's lookups beside the bottom MLP) */
-        if (frt_threadpool_open(tp) && !ready_first(io)) {
+        if (frt_threadpool_open(tp)) {
             pthread_mutex_unlock(&io->mu);
             frt_threadpool_help(tp);
             pthread_mutex_lock(&io->mu);
