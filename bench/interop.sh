@@ -1,13 +1,17 @@
 #!/bin/bash
 # Inter-op parallelism: latency and slab size with --inter-op N against sequential runs.
 #
-# usage: bench/interop.sh [-r ROUNDS] [-b BUILD_DIR] [-i ITERS] [-s SIZE]
+# usage: bench/interop.sh [-r ROUNDS] [-b BUILD_DIR] [-i ITERS] [-w WARMUP] [-s SIZE]
 # Models: dlrm_small from the zoo (FRT_MODELS_DIR of BUILD_DIR's cache, else
 # /work/main/build/models) and torchvision's GoogLeNet (Inception v1, random weights, input
 # 1x3xSIZExSIZE, default 224), exported with /usr/bin/python3 into BUILD_DIR/interop/ on first use.
 # Configurations (T intra-op threads, N inter-op threads), run one after another in each of ROUNDS
 # interleaved rounds (default 5), ITERS runs each (default 300 for dlrm_small, ITERS / 10 for
-# GoogLeNet):
+# GoogLeNet), after WARMUP untimed runs for dlrm_small (default 1000; GoogLeNet: flatrt bench's
+# default). dlrm_small at 2 threads runs slow for its first ~100 ms on this host (2026-11-23, 1
+# intra-op + 2 inter-op threads, 300 timed runs, p50: 180 us after 100 warm-up runs, 120 us after
+# 1000; 1 thread 173 us either way; 2 intra-op threads 128 us after 1000), so 100 warm-up runs
+# measured that start, not the steady state.
 #   dlrm_small  T1 N1, T1 N2, T2 N1
 #   googlenet   T2 N1, T2 N2, T1 N1
 # Prints per configuration the median over rounds of flatrt bench's p50 and the slab (arena) size,
@@ -18,12 +22,14 @@ repo=$(cd "$here/.." && pwd)
 rounds=5
 build_dir=$repo/build
 iters=300
+warmup=1000
 size=224
-while getopts ":r:b:i:s:h" opt; do
+while getopts ":r:b:i:w:s:h" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     b) build_dir=$OPTARG ;;
     i) iters=$OPTARG ;;
+    w) warmup=$OPTARG ;;
     s) size=$OPTARG ;;
     *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
@@ -48,17 +54,17 @@ dlrm=$models/dlrm_small/model.onnx
 echo "host: $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 declare -A p50 arena
-run() { # label model iters threads inter_op
+run() { # label model iters threads inter_op [flatrt bench options...]
     local out
-    out=$("$flatrt" bench "$2" --iters "$3" --threads "$4" --inter-op "$5" | tail -1)
+    out=$("$flatrt" bench "$2" --iters "$3" --threads "$4" --inter-op "$5" "${@:6}" | tail -1)
     p50[$1]+="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' <<<"$out") "
     arena[$1]=$(sed -n 's/.* arena_bytes=\([0-9]*\).*/\1/p' <<<"$out")
 }
 giters=$((iters / 10 > 5 ? iters / 10 : 5))
 for ((r = 1; r <= rounds; r++)); do
-    run dlrm_T1_N1 "$dlrm" "$iters" 1 1
-    run dlrm_T1_N2 "$dlrm" "$iters" 1 2
-    run dlrm_T2_N1 "$dlrm" "$iters" 2 1
+    run dlrm_T1_N1 "$dlrm" "$iters" 1 1 --warmup "$warmup"
+    run dlrm_T1_N2 "$dlrm" "$iters" 1 2 --warmup "$warmup"
+    run dlrm_T2_N1 "$dlrm" "$iters" 2 1 --warmup "$warmup"
     run gnet_T2_N1 "$gnet" "$giters" 2 1
     run gnet_T2_N2 "$gnet" "$giters" 2 2
     run gnet_T1_N1 "$gnet" "$giters" 1 1

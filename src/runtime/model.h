@@ -47,6 +47,10 @@ struct frt_model {
     int iop_threads;
     struct frt_dag *iop_dag;
     uint64_t iop_est_total, iop_est_path;
+    /* per position of block 0: the estimated longest chain of steps from its start to the end
+       of the run (its own time included, steps split as the cost model splits them), ns; the
+       scheduler hands out the ready step with the longest first. NULL: program order */
+    uint64_t *iop_prio;
     char iop_declined[256]; /* why inter-op was declined, or "" */
 };
 

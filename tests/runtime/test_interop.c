@@ -13,9 +13,8 @@
  * - frt_run_async with a launcher that runs each task on a new thread, one that runs tasks at
  *   once on the caller, and the runtime's own workers (NULL): same outputs, callback once, status
  *   and message of a failure in the callback, argument errors without a callback.
- * - The decision at load (frt_runtime_interop_info): dlrm_small's estimated critical path leaves
- *   too little to gain, so inter-op is declined (threads 1, a reason, outputs as a sequential
- *   run's); the bound from profiled step times lies in [1, steps] and its path is at least the
+ * - The decision at load (frt_runtime_interop_info): dlrm_small keeps inter-op (its lookups
+ *   beside the bottom MLP; outputs as a sequential run's); the bound from profiled step times lies in [1, steps] and its path is at least the
  *   longest step; FRT_INTEROP_FORCE=1 keeps inter-op (every other check here runs with it, so
  *   the parallel scheduler is what they test); inter_op_threads 1 has no step graph. A bigger
  *   Inception-style model keeps inter-op at 1 intra-op thread and declines it at 2, where its
@@ -443,10 +442,15 @@ static void check_decline(const char *path, const io_set *s) {
     CHECK_OK(frt_runtime_interop_info(rf, &ii));
     CHECK(ii.threads == 2 && ii.declined == NULL);
     CHECK_OK(frt_runtime_interop_info(rt, &ii));
-    CHECK_MSG(ii.threads == 1 && ii.declined && strstr(ii.declined, "critical path"),
-              "dlrm_small: threads %d, declined %s", (int)ii.threads,
-              ii.declined ? ii.declined : "(null)");
+    /* kept: the 8 lookups (each gathers 128 table rows of 256 bytes; estimated from the rows
+       read, not only the output) beside the bottom MLP leave at least 1.15x to gain. Estimated
+       from the output alone (~0.7 us a lookup) it was declined (1.10x), and ran 1.34x faster
+       than 1 thread against 1.55x with inter-op kept (docs/architecture.md) */
+    CHECK_MSG(ii.threads == 2 && !ii.declined, "dlrm_small: threads %d, declined %s",
+              (int)ii.threads, ii.declined ? ii.declined : "(null)");
     CHECK(ii.est_total_us > 0 && ii.est_path_us > 0 && ii.est_path_us <= ii.est_total_us);
+    CHECK_MSG(ii.est_total_us >= 1.15 * ii.est_path_us, "dlrm_small estimate %.1f / %.1f us",
+              ii.est_total_us, ii.est_path_us);
     CHECK(ii.runs == 0 && ii.total_us == 0 && ii.path_us == 0);
     printf("dlrm_small inter-op 2: %s\n", ii.declined ? ii.declined : "kept");
     frt_tensor ref[8] = {{0}}, got[8] = {{0}};
