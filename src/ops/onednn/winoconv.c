@@ -71,7 +71,7 @@ static size_t wino_scratch(const frt_step *s, const frt_value *values) {
  * 48 KB) 2.9 -> 1.4, 256->256 at 14x14 (16 tiles, 590 KB) 3.1 -> 2.4-2.8, 512->512 at 7x7
  * (4 tiles, 9.4 MB per tile) 4.0 -> 4.3-5.2 (slower). Rule: at most 1 MiB of U per tile. */
 static bool wino_wins(const frt_wino_geom *g) {
-    double ubytes = (double)frt_wino_u_floats(g->C, g->M) * sizeof(float);
+    double ubytes = (double)frt_wino_u_floats_m(g->C, g->M, g->m) * sizeof(float);
     return ubytes <= (double)g->ntiles * 1048576.0;
 }
 
@@ -88,6 +88,8 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
         return FRT_DECLINE;
     frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
                        .OH = Y->dims[2], .OW = Y->dims[3], .pt = pt, .pl = pl, .b = L->block};
+    const char *me = getenv("FRT_WINO_M"); /* tile side 2 or 4 (tuning aid) */
+    g.m = me && atoll(me) == 2 ? 2 : me && atoll(me) == 4 ? 4 : 0;
     switch (c->node->act.kind) {
     case FRT_ACT_NONE: g.act = FRT_WINO_NONE; break;
     case FRT_ACT_RELU: g.act = FRT_WINO_RELU; break;
@@ -97,14 +99,15 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     /* the AVX-512 tier keeps oneDNN (its own Winograd there); AVX2 where it wins */
     const char *te = getenv("FRT_WINO_T"); /* tiles per block (tuning aid) */
     int64_t T = te ? atoll(te) : 0;
-    if (T <= 0 && frt_wino_u_floats(g.C, g.M) * sizeof(float) > 1048576)
+    if (!g.m) g.m = 4;
+    if (T <= 0 && frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float) > 1048576)
         T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
     frt_wino_geom_init(&g, T);
     frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wino_wins(&g)))
         return FRT_DECLINE;
     dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
-    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats(g.C, g.M) * sizeof(float), 64);
+    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float), 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)g.Mp * sizeof *bias, 64);
     const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
@@ -113,7 +116,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     memset(p, 0, sizeof *p);
     memset(bias, 0, (size_t)g.Mp * sizeof *bias);
     if (B) memcpy(bias, B->data, (size_t)g.M * sizeof *bias);
-    frt_wino_pack(Wt->data, g.C, g.M, U);
+    frt_wino_pack_m(Wt->data, g.C, g.M, g.m, U);
     p->g = g;
     p->U = U;
     p->bias = bias;
@@ -137,7 +140,8 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     k->params = p;
     k->fn = wino_run;
     k->scratch = wino_scratch;
-    k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
+    if (g.m == 2) k->name = p->parts > 1 ? "wino2x3_split" : "wino2x3";
+    else k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
     k->in_layouts = in;
     k->out_layouts = out;
     k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;
