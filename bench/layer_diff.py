@@ -37,7 +37,7 @@ def main():
     def anchor_of_node(n):
         seen = 0
         while n is not None and n.op_type not in HEAVY and seen < 8:
-            cands = [prod[x] for x in n.input if x in prod]
+            cands = [prod[x] for x in n.input if x in prod and prod[x].op_type != "Constant"]
             if not cands:
                 break
             n = max(cands, key=lambda c: index[c.name])
@@ -48,8 +48,15 @@ def main():
         for cand in (t, re.sub(r"_nchwc$", "", t), re.sub(r"(_nchwc)?(_\d+)?$", "", t)):
             if cand in prod:
                 return anchor_of_node(prod[cand])
-        if t in byname:
-            return anchor_of_node(byname[t])
+        # fused nodes named after a node plus a suffix ("/x/Mul/QuickGeluFusion/"): the longest
+        # prefix that names a node
+        parts = t.rstrip("/").split("/")
+        for k in range(len(parts), 1, -1):
+            name = "/".join(parts[:k])
+            if name in byname:
+                return anchor_of_node(byname[name])
+            if name in prod:
+                return anchor_of_node(prod[name])
         return None
 
     frt = {}

@@ -147,6 +147,9 @@ static void test_cases(void) {
             run_case(v, &d2, 8, act, act != 2, 0, 2);
             run_case(v, &d3, 16, act, act != 0, 0, 3);
         }
+        /* resnet's layer4 shape, with T = 48 as the provider plans it (U beyond the L2) */
+        wcase d4 = {512, 512, 7, 7, 1, 1, 1, 1};
+        run_case(v, &d4, 8, FRT_WINO_RELU, 1, 48, 1);
     }
     printf("wino m=%lld: %d cases, worst |y - ref| / sum|w x| = %.3g\n", (long long)g_m, g_cases,
            g_worst);
