@@ -12,12 +12,14 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->Cg = (g->C + 7) / 8;
     g->Mg = (g->M + 7) / 8;
     g->Mp = (g->M + 15) / 16 * 16;
-    g->th = (g->OH + 3) / 4;
-    g->tw = (g->OW + 3) / 4;
+    if (g->m != 2) g->m = 4;
+    g->P = (g->m + 2) * (g->m + 2);
+    g->th = (g->OH + g->m - 1) / g->m;
+    g->tw = (g->OW + g->m - 1) / g->m;
     g->ntiles = g->th * g->tw;
     if (T <= 0) {
         /* as many tiles as keep V and O in the L2 budget, in whole GEMM row groups of 6 */
-        T = WINO_L2_BUDGET / (36 * 4 * (8 * g->Cg + g->Mp));
+        T = WINO_L2_BUDGET / (g->P * 4 * (8 * g->Cg + g->Mp));
         T = T / 6 * 6;
         if (T < 6) T = 6;
     }
@@ -25,12 +27,16 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->T = T;
 }
 
+size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
+    return (size_t)((m + 2) * (m + 2)) * (size_t)((C + 7) / 8 * 8) * (size_t)((M + 15) / 16 * 16);
+}
+
 size_t frt_wino_u_floats(int64_t C, int64_t M) {
-    return (size_t)36 * (size_t)((C + 7) / 8 * 8) * (size_t)((M + 15) / 16 * 16);
+    return frt_wino_u_floats_m(C, M, 4);
 }
 
 size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
-    return (size_t)36 * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
+    return (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
 }
 
 /* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
@@ -45,8 +51,21 @@ static void wino_g6(double g0, double g1, double g2, double out[6]) {
     out[5] = g2;
 }
 
+/* G g for F(2x2, 3x3): G's rows are (1, 0, 0), (1, 1, 1)/2, (1, -1, 1)/2, (0, 0, 1). */
+static void wino_g4(double g0, double g1, double g2, double out[4]) {
+    out[0] = g0;
+    out[1] = (g0 + g1 + g2) / 2;
+    out[2] = (g0 - g1 + g2) / 2;
+    out[3] = g2;
+}
+
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U) {
+    frt_wino_pack_m(w, C, M, 4, U);
+}
+
+void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t tm, float *U) {
     int64_t Cp = (C + 7) / 8 * 8, np = (M + 15) / 16;
+    const int n = tm == 2 ? 4 : 6, P = n * n; /* transformed tile side, positions */
     /* one input channel and 16-channel panel at a time: its 36 lines (one per plane, planes
        apart by a multiple of 4 KiB, so scattered single stores would thrash a cache set) are
        gathered in `line` and stored whole */
@@ -57,15 +76,19 @@ void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U) {
             for (int64_t m = p * 16; m < M && m < p * 16 + 16; m++) {
                 const float *k = w + (m * C + c) * 9;
                 double t[3][6], u[6][6]; /* t: G applied to the kernel's columns; u = G k G^T */
-                for (int j = 0; j < 3; j++) wino_g6(k[j], k[3 + j], k[6 + j], t[j]);
-                for (int i = 0; i < 6; i++) wino_g6(t[0][i], t[1][i], t[2][i], u[i]);
-                for (int xi = 0; xi < 36; xi++) line[xi][m % 16] = (float)u[xi / 6][xi % 6];
+                for (int j = 0; j < 3; j++)
+                    if (n == 6) wino_g6(k[j], k[3 + j], k[6 + j], t[j]);
+                    else wino_g4(k[j], k[3 + j], k[6 + j], t[j]);
+                for (int i = 0; i < n; i++)
+                    if (n == 6) wino_g6(t[0][i], t[1][i], t[2][i], u[i]);
+                    else wino_g4(t[0][i], t[1][i], t[2][i], u[i]);
+                for (int xi = 0; xi < P; xi++) line[xi][m % 16] = (float)u[xi / n][xi % n];
             }
             float *dst = U + (p * Cp + c) * 16;
-            for (int xi = 0; xi < 36; xi++) memcpy(dst + xi * plane, line[xi], sizeof line[xi]);
+            for (int xi = 0; xi < P; xi++) memcpy(dst + xi * plane, line[xi], sizeof line[xi]);
         }
     /* the padding channels C..Cp-1 of every panel are zero */
-    for (int64_t xi = 0; xi < 36 && Cp > C; xi++)
+    for (int64_t xi = 0; xi < P && Cp > C; xi++)
         for (int64_t p = 0; p < np; p++)
             memset(U + xi * plane + (p * Cp + C) * 16, 0, (size_t)(Cp - C) * 16 * sizeof *U);
 }
@@ -79,8 +102,45 @@ static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64
     return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
 }
 
+/* F(2x2, 3x3): V = B^T d B of each 4x4 patch. */
+static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                             float *V) {
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t iy0 = t / g->tw * 2 - g->pt, ix0 = t % g->tw * 2 - g->pl;
+        for (int64_t gi = 0; gi < g->Cg; gi++) {
+            int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
+            float d[4][4][8], r[4][4][8];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    int64_t yy = iy0 + i, xx = ix0 + j;
+                    bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
+                    const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
+                    for (int l = 0; l < 8; l++) d[i][j][l] = in && l < valid ? p[l] : 0.0f;
+                }
+            for (int j = 0; j < 4; j++) /* r = B^T d (columns) */
+                for (int l = 0; l < 8; l++) {
+                    r[0][j][l] = d[0][j][l] - d[2][j][l];
+                    r[1][j][l] = d[1][j][l] + d[2][j][l];
+                    r[2][j][l] = d[2][j][l] - d[1][j][l];
+                    r[3][j][l] = d[1][j][l] - d[3][j][l];
+                }
+            for (int i = 0; i < 4; i++) /* then (r B) rows */
+                for (int l = 0; l < 8; l++) {
+                    float o[4] = {r[i][0][l] - r[i][2][l], r[i][1][l] + r[i][2][l],
+                                  r[i][2][l] - r[i][1][l], r[i][1][l] - r[i][3][l]};
+                    for (int j = 0; j < 4; j++)
+                        V[((gi * g->T + (t - t0)) * 16 + i * 4 + j) * 8 + l] = o[j];
+                }
+        }
+    }
+}
+
 void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                               float *V) {
+    if (g->m == 2) {
+        itrans2_portable(x, g, t0, nt, V);
+        return;
+    }
     for (int64_t t = t0; t < t0 + nt; t++) {
         int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
         for (int64_t gi = 0; gi < g->Cg; gi++) {
@@ -124,24 +184,69 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
 
 void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
                             int64_t nt, int64_t p0, int64_t p1) {
-    int64_t Cp = 8 * g->Cg, np = g->Mp / 16;
-    for (int64_t xi = 0; xi < 36; xi++)
+    int64_t Cp = 8 * g->Cg, np = g->Mp / 16, P = g->P;
+    for (int64_t xi = 0; xi < P; xi++)
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
                 float acc[16] = {0};
                 const float *u = U + (xi * np + p) * Cp * 16;
                 for (int64_t c = 0; c < Cp; c++) {
-                    float a = V[((c / 8 * g->T + t) * 36 + xi) * 8 + c % 8];
+                    float a = V[((c / 8 * g->T + t) * P + xi) * 8 + c % 8];
                     for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];
                 }
                 for (int m = 0; m < 16; m++)
-                    O[(((2 * p + m / 8) * g->T + t) * 36 + xi) * 8 + m % 8] = acc[m];
+                    O[(((2 * p + m / 8) * g->T + t) * P + xi) * 8 + m % 8] = acc[m];
             }
+}
+
+/* The epilogue of one output value at y[at] (lane l of group gi): bias, residual, activation,
+ * padding lanes written as 0. */
+static inline void oput(const frt_wino_geom *g, int64_t gi, int l, int64_t valid, float o,
+                        const float *bias, const float *z, float *y, size_t at) {
+    float v = o + bias[gi * 8 + l];
+    if (z) v += z[at];
+    if (g->act == FRT_WINO_RELU) v = v < 0.0f ? 0.0f : v;
+    else if (g->act == FRT_WINO_CLIP) v = v < g->lo ? g->lo : v > g->hi ? g->hi : v;
+    y[at] = l < valid ? v : 0.0f;
+    /* a 16-lane block's second group past M: all padding */
+    if (gi == g->Mg - 1 && (gi * 8) % g->b + 8 < g->b) y[at + 8] = 0.0f;
+}
+
+/* F(2x2, 3x3): Y = A^T m A of each tile. */
+static void otrans2_portable(const float *O, const float *bias, const float *z, float *y,
+                             const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                             int64_t g1) {
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
+            const float *o = O + (gi * g->T + (t - t0)) * 16 * 8;
+            for (int l = 0; l < 8; l++) {
+                float r[2][4];
+                for (int j = 0; j < 4; j++) {
+                    float m0 = o[(0 * 4 + j) * 8 + l], m1 = o[(1 * 4 + j) * 8 + l],
+                          m2 = o[(2 * 4 + j) * 8 + l], m3 = o[(3 * 4 + j) * 8 + l];
+                    r[0][j] = m0 + m1 + m2;
+                    r[1][j] = m1 - m2 - m3;
+                }
+                for (int i = 0; i < 2 && oy0 + i < g->OH; i++) {
+                    float q[2] = {r[i][0] + r[i][1] + r[i][2], r[i][1] - r[i][2] - r[i][3]};
+                    for (int j = 0; j < 2 && ox0 + j < g->OW; j++)
+                        oput(g, gi, l, valid, q[j], bias, z, y,
+                             grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0 + j) + (size_t)l);
+                }
+            }
+        }
+    }
 }
 
 void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
                               const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                               int64_t g1) {
+    if (g->m == 2) {
+        otrans2_portable(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     for (int64_t t = t0; t < t0 + nt; t++) {
         int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
         for (int64_t gi = g0; gi < g1; gi++) {
@@ -250,7 +355,7 @@ int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nspl
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {
-    float *V = scratch, *O = scratch + (size_t)36 * (size_t)g->T * (size_t)(8 * g->Cg);
+    float *V = scratch, *O = scratch + (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg);
     int64_t np = g->Mp / 16, have = -1;
     for (int64_t i = i0; i < i1; i++) {
         int64_t blk = i / nsplit, s = i % nsplit;

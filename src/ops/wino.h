@@ -17,6 +17,13 @@
  * into O, output transform with bias, residual and activation into y. The three pieces are a
  * variant per ISA tier (x86/wino_avx2.c, portable C here); the driver is shared.
  *
+ * F(2x2, 3x3) (g->m = 2; for small images, where F(4x4)'s 6x6 tiles overhang the image and its U,
+ * 36 C M floats, is read for few tiles: 7x7 takes 16 tiles of 2x2 instead of 4 of 4x4): 2x2 tiles
+ * from 4x4 patches, 16 GEMMs (36 multiplies per 4 outputs),
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ *   A^T = [1 1 1 0; 0 1 -1 -1];
+ * below, 36 stands for P = (m + 2)^2 and 4 for m.
+ *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
@@ -42,23 +49,30 @@ typedef struct frt_wino_geom {
     int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2, any bottom/right pad */
     int64_t pt, pl;              /* top / left pads, 0 <= pt, pl <= 2 */
     int64_t b;                   /* channel block of x, z and y: 8 or 16 */
+    int64_t m;                   /* output tile side: 4 = F(4x4, 3x3) (also when 0), 2 = F(2x2,
+                                    3x3) (see below) */
     int act;                     /* FRT_WINO_*: RELU max(0, v); CLIP min(hi, max(lo, v)) */
     float lo, hi;
     /* derived by frt_wino_geom_init */
     int64_t Cg, Mg, Mp;          /* ceil(C/8), ceil(M/8), M padded to 16 */
-    int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/4), ceil(OW/4)), th tw */
+    int64_t P;                   /* positions of a transformed tile: (m + 2)^2, 36 or 16 */
+    int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/m), ceil(OW/m)), th tw */
     int64_t T;                   /* tiles per block */
 } frt_wino_geom;
 
 /* Fills the derived fields of g (T: tiles per block, 0 = the default for the shape). */
 void frt_wino_geom_init(frt_wino_geom *g, int64_t T);
 
-/* Floats of U for C input and M output channels; of V + O for one block of g. */
+/* Floats of U for C input and M output channels (F(4x4, 3x3); _m: tile side m, 4 or 2); of V + O
+ * for one block of g. */
 size_t frt_wino_u_floats(int64_t C, int64_t M);
+size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m);
 size_t frt_wino_scratch_floats(const frt_wino_geom *g);
 
-/* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats). */
+/* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats; _m: for tile side m,
+ * frt_wino_u_floats_m floats). */
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
+void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t m, float *U);
 
 /* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).
  *   itrans: V from x (all Cg groups);

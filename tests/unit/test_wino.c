@@ -1,4 +1,5 @@
-/* The Winograd F(4x4, 3x3) convolution (src/ops/wino.h): every tier's pieces from portable up to
+/* The Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (src/ops/wino.h; all cases for each tile
+ * side): every tier's pieces from portable up to
  * the one this process runs, against a direct double-precision convolution over plain channel
  * indices, and the SIMD pieces against their portable twin. Blocks 8 and 16; channel counts with
  * and without a padded last group (1, 3, 8, 13, 16, 24, 40) and a large one (256); images from 1x1
@@ -25,6 +26,7 @@ typedef struct wcase {
 } wcase;
 
 static int g_cases;
+static int64_t g_m = 4; /* tile side of the cases: 4 = F(4x4, 3x3), 2 = F(2x2, 3x3) */
 static double g_worst; /* max |y - ref| / S over all checked outputs */
 
 static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int act, int with_z,
@@ -37,9 +39,9 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
     float *xp = malloc((size_t)(C * H * W) * 4), *wt = malloc((size_t)(M * C * 9) * 4);
     float *bt = malloc((size_t)M * 4), *x = malloc(nx * 4), *y = malloc(ny * 4);
     float *y0 = malloc(ny * 4), *z = malloc(ny * 4);
-    float *U = malloc(frt_wino_u_floats(C, M) * 4);
+    float *U = malloc(frt_wino_u_floats_m(C, M, g_m) * 4);
     frt_wino_geom g = {.C = C, .M = M, .H = H, .W = W, .OH = OH, .OW = OW, .pt = d->pt,
-                       .pl = d->pl, .b = b, .act = act, .lo = -0.5f, .hi = 0.75f};
+                       .pl = d->pl, .b = b, .m = g_m, .act = act, .lo = -0.5f, .hi = 0.75f};
     frt_wino_geom_init(&g, T);
     float *bias = calloc((size_t)g.Mp, 4);
     float *sc = aligned_alloc(64, (frt_wino_scratch_floats(&g) * 4 + 63) / 64 * 64);
@@ -57,7 +59,7 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
     for (int64_t k = 0; k < mb; k++)
         for (int64_t s = 0; s < OH * OW; s++)
             for (int64_t l = M - k * b; l < b; l++) z[(k * OH * OW + s) * b + l] = NAN;
-    frt_wino_pack(wt, C, M, U);
+    frt_wino_pack_m(wt, C, M, g_m, U);
     const frt_wino_variant *pv = frt_wino_variant_get(FRT_ISA_PORTABLE);
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
     /* the variant split into items one by one (in reverse), the portable one in a single call */
@@ -99,9 +101,9 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
                     if (badt == ny && !(fabs(y[at] - y0[at]) <= 2 * tol)) badt = at;
                 }
     CHECK_MSG(bad == ny && bad0 == ny && badt == ny,
-              "wino%s b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld,%lld,%lld act %d z %d T %lld "
+              "wino%s m=%lld b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld,%lld,%lld act %d z %d T %lld "
               "split %lld: element %zu/%zu/%zu is %g / %g (portable), want %g",
-              v->suffix, (long long)b, (long long)C, (long long)M, (long long)H, (long long)W,
+              v->suffix, (long long)g_m, (long long)b, (long long)C, (long long)M, (long long)H, (long long)W,
               (long long)d->pt, (long long)d->pb, (long long)d->pl, (long long)d->pr, act,
               with_z, (long long)g.T, (long long)nsplit, bad, bad0, badt,
               bad < ny ? y[bad] : bad0 < ny ? y[bad0] : badt < ny ? y[badt] : 0.0,
@@ -145,8 +147,12 @@ static void test_cases(void) {
             run_case(v, &d2, 8, act, act != 2, 0, 2);
             run_case(v, &d3, 16, act, act != 0, 0, 3);
         }
+        /* resnet's layer4 shape, with T = 48 as the provider plans it (U beyond the L2) */
+        wcase d4 = {512, 512, 7, 7, 1, 1, 1, 1};
+        run_case(v, &d4, 8, FRT_WINO_RELU, 1, 48, 1);
     }
-    printf("wino: %d cases, worst |y - ref| / sum|w x| = %.3g\n", g_cases, g_worst);
+    printf("wino m=%lld: %d cases, worst |y - ref| / sum|w x| = %.3g\n", (long long)g_m, g_cases,
+           g_worst);
 }
 
 /* Planning parts (frt_wino_even_blocks, frt_wino_plan_parts): for layer shapes of resnet18/50 and
@@ -226,6 +232,8 @@ static void test_plan(void) {
 
 int main(void) {
     test_plan();
+    test_cases();
+    g_m = 2, g_cases = 0, g_worst = 0;
     test_cases();
     TEST_MAIN_END();
 }

@@ -64,15 +64,20 @@ static size_t wino_scratch(const frt_step *s, const frt_value *values) {
 }
 
 /* Whether the Winograd kernel is expected to beat oneDNN's direct convolution for this shape on
- * the AVX2 tier. Per image the 36 GEMMs read all of U (36 C M floats, mostly from L3 or memory
- * inside a model) once per tile block, against 72 C M flops per tile: with few tiles the step is
- * bound by U's bytes. Measured in resnet18 (Zen 3, 1 thread, flatrt bench --profile, load ~2-3):
- * 64->64 at 56x56 (196 tiles, 15 KB of U per tile) 2.8 -> 1.6 ms, 128->128 at 28x28 (49 tiles,
- * 48 KB) 2.9 -> 1.4, 256->256 at 14x14 (16 tiles, 590 KB) 3.1 -> 2.4-2.8, 512->512 at 7x7
- * (4 tiles, 9.4 MB per tile) 4.0 -> 4.3-5.2 (slower). Rule: at most 1 MiB of U per tile. */
-static bool wino_wins(const frt_wino_geom *g) {
-    double ubytes = (double)frt_wino_u_floats(g->C, g->M) * sizeof(float);
-    return ubytes <= (double)g->ntiles * 1048576.0;
+ * the AVX2 tier. Per image the GEMMs read all of U (36 C M floats for F(4x4), 16 C M for F(2x2);
+ * mostly from L3 or memory inside a model) once per tile block, against 72 (F(4x4)) or 32 (F(2x2))
+ * C M flops per tile: with few tiles the step is bound by U's bytes. F(4x4), measured in resnet18
+ * (Zen 3, 1 thread, flatrt bench --profile, load ~2-3): 64->64 at 56x56 (196 tiles, 15 KB of U
+ * per tile) 2.8 -> 1.6 ms, 128->128 at 28x28 (49 tiles, 48 KB) 2.9 -> 1.4, 256->256 at 14x14 (16
+ * tiles, 590 KB) 3.1 -> 2.4-2.8, 512->512 at 7x7 (4 tiles, 9.4 MB per tile) 4.0 -> 4.3-5.2
+ * (slower). Rule: at most 1 MiB of U per tile. Shapes that fail it take F(2x2) when its U is at
+ * most 1.25 MiB per tile: 512->512 at 7x7 (16 tiles, 1.05 MB per tile; resnet18's layer4, three
+ * layers, resnet50's two 3x3 of layer4.1/4.2), in resnet18 with oneDNN's direct convolution 3.2-3.7
+ * ms per layer, F(2x2) 2.7-3.1, F(4x4) 3.1-3.3 (FRT_WINO_SMALL=0|2|4, interleaved profiles, load
+ * ~5); whole model p50 27.4-28.1 -> 25.5-26.0 ms in 4 interleaved pairs. */
+static bool wino_wins(const frt_wino_geom *g, double per_tile) {
+    double ubytes = (double)frt_wino_u_floats_m(g->C, g->M, g->m) * sizeof(float);
+    return ubytes <= (double)g->ntiles * per_tile;
 }
 
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
@@ -88,23 +93,39 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
         return FRT_DECLINE;
     frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
                        .OH = Y->dims[2], .OW = Y->dims[3], .pt = pt, .pl = pl, .b = L->block};
+    /* the AVX-512 tier keeps oneDNN (its own Winograd there); AVX2 where it wins, F(4x4) or
+       else F(2x2) (wino_wins). Tuning aids: FRT_WINO_M=2|4 forces the tile side of every
+       Winograd layer; FRT_WINO_SMALL=0|4|2 what shapes that fail the F(4x4) rule run: oneDNN,
+       F(4x4) or F(2x2) (default: F(2x2) where its own rule holds); FRT_WINO_T tiles per block. */
     switch (c->node->act.kind) {
     case FRT_ACT_NONE: g.act = FRT_WINO_NONE; break;
     case FRT_ACT_RELU: g.act = FRT_WINO_RELU; break;
     case FRT_ACT_CLIP: g.act = FRT_WINO_CLIP, g.lo = c->node->act.lo, g.hi = c->node->act.hi; break;
     default: return FRT_DECLINE;
     }
-    /* the AVX-512 tier keeps oneDNN (its own Winograd there); AVX2 where it wins */
-    const char *te = getenv("FRT_WINO_T"); /* tiles per block (tuning aid) */
+    const char *me = getenv("FRT_WINO_M"), *se = getenv("FRT_WINO_SMALL");
+    const char *te = getenv("FRT_WINO_T");
     int64_t T = te ? atoll(te) : 0;
-    if (T <= 0 && frt_wino_u_floats(g.C, g.M) * sizeof(float) > 1048576)
+    bool wins = force;
+    g.m = me && atoll(me) == 2 ? 2 : 4;
+    frt_wino_geom_init(&g, 0);
+    if (!wins && wino_wins(&g, 1048576.0)) wins = true;
+    if (!wins && !(me && *me)) {
+        int64_t small = se && *se ? atoll(se) : 2;
+        if (small == 4) wins = true;
+        if (small == 2) {
+            g.m = 2;
+            frt_wino_geom_init(&g, 0);
+            wins = (se && *se) || wino_wins(&g, 1.25 * 1048576.0);
+        }
+    }
+    if (T <= 0 && frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float) > 1048576)
         T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
     frt_wino_geom_init(&g, T);
     frt_wino_even_blocks(&g);
-    if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wino_wins(&g)))
-        return FRT_DECLINE;
+    if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
     dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
-    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats(g.C, g.M) * sizeof(float), 64);
+    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float), 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)g.Mp * sizeof *bias, 64);
     const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
@@ -113,7 +134,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     memset(p, 0, sizeof *p);
     memset(bias, 0, (size_t)g.Mp * sizeof *bias);
     if (B) memcpy(bias, B->data, (size_t)g.M * sizeof *bias);
-    frt_wino_pack(Wt->data, g.C, g.M, U);
+    frt_wino_pack_m(Wt->data, g.C, g.M, g.m, U);
     p->g = g;
     p->U = U;
     p->bias = bias;
@@ -137,7 +158,8 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     k->params = p;
     k->fn = wino_run;
     k->scratch = wino_scratch;
-    k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
+    if (g.m == 2) k->name = p->parts > 1 ? "wino2x3_split" : "wino2x3";
+    else k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
     k->in_layouts = in;
     k->out_layouts = out;
     k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;

@@ -1,4 +1,4 @@
-/* AVX2/FMA pieces of the Winograd F(4x4, 3x3) convolution (see ../wino.h): one 8-channel group
+/* AVX2/FMA pieces of the Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (see ../wino.h): one 8-channel group
  * is one ymm vector throughout. The GEMM is register-tiled 6 tiles x 16 output channels (12
  * accumulators, two weight vectors and a broadcast per step), the weights of one 16-wide panel
  * (Cp x 16 floats) reused from L1 across the block's row groups. */
@@ -88,8 +88,58 @@ static inline __attribute__((always_inline)) void itrans_patch(const float *p, s
 #undef LD
 }
 
+/* F(2x2, 3x3): B^T d B of each 4x4 patch, 16 vectors in registers; patches at the image edges or
+ * in a group with padding lanes are gathered with zeros first. */
+static void itrans2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                         float *V) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
+    const bool part = g->C % 8 != 0;
+    const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
+    for (int64_t gi = 0; gi < g->Cg; gi++) {
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        bool lastg = part && gi == g->Cg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t iy0 = t / g->tw * 2 - g->pt, ix0 = t % g->tw * 2 - g->pl;
+            bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 4 <= g->H && ix0 + 4 <= g->W && !lastg;
+            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            __m256 d[4][4];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    int64_t yy = iy0 + i, xx = ix0 + j;
+                    if (inner) {
+                        d[i][j] = _mm256_loadu_ps(xg + (size_t)yy * rs + (size_t)xx * cs);
+                        continue;
+                    }
+                    __m256 u = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
+                                   ? _mm256_loadu_ps(xg + (size_t)yy * rs + (size_t)xx * cs)
+                                   : zero;
+                    d[i][j] = lastg ? _mm256_and_ps(u, last) : u;
+                }
+            for (int j = 0; j < 4; j++) { /* B^T d down the columns */
+                __m256 d0 = d[0][j], d1 = d[1][j], d2 = d[2][j], d3 = d[3][j];
+                d[0][j] = _mm256_sub_ps(d0, d2);
+                d[1][j] = _mm256_add_ps(d1, d2);
+                d[2][j] = _mm256_sub_ps(d2, d1);
+                d[3][j] = _mm256_sub_ps(d1, d3);
+            }
+            for (int i = 0; i < 4; i++) { /* then B along the rows */
+                __m256 r0 = d[i][0], r1 = d[i][1], r2 = d[i][2], r3 = d[i][3];
+                _mm256_storeu_ps(v + (size_t)(i * 4 + 0) * 8, _mm256_sub_ps(r0, r2));
+                _mm256_storeu_ps(v + (size_t)(i * 4 + 1) * 8, _mm256_add_ps(r1, r2));
+                _mm256_storeu_ps(v + (size_t)(i * 4 + 2) * 8, _mm256_sub_ps(r2, r1));
+                _mm256_storeu_ps(v + (size_t)(i * 4 + 3) * 8, _mm256_sub_ps(r1, r3));
+            }
+        }
+    }
+}
+
 void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                           float *V) {
+    if (g->m == 2) {
+        itrans2_avx2(x, g, t0, nt, V);
+        return;
+    }
     const __m256 zero = _mm256_setzero_ps();
     const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
     const bool part = g->C % 8 != 0; /* the last group has padding lanes (may hold anything) */
@@ -126,13 +176,18 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
 /* O rows [0, R) x 16 channels of one position: A rows at a (stride rs per row, ags per
  * channel group), K = 8 kg, weights u [Cp][16], results to o (stride rs per row, ogs between the
  * two 8-channel groups). */
-#define GEMM_KERNEL(R)                                                                          \
-    static void gemm_r##R(const float *a, size_t ags, size_t rs, int64_t kg, const float *u,     \
-                          float *o, size_t ogs) {                                               \
+/* PF: prefetch U this many floats ahead (4 KiB: one 64-byte line per 16-float step), for U beyond
+ * the L2, whose lines the first row group of a block streams from L3 or memory: 256->256 at 14x14
+ * (9.4 MB of U) 0.97-1.02 -> 0.90 ms for the GEMMs (bench/wino_bench.c, Zen 3); where U fits the
+ * L2 (64->64, 128->128) the prefetches cost 1-5% and are left out. */
+#define GEMM_KERNEL(R, NAME, PF)                                                                \
+    static void NAME(const float *a, size_t ags, size_t rs, int64_t kg, const float *u,          \
+                     float *o, size_t ogs) {                                                    \
         __m256 c0[R], c1[R];                                                                    \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) c0[r] = c1[r] = _mm256_setzero_ps();  \
         for (int64_t k = 0; k < kg; k++, a += ags) {                                            \
             _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++, u += 16) {                      \
+                if (PF) _mm_prefetch((const char *)(u + (PF)), _MM_HINT_T0);                    \
                 __m256 u0 = _mm256_loadu_ps(u), u1 = _mm256_loadu_ps(u + 8);                    \
                 _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                           \
                     __m256 av = _mm256_broadcast_ss(a + r * rs + j);                            \
@@ -146,33 +201,40 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
             _mm256_storeu_ps(o + ogs + r * rs, c1[r]);                                          \
         }                                                                                       \
     }
-GEMM_KERNEL(1)
-GEMM_KERNEL(2)
-GEMM_KERNEL(3)
-GEMM_KERNEL(4)
-GEMM_KERNEL(5)
-GEMM_KERNEL(6)
+GEMM_KERNEL(1, gemm_r1, 0)
+GEMM_KERNEL(2, gemm_r2, 0)
+GEMM_KERNEL(3, gemm_r3, 0)
+GEMM_KERNEL(4, gemm_r4, 0)
+GEMM_KERNEL(5, gemm_r5, 0)
+GEMM_KERNEL(6, gemm_r6, 0)
+GEMM_KERNEL(1, gemm_pf_r1, 1024)
+GEMM_KERNEL(2, gemm_pf_r2, 1024)
+GEMM_KERNEL(3, gemm_pf_r3, 1024)
+GEMM_KERNEL(4, gemm_pf_r4, 1024)
+GEMM_KERNEL(5, gemm_pf_r5, 1024)
+GEMM_KERNEL(6, gemm_pf_r6, 1024)
+
+typedef void (*gemm_fn)(const float *, size_t, size_t, int64_t, const float *, float *, size_t);
+static const gemm_fn gemm_plain[7] = {NULL, gemm_r1, gemm_r2, gemm_r3, gemm_r4, gemm_r5, gemm_r6};
+static const gemm_fn gemm_pf[7] = {NULL,        gemm_pf_r1, gemm_pf_r2, gemm_pf_r3,
+                                   gemm_pf_r4, gemm_pf_r5, gemm_pf_r6};
 
 void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino_geom *g,
                         int64_t nt, int64_t p0, int64_t p1) {
-    /* V [Cg][T][36][8], O [Mp/8][T][36][8]: rows (tiles) 36 8 floats apart */
-    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = 36 * 8;
+    /* V [Cg][T][P][8], O [Mp/8][T][P][8]: rows (tiles) P 8 floats apart */
+    size_t P = (size_t)g->P;
+    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
     size_t gs = (size_t)g->T * rs; /* between 8-channel groups */
-    for (size_t xi = 0; xi < 36; xi++) {
+    const gemm_fn *k = P * Cp * (size_t)g->Mp * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
+    for (size_t xi = 0; xi < P; xi++) {
         const float *a0 = V + xi * 8;
         float *o0 = O + xi * 8;
         for (size_t p = (size_t)p0; p < (size_t)p1; p++) {
             const float *u = U + (xi * np + p) * Cp * 16;
             float *op = o0 + 2 * p * gs;
             int64_t t = 0;
-            for (; t + 6 <= nt; t += 6) gemm_r6(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
-            switch (nt - t) {
-            case 1: gemm_r1(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
-            case 2: gemm_r2(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
-            case 3: gemm_r3(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
-            case 4: gemm_r4(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
-            case 5: gemm_r5(a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs); break;
-            }
+            for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
+            if (nt > t) k[nt - t](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
         }
     }
 }
@@ -245,9 +307,58 @@ static inline __attribute__((always_inline)) void otrans_tile(const float *o, __
 #undef LM
 }
 
+/* F(2x2, 3x3): A^T m A of each tile (16 vectors), the epilogue of oepi; the last group's padding
+ * lanes written as 0. */
+static void otrans2_avx2(const float *O, const float *bias, const float *z, float *y,
+                         const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0, int64_t g1) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
+    const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        const __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+        const bool lastg = gi == g->Mg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
+            int64_t ni = g->OH - oy0 < 2 ? g->OH - oy0 : 2;
+            int64_t nj = g->OW - ox0 < 2 ? g->OW - ox0 : 2;
+            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            __m256 r0[4], r1[4];
+            for (int j = 0; j < 4; j++) { /* A^T down the columns */
+                __m256 m0 = _mm256_loadu_ps(o + (size_t)(0 * 4 + j) * 8);
+                __m256 m1 = _mm256_loadu_ps(o + (size_t)(1 * 4 + j) * 8);
+                __m256 m2 = _mm256_loadu_ps(o + (size_t)(2 * 4 + j) * 8);
+                __m256 m3 = _mm256_loadu_ps(o + (size_t)(3 * 4 + j) * 8);
+                r0[j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+                r1[j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+            }
+            for (int i = 0; i < ni; i++) {
+                const __m256 *r = i ? r1 : r0;
+                __m256 q[2] = {_mm256_add_ps(_mm256_add_ps(r[0], r[1]), r[2]),
+                               _mm256_sub_ps(_mm256_sub_ps(r[1], r[2]), r[3])};
+                size_t at = yg + (size_t)(((oy0 + i) * g->OW + ox0) * g->b);
+                for (int j = 0; j < nj; j++) {
+                    size_t aj = at + (size_t)(j * g->b);
+                    __m256 v = oepi(q[j], bv, z ? z + aj : NULL, g->act, lo, hi);
+                    if (lastg) {
+                        v = _mm256_and_ps(v, last);
+                        /* a 16-lane block's second group past M: all padding */
+                        if ((gi * 8) % g->b + 8 < g->b) _mm256_storeu_ps(y + aj + 8, zero);
+                    }
+                    _mm256_storeu_ps(y + aj, v);
+                }
+            }
+        }
+    }
+}
+
 void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                           int64_t g1) {
+    if (g->m == 2) {
+        otrans2_avx2(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f),
                  eight = _mm256_set1_ps(8.0f), zero = _mm256_setzero_ps();
     const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
