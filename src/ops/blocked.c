@@ -19,6 +19,22 @@ void frt_blk_chanmul_portable(const float *x, const float *g, float *y, int64_t 
     }
 }
 
+void frt_blk_affine_portable(const float *x, const float *a, const float *c, float *y,
+                             int64_t C, int64_t S, int64_t b, int64_t k0, int64_t k1, int relu) {
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t valid = C - k * b < b ? C - k * b : b;
+        const float *xr = x + k * S * b;
+        float *yr = y + k * S * b;
+        for (int64_t s = 0; s < S; s++)
+            for (int64_t l = 0; l < b; l++) {
+                float p = xr[s * b + l] * a[k * b + l]; /* separate statements: no contraction */
+                float v = p + c[k * b + l];
+                if (relu) v = v > 0.0f ? v : 0.0f;
+                yr[s * b + l] = l < valid ? v : 0.0f;
+            }
+    }
+}
+
 void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                            int64_t k1, int64_t b) {
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
@@ -80,13 +96,16 @@ void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y,
 static const frt_blk_variant blk_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx2, "_avx2"},
+    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx2, "_avx2",
+     frt_blk_affine_avx2},
 #endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2, frt_blk_pool_avx2, "_avx2"},
+    {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2, frt_blk_pool_avx2, "_avx2",
+     frt_blk_affine_avx2},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable, frt_blk_pool_portable, ""},
+    {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable, frt_blk_pool_portable, "",
+     frt_blk_affine_portable},
 };
 
 const frt_blk_variant *frt_blk_variant_get(frt_isa cap, int64_t b) {

@@ -40,13 +40,25 @@ typedef struct frt_blk_pool_geom {
 typedef void (*frt_blk_pool_fn)(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                                 int64_t k1, int64_t b);
 
+/* Per-channel affine map (inference BatchNormalization with its statistics folded into a and c,
+ * optionally followed by Relu) of channel blocks [k0, k1) of one image x, y blocked [ceil(C/b), S,
+ * b]: y[k][s][l] = x[k][s][l] * a[k][l] + c[k][l], a product and then a sum (never a fused
+ * multiply-add), then for relu v > 0 ? v : 0; a and c are blocked [ceil(C/b), b]. Padding lanes
+ * (k*b + l >= C) of y are written as 0 whatever x, a and c hold there; nothing outside blocks
+ * [k0, k1) is written. y may be x. b is the variant's block, or for the AVX2 loops any multiple of
+ * 8; the portable loops take 1 <= b <= 64. The result is the same bits in every variant. */
+typedef void (*frt_blk_affine_fn)(const float *x, const float *a, const float *c, float *y,
+                                  int64_t C, int64_t S, int64_t b, int64_t k0, int64_t k1,
+                                  int relu);
+
 typedef struct frt_blk_variant {
     frt_isa isa;
     const char *suffix;           /* "" portable, "_avx2", "_avx512" */
     int64_t block;                /* the b its loops take; 0: any */
     frt_blk_chanmul_fn chanmul;
     frt_blk_pool_fn pool;         /* the AVX-512 entry has the AVX2 loops (16c as two halves) */
-    const char *pool_suffix;      /* the suffix of the pool loops' tier */
+    const char *pool_suffix;      /* the suffix of the pool and affine loops' tier */
+    frt_blk_affine_fn affine;     /* the AVX-512 entry has the AVX2 loops, as for pool */
 } frt_blk_variant;
 
 /* The loops for block size b on tier cap or below. */
@@ -58,6 +70,11 @@ void frt_blk_chanmul_avx2(const float *x, const float *g, float *y, int64_t C, i
                           int64_t b);
 void frt_blk_chanmul_avx512(const float *x, const float *g, float *y, int64_t C, int64_t S,
                             int64_t b);
+
+void frt_blk_affine_portable(const float *x, const float *a, const float *c, float *y,
+                             int64_t C, int64_t S, int64_t b, int64_t k0, int64_t k1, int relu);
+void frt_blk_affine_avx2(const float *x, const float *a, const float *c, float *y, int64_t C,
+                         int64_t S, int64_t b, int64_t k0, int64_t k1, int relu);
 
 void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                            int64_t k1, int64_t b);

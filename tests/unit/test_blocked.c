@@ -2,7 +2,7 @@
  * process runs, against a naive reference written over plain channel indices: blocks 8 and 16,
  * channel counts with and without a padded last block, spatial sizes covering the 4-wide unroll
  * and its tails, garbage (NaN) in the padding lanes of both inputs, in place. Exact: a product of
- * two floats is the same in every variant. */
+ * two floats is the same in every variant (and the affine map's product, then sum). */
 #include "ops/blocked.h"
 #include "test_util.h"
 
@@ -76,6 +76,76 @@ static void test_chanmul(void) {
                 }
         }
     }
+}
+
+/* ---- per-channel affine map ---- */
+
+static void test_affine(void) {
+    static const int64_t Cs[] = {1, 7, 8, 9, 16, 24, 40, 33};
+    static const int64_t Ss[] = {1, 3, 5, 49};
+    static const int64_t bs[] = {8, 16};
+    for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++)
+        for (size_t bi = 0; bi < 2; bi++) {
+            const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t, bs[bi]);
+            frt_blk_affine_fn fn = v->affine;
+            /* the AVX2 loops take any multiple of 8 (the provider's choice on either tier) */
+            if (t >= FRT_ISA_AVX2 && FRT_HAVE_X86) fn = frt_blk_variant_get((frt_isa)t, 8)->affine;
+            for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++)
+                for (size_t si = 0; si < sizeof Ss / sizeof *Ss; si++)
+                    for (int relu = 0; relu < 2; relu++) {
+                        int64_t b = bs[bi], C = Cs[ci], S = Ss[si], cb = (C + b - 1) / b;
+                        size_t nb = (size_t)(cb * S * b);
+                        float *xp = malloc((size_t)(C * S) * 4), *ap = malloc((size_t)C * 4);
+                        float *cp = malloc((size_t)C * 4), *yp = malloc((size_t)(C * S) * 4);
+                        float *x = malloc(nb * 4), *a = malloc((size_t)(cb * b) * 4);
+                        float *c = malloc((size_t)(cb * b) * 4);
+                        float *y = malloc(nb * 4), *ref = malloc(nb * 4);
+                        t_fill(xp, (size_t)(C * S), (unsigned)(C * 17 + S));
+                        t_fill(ap, (size_t)C, (unsigned)(C + 3));
+                        t_fill(cp, (size_t)C, (unsigned)(C + 11));
+                        for (int64_t ch = 0; ch < C; ch++)
+                            for (int64_t q = 0; q < S; q++) {
+                                float pr = xp[ch * S + q] * ap[ch];
+                                float r = pr + cp[ch];
+                                yp[ch * S + q] = relu && !(r > 0.0f) ? 0.0f : r;
+                            }
+                        to_blocked(yp, ref, C, S, b);
+                        to_blocked(xp, x, C, S, b);
+                        to_blocked(ap, a, C, 1, b);
+                        to_blocked(cp, c, C, 1, b);
+                        /* blocks [k0, k1) written, padding lanes 0, the others untouched */
+                        int64_t k0 = cb > 2 ? 1 : 0, k1 = cb > 2 ? cb - 1 : cb;
+                        for (int64_t k = 0; k < cb; k++)
+                            for (int64_t q = 0; q < S; q++)
+                                for (int64_t l = 0; l < b; l++) {
+                                    float *e = &ref[(k * S + q) * b + l];
+                                    if (k < k0 || k >= k1) *e = -7.0f;
+                                    else if (k * b + l >= C) *e = 0.0f;
+                                }
+                        for (size_t i = 0; i < nb; i++) y[i] = -7.0f;
+                        fn(x, a, c, y, C, S, b, k0, k1, relu);
+                        size_t bad = nb;
+                        for (size_t i = 0; i < nb && bad == nb; i++)
+                            if (memcmp(&y[i], &ref[i], 4) != 0) bad = i;
+                        CHECK_MSG(bad == nb,
+                                  "affine tier %s b=%lld C=%lld S=%lld relu %d: element %zu is %g, "
+                                  "want %g", frt_isa_name(t), (long long)b, (long long)C,
+                                  (long long)S, relu, bad, bad < nb ? y[bad] : 0.0,
+                                  bad < nb ? ref[bad] : 0.0);
+                        /* in place, every block */
+                        to_blocked(yp, ref, C, S, b);
+                        for (int64_t k = 0; k < cb; k++)
+                            for (int64_t q = 0; q < S; q++)
+                                for (int64_t l = 0; l < b; l++)
+                                    if (k * b + l >= C) ref[(k * S + q) * b + l] = 0.0f;
+                        fn(x, a, c, x, C, S, b, 0, cb, relu);
+                        CHECK_MSG(!memcmp(x, ref, nb * 4), "affine tier %s b=%lld C=%lld S=%lld "
+                                  "relu %d: in place differs", frt_isa_name(t), (long long)b,
+                                  (long long)C, (long long)S, relu);
+                        free(xp), free(ap), free(cp), free(yp), free(x), free(a), free(c);
+                        free(y), free(ref);
+                    }
+        }
 }
 
 /* ---- pooling ---- */
@@ -209,6 +279,7 @@ static void test_pool(void) {
 
 int main(void) {
     test_chanmul();
+    test_affine();
     test_pool();
     TEST_MAIN_END();
 }

@@ -127,6 +127,10 @@ typedef struct result {
     int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
     int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
     int pool_split;     /* own pooling loops split over channel blocks ("onednn:*pool_blk*_split") */
+    int bn_own;         /* own batch normalization loops ("onednn:batchnorm_blk...") */
+    int bn_split;       /* of those, split over channel blocks ("..._split") */
+    int chanmul;        /* per-channel Muls ("onednn:channel_mul...") */
+    int chanmul_split;  /* of those, split over channel blocks ("onednn:channel_mul_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -166,6 +170,10 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
         r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
         r->pool_split += strstr(kn, "pool_blk") && kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
+        r->bn_own += strncmp(kn, "onednn:batchnorm_blk", 20) == 0;
+        r->bn_split += strncmp(kn, "onednn:batchnorm_blk", 20) == 0 && strcmp(kn + kl - 6, "_split") == 0;
+        r->chanmul += strncmp(kn, "onednn:channel_mul", 18) == 0;
+        r->chanmul_split += strcmp(kn, "onednn:channel_mul_split") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -358,6 +366,72 @@ static void test_pool_split(void) {
             CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
                           !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
                       "pool split: output %d at %d threads (cfg %d) differs from 1 thread's", o,
+                      threads, cfg);
+        free_result(&got);
+    }
+    free_result(&ref);
+    free(mb.p);
+}
+
+/* DenseNet's BatchNormalization (+ Relu) and efficientnet's squeeze-and-excitation scale
+ * (channel_mul) big enough for the cost model to split one image over channel blocks (64
+ * channels at 56x56: 8 blocks of 12.5 us at FRT_PAR_NS_PER_BYTE), and the same two ops on a
+ * 7x7 image (64 channels, 1.6 us in all), which stay on one thread. On the AVX2 tier the batch
+ * normalizations run the own loops; at 2 and 3 threads the big pair runs split and the outputs
+ * are bit-identical to 1 thread's; FRT_DNNL_ELT_SPLIT=0 keeps them whole. The convolution in
+ * front runs as one part (FRT_DNNL_PARTS=1). */
+static void test_elt_split(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 64, 56, 56}, vd[1] = {64};
+    conv_spec c1 = {64, 64, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "X", "a", &c1);
+    int64_t p1[4] = {1, 1, 1, 1};
+    add_pool(&g, "MaxPool", "mp", "a", "m", 3, 1, p1, 0, 0);
+    add_init(&g, "bn.s", vd, 1, 0.5f, 1.5f);
+    add_init(&g, "bn.b", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.m", vd, 1, -0.5f, 0.5f);
+    add_init(&g, "bn.v", vd, 1, 0.5f, 2.0f);
+    const char *bins[] = {"m", "bn.s", "bn.b", "bn.m", "bn.v", NULL}, *bouts[] = {"bn", NULL};
+    ob_buf bnn = ob_node("BatchNormalization", NULL, "bn", bins, bouts);
+    ob_msg(&g, OB_NODE, &bnn);
+    add_op(&g, "Relu", "relu", "bn", NULL, "r");
+    const char *gin[] = {"r", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec f1 = {64, 64, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "f1", "p", "f", &f1);
+    add_op(&g, "Sigmoid", "sg", "f", NULL, "gate");
+    add_op(&g, "Mul", "se", "r", "gate", "y");
+    /* the small pair: 7x7 */
+    add_pool(&g, "MaxPool", "mp2", "r", "q", 8, 8, NULL, 0, 0);
+    const char *b2ins[] = {"q", "bn.s", "bn.b", "bn.m", "bn.v", NULL}, *b2outs[] = {"bq", NULL};
+    ob_buf bn2 = ob_node("BatchNormalization", NULL, "bn2", b2ins, b2outs);
+    ob_msg(&g, OB_NODE, &bn2);
+    add_op(&g, "Mul", "se2", "gate", "bq", "y2");
+    const char *outs[] = {"y", "y2", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result ref, got;
+    run(&mb, 1, 1, 1, xd, 4, outs, &ref);
+    bool own = frt_cpu_tier() == FRT_ISA_AVX2;
+    if (g_on) {
+        CHECK_MSG(ref.bn_own == (own ? 2 : 0), "elt split: %d own batch normalizations", ref.bn_own);
+        CHECK_MSG(ref.chanmul == 2, "elt split: %d channel_mul steps", ref.chanmul);
+        CHECK_MSG(ref.bn_split + ref.chanmul_split == 0, "elt split: split at 1 thread");
+    }
+    for (int cfg = 0; cfg < 3 && g_on; cfg++) {
+        int threads = cfg == 2 ? 2 : cfg + 2;
+        if (cfg == 2) setenv("FRT_DNNL_ELT_SPLIT", "0", 1);
+        run(&mb, 1, threads, 1, xd, 4, outs, &got);
+        unsetenv("FRT_DNNL_ELT_SPLIT");
+        int want = cfg < 2;
+        CHECK_MSG(got.bn_split == (own ? want : 0) && got.chanmul_split == want,
+                  "elt split: %d batch normalizations, %d channel_muls split at %d threads (cfg %d)",
+                  got.bn_split, got.chanmul_split, threads, cfg);
+        for (int o = 0; o < 2; o++)
+            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "elt split: output %d at %d threads (cfg %d) differs from 1 thread's", o,
                       threads, cfg);
         free_result(&got);
     }
@@ -768,6 +842,10 @@ int main(void) {
     test_se_gates();
     test_se_narrow();
     test_bn_act();
+    /* oneDNN's batch normalization on the AVX2 tier too (the own loops are the tier's default) */
+    setenv("FRT_DNNL_OWN_BN", "0", 1);
+    test_bn_act();
+    unsetenv("FRT_DNNL_OWN_BN");
     test_shapes();
     test_huge_images();
     test_relay(1);
@@ -789,6 +867,7 @@ int main(void) {
     test_pools(2);
     test_pool_split();
     test_small_split();
+    test_elt_split();
     setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
     test_chain(2);
     test_pools(2);

@@ -32,6 +32,7 @@
  * intra-op threads splits big convolutions into channel parts that run on the runtime's own pool
  * (split.c); the other kernels run on the calling thread. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -973,6 +974,108 @@ static frt_status bn_run(const frt_step *s, frt_exec *x) {
     return run_images(s, x, &p->p, ex, 4, 0, NULL, NULL);
 }
 
+/* The own per-channel affine loops (blocked.h) in place of oneDNN's batch normalization on the
+ * AVX2 tier (the AVX-512 tier keeps oneDNN's: not measured against); FRT_DNNL_OWN_BN=0 / 1 (an
+ * A/B aid) turns them off / on for every tier. The statistics fold into y = x * a + c at load. A
+ * big step of a model of several intra-op threads runs as ranges of channel blocks on the
+ * runtime's pool, as the own pools do (FRT_DNNL_ELT_SPLIT=0 never splits it). */
+typedef struct dn_obn {
+    frt_blk_affine_fn fn;
+    const float *a, *c;         /* blocked [cb, b], padding lanes 0 (model arena) */
+    int64_t C, H, W, b, cb;
+    size_t img;                 /* floats of one image */
+    int relu;
+    double blk_ns;              /* the cost model's estimate for one channel block */
+} dn_obn;
+
+typedef struct obn_job {
+    const dn_obn *p;
+    const float *x;
+    float *y;
+} obn_job;
+
+static void obn_task(void *ctx, int64_t lo, int64_t hi) {
+    const obn_job *j = ctx;
+    const dn_obn *p = j->p;
+    while (lo < hi) { /* item = image * cb + block */
+        int64_t n = lo / p->cb, k0 = lo % p->cb, k1 = p->cb;
+        if (n * p->cb + k1 > hi) k1 = hi - n * p->cb;
+        p->fn(j->x + (size_t)n * p->img, p->a, p->c, j->y + (size_t)n * p->img, p->C, p->H * p->W,
+              p->b, k0, k1, p->relu);
+        lo = n * p->cb + k1;
+    }
+}
+
+static frt_status obn_run(const frt_step *s, frt_exec *x) {
+    const dn_obn *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    int64_t C, H, W;
+    image_dims(X, &C, &H, &W);
+    if (C != p->C || H != p->H || W != p->W)
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: input image %lldx%lldx%lld differs from "
+                             "the load-time %lldx%lldx%lld", (long long)C, (long long)H,
+                             (long long)W, (long long)p->C, (long long)p->H, (long long)p->W);
+    obn_job j = {p, X->data, Y->data};
+    frt_parallel_ranges(x->tp, X->dims[0] * p->cb, p->blk_ns, obn_task, &j);
+    return FRT_OK;
+}
+
+static bool own_bn_wanted(frt_isa isa) {
+    const char *e = getenv("FRT_DNNL_OWN_BN");
+    if (e && *e) return strcmp(e, "0") != 0;
+    return isa == FRT_ISA_AVX2;
+}
+
+/* Whether FRT_DNNL_ELT_SPLIT=0 (an A/B aid) keeps the own batch normalization and channel_mul
+ * steps on the calling thread. */
+static bool elt_split_off(void) {
+    const char *e = getenv("FRT_DNNL_ELT_SPLIT");
+    return e && !strcmp(e, "0");
+}
+
+static frt_status own_bn_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int relu,
+                                float eps) {
+    const frt_value *X = c->in[0];
+    dn_obn *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    if (!p || !in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    image_dims(X, &p->C, &p->H, &p->W);
+    p->b = L->block;
+    p->cb = (p->C + p->b - 1) / p->b;
+    p->img = (size_t)(p->cb * p->H * p->W * p->b);
+    p->relu = relu;
+    float *a = frt_arena_alloc(c->arena, (size_t)(p->cb * p->b) * sizeof *a, 64);
+    float *sh = frt_arena_alloc(c->arena, (size_t)(p->cb * p->b) * sizeof *sh, 64);
+    if (!a || !sh) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+    const float *sc = c->in[1]->data, *bi = c->in[2]->data, *mu = c->in[3]->data,
+                *va = c->in[4]->data;
+    /* y = (x - mean) / sqrt(var + eps) * scale + bias = x * a + (bias - mean * a) */
+    for (int64_t i = 0; i < p->cb * p->b; i++) {
+        a[i] = i < p->C ? sc[i] / sqrtf(va[i] + eps) : 0.0f;
+        sh[i] = i < p->C ? bi[i] - mu[i] * a[i] : 0.0f;
+    }
+    p->a = a;
+    p->c = sh;
+    const frt_blk_variant *v = frt_blk_variant_get(c->isa >= FRT_ISA_AVX2 ? FRT_ISA_AVX2 : c->isa, 8);
+    p->fn = p->b % 8 == 0 ? v->affine : frt_blk_affine_portable;
+    /* bytes of one block read and written */
+    p->blk_ns = elt_split_off() ? 0
+                                : (double)(2 * p->H * p->W * p->b * 4) * FRT_PAR_NS_PER_BYTE;
+    bool split = p->blk_ns > 0 && p->cb > 1 &&
+                 frt_par_split(g_model_threads, (double)p->cb * p->blk_ns) > 1;
+    bool avx2 = p->fn != frt_blk_affine_portable;
+    static const char *const names[2][2] = {{"batchnorm_blk", "batchnorm_blk_split"},
+                                            {"batchnorm_blk_avx2", "batchnorm_blk_avx2_split"}};
+    in[0] = out[0] = L;
+    k->params = p;
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->name = names[avx2][split];
+    k->fn = obn_run;
+    return FRT_OK;
+}
+
 static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
                             const frt_layout *L) {
     const frt_value *X = c->in[0], *Y = c->out[0];
@@ -991,6 +1094,7 @@ static frt_status bn_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k,
             c->in[i]->rank != 1 || c->in[i]->dims[0] != C)
             return decline(c, "needs constant float32 scale, bias, mean and variance");
     float eps = frt_attr_float(c->node, "epsilon", 1e-5f);
+    if (own_bn_wanted(c->isa)) return own_bn_select(c, k, L, relu != 0, eps);
     dnnl_memory_desc_t src, vec;
     dnnl_dims_t sd = {1, C, H, W}, vd = {C};
     dnnl_status_t ds = dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, tag_of(L));
@@ -1130,11 +1234,34 @@ static frt_status copy_run(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
-/* params of channel_mul */
+/* params of channel_mul: a big step of a model of several intra-op threads runs as ranges of
+ * channel blocks on the runtime's pool (the cost model decides; FRT_DNNL_ELT_SPLIT=0 never
+ * splits); each block is the same loop's product whoever runs it */
 typedef struct dn_chanmul {
     int swap;                   /* 1: the factor is input 0 */
     frt_blk_chanmul_fn fn;      /* the tier's loop (blocked.h) */
+    double blk_ns;              /* the cost model's estimate for one channel block */
 } dn_chanmul;
+
+typedef struct chanmul_job {
+    frt_blk_chanmul_fn fn;
+    const float *x, *g;
+    float *y;
+    int64_t C, S, b, cb;
+} chanmul_job;
+
+static void chanmul_task(void *ctx, int64_t lo, int64_t hi) {
+    const chanmul_job *j = ctx;
+    while (lo < hi) { /* item = image * cb + block; blocks [k0, k1) as an image of their channels */
+        int64_t n = lo / j->cb, k0 = lo % j->cb, k1 = j->cb;
+        if (n * j->cb + k1 > hi) k1 = hi - n * j->cb;
+        int64_t cn = j->C - k0 * j->b;
+        if (cn > (k1 - k0) * j->b) cn = (k1 - k0) * j->b;
+        size_t xo = (size_t)((n * j->cb + k0) * j->S * j->b), go = (size_t)((n * j->cb + k0) * j->b);
+        j->fn(j->x + xo, j->g + go, j->y + xo, cn, j->S, j->b);
+        lo = n * j->cb + k1;
+    }
+}
 
 static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
     const dn_chanmul *p = s->k.params;
@@ -1144,10 +1271,8 @@ static frt_status chanmul_run(const frt_step *s, frt_exec *x) {
     for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
     if (G->dims[0] != N || G->dims[1] != C || frt_shape_numel(G->dims, G->rank) != N * C)
         return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: channel factor of another shape");
-    const float *xp = X->data, *gp = G->data;
-    float *yp = Y->data;
-    for (int64_t n = 0; n < N; n++)
-        p->fn(xp + n * cbn * sp * b, gp + n * cbn * b, yp + n * cbn * sp * b, C, sp, b);
+    chanmul_job j = {p->fn, X->data, G->data, Y->data, C, sp, b, cbn};
+    frt_parallel_ranges(x->tp, N * cbn, p->blk_ns * (double)sp, chanmul_task, &j);
     return FRT_OK;
 }
 
@@ -1193,9 +1318,16 @@ static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k
         if (!sw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
         sw->swap = big;
         sw->fn = frt_blk_variant_get(c->isa, L->block)->chanmul;
+        /* bytes of one block's spatial position read and written (the run scales it by the
+           image's positions); "channel_mul_split" when the cost model splits one image */
+        sw->blk_ns = elt_split_off() ? 0 : (double)(2 * L->block * 4) * FRT_PAR_NS_PER_BYTE;
+        int64_t sp = 1, cbn = (X->dims[1] + L->block - 1) / L->block;
+        for (int d = 2; d < X->rank; d++) sp *= X->dims[d];
+        bool split = sw->blk_ns > 0 && cbn > 1 &&
+                     frt_par_split(g_model_threads, sw->blk_ns * (double)(sp * cbn)) > 1;
         k->params = sw;
         in[1] = L;
-        k->name = "channel_mul";
+        k->name = split ? "channel_mul_split" : "channel_mul";
         k->fn = chanmul_run;
     }
     in[0] = L;

@@ -30,6 +30,30 @@ void frt_blk_chanmul_avx2(const float *x, const float *g, float *y, int64_t C, i
     }
 }
 
+/* ---- per-channel affine map: one 8-lane part of a block at a time, the portable loop's
+ * operations (product, then sum, then v > 0 ? v : 0 as max(v, 0), which gives 0 for NaN as the
+ * portable comparison does) ---- */
+
+void frt_blk_affine_avx2(const float *x, const float *a, const float *c, float *y, int64_t C,
+                         int64_t S, int64_t b, int64_t k0, int64_t k1, int relu) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 zero = _mm256_setzero_ps();
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t l0 = 0; l0 < b; l0 += 8) {
+            int64_t valid = C - k * b - l0;
+            valid = valid < 0 ? 0 : valid > 8 ? 8 : valid;
+            __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)valid), lane));
+            __m256 va = _mm256_loadu_ps(a + k * b + l0), vc = _mm256_loadu_ps(c + k * b + l0);
+            const float *xr = x + k * S * b + l0;
+            float *yr = y + k * S * b + l0;
+            for (int64_t s = 0; s < S; s++) {
+                __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + s * b), va), vc);
+                if (relu) v = _mm256_max_ps(v, zero);
+                _mm256_storeu_ps(yr + s * b, _mm256_and_ps(v, keep));
+            }
+        }
+}
+
 /* ---- pooling ---------------------------------------------------------------------------------
  * One 8-lane part (lanes l0 .. l0+7 of a block of b) at a time: a vector per spatial position,
  * at stride b floats. Interior outputs (every window column inside [0, W)) go four at a time;
