@@ -782,12 +782,21 @@ typedef struct opool_job {
     float *y;
 } opool_job;
 
+/* Split steps over channel blocks number their items image * cb + block. blk_run gives the run of
+ * items starting at lo (< hi) that lies in one image: image *n, blocks [*k0, *k1); the next run
+ * starts at *n * cb + *k1. */
+static void blk_run(int64_t lo, int64_t hi, int64_t cb, int64_t *n, int64_t *k0, int64_t *k1) {
+    *n = lo / cb;
+    *k0 = lo % cb;
+    *k1 = *n * cb + cb > hi ? hi - *n * cb : cb;
+}
+
 static void opool_task(void *ctx, int64_t lo, int64_t hi) {
     const opool_job *j = ctx;
     const dn_opool *p = j->p;
-    while (lo < hi) { /* item = image * cb + block */
-        int64_t n = lo / p->cb, k0 = lo % p->cb, k1 = p->cb;
-        if (n * p->cb + k1 > hi) k1 = hi - n * p->cb;
+    while (lo < hi) {
+        int64_t n, k0, k1;
+        blk_run(lo, hi, p->cb, &n, &k0, &k1);
         p->fn(&p->g, j->x + (size_t)n * p->in_img, j->y + (size_t)n * p->out_img, k0, k1, p->b);
         lo = n * p->cb + k1;
     }
@@ -997,9 +1006,9 @@ typedef struct obn_job {
 static void obn_task(void *ctx, int64_t lo, int64_t hi) {
     const obn_job *j = ctx;
     const dn_obn *p = j->p;
-    while (lo < hi) { /* item = image * cb + block */
-        int64_t n = lo / p->cb, k0 = lo % p->cb, k1 = p->cb;
-        if (n * p->cb + k1 > hi) k1 = hi - n * p->cb;
+    while (lo < hi) {
+        int64_t n, k0, k1;
+        blk_run(lo, hi, p->cb, &n, &k0, &k1);
         p->fn(j->x + (size_t)n * p->img, p->a, p->c, j->y + (size_t)n * p->img, p->C, p->H * p->W,
               p->b, k0, k1, p->relu);
         lo = n * p->cb + k1;
@@ -1252,9 +1261,9 @@ typedef struct chanmul_job {
 
 static void chanmul_task(void *ctx, int64_t lo, int64_t hi) {
     const chanmul_job *j = ctx;
-    while (lo < hi) { /* item = image * cb + block; blocks [k0, k1) as an image of their channels */
-        int64_t n = lo / j->cb, k0 = lo % j->cb, k1 = j->cb;
-        if (n * j->cb + k1 > hi) k1 = hi - n * j->cb;
+    while (lo < hi) { /* blocks [k0, k1) of image n as an image of their channels */
+        int64_t n, k0, k1;
+        blk_run(lo, hi, j->cb, &n, &k0, &k1);
         int64_t cn = j->C - k0 * j->b;
         if (cn > (k1 - k0) * j->b) cn = (k1 - k0) * j->b;
         size_t xo = (size_t)((n * j->cb + k0) * j->S * j->b), go = (size_t)((n * j->cb + k0) * j->b);
