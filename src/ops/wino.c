@@ -102,6 +102,19 @@ static inline size_t grp_at(const frt_wino_geom *g, int64_t gi, int64_t H, int64
     return (size_t)(((c / g->b * H + y) * W + x) * g->b + c % g->b);
 }
 
+/* The n x n input patch of channel group gi whose top-left is (iy0, ix0), as d[n][n][8]: zero
+ * outside the image (padding) and in the lanes from `valid` on (channels past C). */
+static void gather_patch(const float *x, const frt_wino_geom *g, int64_t gi, int64_t iy0,
+                         int64_t ix0, int n, int64_t valid, float *d) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int64_t yy = iy0 + i, xx = ix0 + j;
+            bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
+            const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
+            for (int l = 0; l < 8; l++) d[(i * n + j) * 8 + l] = in && l < valid ? p[l] : 0.0f;
+        }
+}
+
 /* F(2x2, 3x3): V = B^T d B of each 4x4 patch. */
 static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                              float *V) {
@@ -110,13 +123,7 @@ static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0,
         for (int64_t gi = 0; gi < g->Cg; gi++) {
             int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
             float d[4][4][8], r[4][4][8];
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) {
-                    int64_t yy = iy0 + i, xx = ix0 + j;
-                    bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
-                    const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
-                    for (int l = 0; l < 8; l++) d[i][j][l] = in && l < valid ? p[l] : 0.0f;
-                }
+            gather_patch(x, g, gi, iy0, ix0, 4, valid, &d[0][0][0]);
             for (int j = 0; j < 4; j++) /* r = B^T d (columns) */
                 for (int l = 0; l < 8; l++) {
                     r[0][j][l] = d[0][j][l] - d[2][j][l];
@@ -146,13 +153,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
         for (int64_t gi = 0; gi < g->Cg; gi++) {
             int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
             float d[6][6][8], r[6][6][8];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++) {
-                    int64_t yy = iy0 + i, xx = ix0 + j;
-                    bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
-                    const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
-                    for (int l = 0; l < 8; l++) d[i][j][l] = in && l < valid ? p[l] : 0.0f;
-                }
+            gather_patch(x, g, gi, iy0, ix0, 6, valid, &d[0][0][0]);
             /* r = B^T d (columns), then (r B) rows */
             for (int j = 0; j < 6; j++)
                 for (int l = 0; l < 8; l++) {
