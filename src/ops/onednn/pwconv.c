@@ -83,9 +83,15 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     default: return FRT_DECLINE;
     }
     int64_t C = X->dims[1], M = Wt->dims[0], S = X->dims[2] * X->dims[3], mb = (M + 7) / 8;
-    /* the AVX2 tier's layers of one to three output blocks (the AVX-512 tier, nChw16c, keeps
-       oneDNN: not measured there) */
-    if (!force && (c->isa != FRT_ISA_AVX2 || mb > 3)) return FRT_DECLINE;
+    /* the AVX2 tier's layers of one to three, five or seven output blocks, which oneDNN's
+       channel split cannot halve (the AVX-512 tier, nChw16c, keeps oneDNN: not measured there).
+       At 1 thread the loop is level with oneDNN's 1x1 kernel on every 1x1 layer of mobilenet_v2
+       and efficientnet_b0 (0.94-1.06 per layer, FRT_DNNL_OWN_PW=1 against 0, min of 3 profiles
+       under chrt); at 2 threads the pixel split beats the channel split on those few-block layers
+       (efficientnet_b0: 16 ch 0.67, 24 ch 0.72-0.75, 40 ch 0.85-0.92 of oneDNN's time) but
+       loses where each part streams large weights for few pixels (1152->192 at 14x14: 1.21) */
+    bool few = mb <= 3 || (mb <= 7 && mb % 2 == 1);
+    if (!force && (c->isa != FRT_ISA_AVX2 || !few)) return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);

@@ -1,6 +1,6 @@
 /* The oneDNN provider's own pointwise convolution (src/ops/onednn/pwconv.c): Conv / FusedConv with
- * a 1x1 kernel, stride 1, no padding, one group and at most 24 output channels (three 8-channel
- * blocks) on the AVX2 tier's nChw8c layout, run with the blocked loop of src/ops/blkpw.h instead
+ * a 1x1 kernel, stride 1, no padding, one group and one to three, five or seven 8-channel output
+ * blocks (at most 24, 33-40 or 49-56 output channels) on the AVX2 tier's nChw8c layout, run with the blocked loop of src/ops/blkpw.h instead
  * of oneDNN's 1x1 primitive; at N threads split into ranges of pixels. Internal to the provider. */
 #ifndef FRT_OPS_ONEDNN_PWCONV_H
 #define FRT_OPS_ONEDNN_PWCONV_H
