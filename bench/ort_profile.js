@@ -1,5 +1,5 @@
-// ort_profile.js: ONNX Runtime's per-node times for one model, 1 thread, to set against
-// `flatrt bench MODEL --profile` layer by layer.
+// ort_profile.js: ONNX Runtime's per-node times for one model, 1 intra-op thread (ORT_THREADS=n
+// for n), to set against `flatrt bench MODEL --profile [--threads n]` layer by layer.
 //
 // Usage: node bench/ort_profile.js MODEL_DIR [RUNS=200] [WARMUP=20]
 //   MODEL_DIR holds model.onnx and in/<input name>.npy (the layout of build/models/<model>).
@@ -48,7 +48,7 @@ async function main() {
   if (!dir) { console.error('usage: node bench/ort_profile.js MODEL_DIR [RUNS] [WARMUP]'); process.exit(2); }
   const prefix = path.join(os.tmpdir(), 'ortprof_' + process.pid);
   const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
+    intraOpNumThreads: Number(process.env.ORT_THREADS || 1), interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: prefix,
   });
   const feeds = {};

@@ -131,6 +131,8 @@ typedef struct result {
     int bn_split;       /* of those, split over channel blocks ("..._split") */
     int chanmul;        /* per-channel Muls ("onednn:channel_mul...") */
     int chanmul_split;  /* of those, split over channel blocks ("onednn:channel_mul_split") */
+    int pw_own;         /* own pointwise convolutions ("onednn:pw_own...", pwconv.c) */
+    int pw_split;       /* of those, split over pixels ("onednn:pw_own_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -174,6 +176,8 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->bn_split += strncmp(kn, "onednn:batchnorm_blk", 20) == 0 && strcmp(kn + kl - 6, "_split") == 0;
         r->chanmul += strncmp(kn, "onednn:channel_mul", 18) == 0;
         r->chanmul_split += strcmp(kn, "onednn:channel_mul_split") == 0;
+        r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
+        r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -213,12 +217,12 @@ static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
     result ref, got;
     run(&mb, 0, 1, 0, xd, rank, outs, &ref);
     CHECK_MSG(ref.onednn_steps == 0, "%s: provider used with FRT_DNNL=0", what);
-    int split3 = 0, wsplit2 = 0;
+    int split3 = 0, wsplit2 = 0, pwsplit2 = 0;
     for (int cfg = 0; cfg < 4; cfg++) {
         int threads = cfg == 0 ? 1 : cfg == 3 ? 3 : 2, parts = cfg < 2 ? 0 : threads;
         run(&mb, 1, threads, parts, xd, rank, outs, &got);
         if (parts == 3) split3 = got.split_steps;
-        if (cfg == 1) wsplit2 = got.wino_split;
+        if (cfg == 1) wsplit2 = got.wino_split, pwsplit2 = got.pw_split;
         CHECK_MSG(got.n_out == ref.n_out, "%s: outputs", what);
         for (int o = 0; o < ref.n_out && o < got.n_out; o++) {
             CHECK_MSG(got.n[o] == ref.n[o], "%s: output %d size", what, o);
@@ -231,6 +235,7 @@ static void compare(const char *what, ob_buf mb, const int64_t *xd, int rank,
     }
     with->split_steps = split3;
     with->wino_split = wsplit2;
+    with->pw_split = pwsplit2;
     free_result(with);
     free_result(&ref);
     free(mb.p);
@@ -273,8 +278,15 @@ static void test_chain(int64_t batch) {
     CHECK_MSG(r.onednn_steps >= 8, "chain: %d onednn steps", r.onednn_steps);
     /* reorders only at the graph outputs (w, v2, t) */
     CHECK_MSG(r.reorders == 3, "chain: %d reorders", r.reorders);
-    /* split into parts: c1 (plain input), c3 (depthwise), c4 (with the residual sum), c5 */
-    CHECK_MSG(r.split_steps == 4, "chain: %d split steps", r.split_steps);
+    /* split into parts: c1 (plain input), c3 (depthwise), c4 (with the residual sum), c5; on
+       the AVX2 tier c4 and c5 (1x1, 24 channels) are the own pointwise loop (pwconv.c), which
+       does not split this small image, unless FRT_DNNL_OWN_PW=0 */
+    const char *pwe = getenv("FRT_DNNL_OWN_PW");
+    int pw = pwe && !strcmp(pwe, "0") ? 0 : pwe && !strcmp(pwe, "1") ? 2
+             : frt_cpu_tier() == FRT_ISA_AVX2                        ? 2
+                                                                     : 0;
+    CHECK_MSG(r.pw_own == pw, "chain: %d own pointwise steps, want %d", r.pw_own, pw);
+    CHECK_MSG(r.split_steps == 4 - pw, "chain: %d split steps", r.split_steps);
 }
 
 /* The pooling geometries the own blocked loops take beyond the chain's (20 channels, padded
@@ -831,6 +843,61 @@ static void test_wino(int64_t batch) {
     CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
 }
 
+/* The own pointwise loop (pwconv.c) on the 1x1 layers it takes: 8, 20, 24 and 40 output channels
+ * (1 to 3 and 5 blocks, a padded last block), 8, 20, 24 and 40 input channels, with bias or without, Relu,
+ * Clip and a residual FusedConv (relu(conv + Z)), batch 1 and 2, on an image big enough to run as
+ * pixel ranges at 2 and 3 threads: against the builtin kernels (compare), and the outputs at 2
+ * and 3 threads must be the bits of the 1-thread run. */
+static void test_pw(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 13, 45, 53};
+    conv_spec c1 = {13, 40, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1); /* reads the plain model input: oneDNN */
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {40, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec c3 = {40, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 0};
+    add_conv(&g, "c3", "b1", "a3", &c3);
+    add_op(&g, "Add", "add", "a3", "a2", "s3");
+    add_op(&g, "Relu", "r3", "s3", NULL, "t3"); /* FusedConv: relu(c3 + a2) */
+    conv_spec c4 = {24, 20, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "t3", "a4", &c4);
+    int64_t sd[1] = {1};
+    float lo = -0.25f, hi = 0.5f;
+    ob_buf tl = ob_tensor_f32("lo", sd, 0, &lo), th = ob_tensor_f32("hi", sd, 0, &hi);
+    ob_msg(&g, OB_INIT, &tl);
+    ob_msg(&g, OB_INIT, &th);
+    const char *cins[] = {"a4", "lo", "hi", NULL}, *couts[] = {"b4", NULL};
+    ob_buf cn = ob_node("Clip", NULL, "clip", cins, couts);
+    ob_msg(&g, OB_NODE, &cn);
+    conv_spec c5 = {20, 8, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c5", "b4", "a5", &c5);
+    conv_spec c6 = {8, 40, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 0};
+    add_conv(&g, "c6", "a5", "a6", &c6);
+    const char *outs[] = {"a6", "t3", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result one, two;
+    run(&mb, 1, 1, 0, xd, 4, outs, &one);
+    for (int threads = 2; threads <= 3; threads++) {
+        run(&mb, 1, threads, 0, xd, 4, outs, &two);
+        for (int o = 0; o < one.n_out && o < two.n_out; o++)
+            CHECK_MSG(one.n[o] == two.n[o] && one.out[o] && two.out[o] &&
+                          memcmp(one.out[o], two.out[o], one.n[o] * 4) == 0,
+                      "pw: output %d at %d threads differs from 1 thread", o, threads);
+        if (g_on && frt_cpu_tier() == FRT_ISA_AVX2)
+            CHECK_MSG(two.pw_split >= 3, "pw: %d own pointwise steps split at %d threads",
+                      two.pw_split, threads);
+        free_result(&two);
+    }
+    free_result(&one);
+    result r;
+    compare("pw", mb, xd, 4, outs, &r);
+    if (!g_on) return;
+    int pw = frt_cpu_tier() == FRT_ISA_AVX2 ? 5 : 0;
+    CHECK_MSG(r.pw_own == pw, "pw: %d own pointwise steps, want %d", r.pw_own, pw);
+}
+
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
     g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
@@ -875,6 +942,19 @@ int main(void) {
     setenv("FRT_DNNL_OWN_POOL", "0", 1);
     test_pools(1);
     unsetenv("FRT_DNNL_OWN_POOL");
+    /* the own pointwise loop (pwconv.c); then oneDNN's 1x1 kernels and their channel split where
+       it is the tier's default, and the own loop on every 1x1 shape it covers */
+    test_pw(1);
+    test_pw(2);
+    setenv("FRT_DNNL_OWN_PW", "0", 1);
+    test_chain(1);
+    test_chain(2);
+    setenv("FRT_DNNL_OWN_PW", "1", 1);
+    test_chain(1);
+    test_chain(2);
+    test_cnn_ops();
+    test_se_gates();
+    unsetenv("FRT_DNNL_OWN_PW");
     TEST_MAIN_END();
 }
 

@@ -48,6 +48,7 @@
 #include "choose.h"
 #include "dwconv.h"
 #include "gemvconv.h"
+#include "pwconv.h"
 #include "onednn_impl.h"
 #include "relay.h"
 #include "split.h"
@@ -561,6 +562,13 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     if (!fused && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
         pl[1] == 0) {
         frt_status st = frt_dn_gemvconv_select(c, k, L);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* 1x1, stride 1, unpadded, ungrouped, at most 3 output channel blocks (AVX2 tier): the own
+       pointwise loop, split over pixels at N threads (pwconv.c) */
+    if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 1 && sp.k[1] == 1 &&
+        sp.s[0] == 1 && sp.s[1] == 1 && pl[0] == 0 && pl[1] == 0 && pr[0] == 0 && pr[1] == 0) {
+        frt_status st = frt_dn_pw_select(c, k, L, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* 3x3, stride 1, undilated, ungrouped: the own Winograd F(4x4, 3x3) where it beats oneDNN's

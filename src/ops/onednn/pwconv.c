@@ -1,0 +1,127 @@
+/* The oneDNN provider's own pointwise convolution (see pwconv.h): weights packed once at select
+ * into [ceil(M/8)][C][8] (model arena), the bias padded to whole blocks, the residual and the
+ * fused activation applied as the outputs are stored. A run executes the tier's loop (blkpw.h)
+ * over each image's pixels, at N threads as contiguous pixel ranges on the runtime's pool
+ * (frt_parallel_ranges; every output element is the same chain of fused multiply-adds whatever
+ * the range, so the outputs are the same bits at any thread count). It allocates nothing.
+ *
+ * Why: oneDNN's 1x1 convolutions split over output channel blocks (split.c), which cannot give
+ * two threads even halves of a layer with one or three blocks and gave the 16- and 24-channel
+ * layers of mobilenet_v2 1.2-1.5x at 2 threads. Pixel ranges of the blocked layout are
+ * contiguous in every channel block, so parts need no copies. At 1 thread the loop runs at oneDNN's
+ * speed on those layers (measured with FRT_DNNL_OWN_PW=0/1, see docs/architecture.md). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/blkpw.h"
+#include "pwconv.h"
+#include "util/threadpool.h"
+
+#if FRT_HAVE_DNNL
+
+enum { PW_CHUNK = 24 }; /* pixels per range unit: whole tiles of 4, 6 and 8 pixels */
+
+typedef struct dn_pw {
+    frt_blkpw_geom g;
+    const float *w, *bias;       /* packed (model arena) */
+    frt_blkpw_fn fn;
+    double chunk_ns;             /* estimated time of PW_CHUNK pixels */
+    size_t in_img, out_img;      /* floats of one image in the blocked layout */
+} dn_pw;
+
+typedef struct pw_job {
+    const dn_pw *p;
+    const float *x, *z;
+    float *y;
+} pw_job;
+
+static void pw_range(void *ctx, int64_t lo, int64_t hi) {
+    const pw_job *j = ctx;
+    int64_t s0 = lo * PW_CHUNK, s1 = hi * PW_CHUNK;
+    if (s1 > j->p->g.S) s1 = j->p->g.S;
+    j->p->fn(j->x, j->p->w, j->p->bias, j->z, j->y, &j->p->g, s0, s1);
+}
+
+static frt_status pw_run(const frt_step *s, frt_exec *x) {
+    const dn_pw *p = s->k.params;
+    const frt_value *X = &x->values[s->in[0]];
+    const frt_value *Z = s->n_in > 3 && s->in[3] >= 0 ? &x->values[s->in[3]] : NULL;
+    frt_value *Y = &x->values[s->out[0]];
+    if (X->rank != 4 || X->dims[1] != p->g.C || X->dims[2] * X->dims[3] != p->g.S ||
+        Y->dims[0] != X->dims[0])
+        return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: pointwise input differs from the "
+                             "load-time image of %lld channels, %lld pixels",
+                             (long long)p->g.C, (long long)p->g.S);
+    int64_t chunks = (p->g.S + PW_CHUNK - 1) / PW_CHUNK;
+    for (int64_t n = 0; n < X->dims[0]; n++) {
+        pw_job j = {p, (const float *)X->data + (size_t)n * p->in_img,
+                    Z ? (const float *)Z->data + (size_t)n * p->out_img : NULL,
+                    (float *)Y->data + (size_t)n * p->out_img};
+        frt_parallel_ranges(x->tp, chunks, p->chunk_ns, pw_range, &j);
+    }
+    return FRT_OK;
+}
+
+frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int threads) {
+    const char *env = getenv("FRT_DNNL_OWN_PW");
+    bool force = env && !strcmp(env, "1");
+    if (env && !strcmp(env, "0")) return FRT_DECLINE;
+    bool fused = c->n_in > 3 && c->in[3];
+    const frt_value *X = c->in[0], *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
+    const frt_value *Z = fused ? c->in[3] : NULL, *Y = c->out[0];
+    if (L->block != 8 || X->layout != L || X->rank != 4 || Wt->rank != 4 || Y->rank != 4 ||
+        Wt->dims[2] != 1 || Wt->dims[3] != 1 || Wt->dims[1] != X->dims[1] ||
+        Y->dims[1] != Wt->dims[0] || Y->dims[2] != X->dims[2] || Y->dims[3] != X->dims[3] ||
+        (Z && Z->layout != L))
+        return FRT_DECLINE;
+    int act;
+    switch (c->node->act.kind) {
+    case FRT_ACT_NONE: act = FRT_BLKPW_NONE; break;
+    case FRT_ACT_RELU: act = FRT_BLKPW_RELU; break;
+    case FRT_ACT_CLIP: act = FRT_BLKPW_CLIP; break;
+    default: return FRT_DECLINE;
+    }
+    int64_t C = X->dims[1], M = Wt->dims[0], S = X->dims[2] * X->dims[3], mb = (M + 7) / 8;
+    /* the AVX2 tier's layers of one to three, five or seven output blocks, which oneDNN's
+       channel split cannot halve (the AVX-512 tier, nChw16c, keeps oneDNN: not measured there).
+       At 1 thread the loop is level with oneDNN's 1x1 kernel on every 1x1 layer of mobilenet_v2
+       and efficientnet_b0 (0.94-1.06 per layer, FRT_DNNL_OWN_PW=1 against 0, min of 3 profiles
+       under chrt); at 2 threads the pixel split beats the channel split on those few-block layers
+       (efficientnet_b0: 16 ch 0.67, 24 ch 0.72-0.75, 40 ch 0.85-0.92 of oneDNN's time) but
+       loses where each part streams large weights for few pixels (1152->192 at 14x14: 1.21) */
+    bool few = mb <= 3 || (mb <= 7 && mb % 2 == 1);
+    if (!force && (c->isa != FRT_ISA_AVX2 || !few)) return FRT_DECLINE;
+    dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
+    float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
+    float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);
+    const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
+    const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
+    if (!p || !w || !bias || !in || !out)
+        return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    memset(p, 0, sizeof *p);
+    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
+    memset(out, 0, 2 * sizeof *out);
+    frt_blkpw_pack(Wt->data, B ? B->data : NULL, C, M, w, bias);
+    p->g = (frt_blkpw_geom){.C = C, .M = M, .S = S, .act = act, .lo = c->node->act.lo,
+                            .hi = c->node->act.hi};
+    p->w = w;
+    p->bias = bias;
+    p->fn = frt_blkpw_variant_get(c->isa)->run;
+    p->chunk_ns = 2.0 * (double)C * (double)M * PW_CHUNK * FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
+    p->in_img = (size_t)((C + 7) / 8 * 8 * S);
+    p->out_img = (size_t)(mb * 8 * S);
+    in[0] = L;
+    if (Z) in[3] = L;
+    out[0] = L;
+    k->params = p;
+    k->fn = pw_run;
+    double chunks = (double)((S + PW_CHUNK - 1) / PW_CHUNK);
+    k->name = frt_par_split(threads, chunks * p->chunk_ns) > 1 ? "pw_own_split" : "pw_own";
+    k->in_layouts = in;
+    k->out_layouts = out;
+    k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;
+    return FRT_OK;
+}
+
+#endif /* FRT_HAVE_DNNL */
