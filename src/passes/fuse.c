@@ -11,6 +11,9 @@
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
  *   LayerNorm, GELU, MatMul+bias     transformer patterns: fuse_xf.c (frt_pass_fuse_xf)
+ *   Mul(F, X), F broadcast over X    inputs swapped to Mul(X, F) (after the fusions above), so the
+ *                                    planner may write the product over X in place (a squeeze-
+ *                                    and-excitation scale: torchvision's `scale * input`)
  *
  * A producer is fused only when its output feeds nothing else and is not a graph output. The
  * consumer is removed and the producer writes the consumer's output value instead. */
@@ -219,6 +222,27 @@ static int fuse_silu(frt_graph *g, frt_node *sig) {
     return 1;
 }
 
+/* Mul(F, X) with X of the output's shape and F of fewer elements (broadcast over X), float32:
+ * swapped to Mul(X, F). The product is the same (x f == f x in IEEE arithmetic); the planner
+ * writes an output over input 0 only (FRT_K_INPLACE), so this lets a per-channel scale run in
+ * place. */
+static void mul_big_first(frt_graph *g, frt_node *m) {
+    if (m->dead || m->domain[0] || strcmp(m->op_type, "Mul") != 0 || m->n_in != 2 ||
+        m->n_out != 1 || m->in[0] < 0 || m->in[1] < 0 || m->out[0] < 0)
+        return;
+    const frt_value *f = &g->values[m->in[0]].v, *x = &g->values[m->in[1]].v,
+                    *y = &g->values[m->out[0]].v;
+    if (f->dtype != FRT_FLOAT32 || x->dtype != FRT_FLOAT32 || !frt_shape_known(f) ||
+        !frt_shape_known(x) || !frt_shape_known(y) || x->rank != y->rank)
+        return;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) return;
+    if (frt_shape_numel(f->dims, f->rank) >= frt_shape_numel(x->dims, x->rank)) return;
+    int32_t t = m->in[0];
+    m->in[0] = m->in[1];
+    m->in[1] = t;
+}
+
 int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt_status *st) {
     int removed = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -254,5 +278,8 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         if (FRT_OP_BUILT(Sigmoid) && strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
     int r = frt_pass_fuse_xf(g, arena, st);
-    return r < 0 ? -1 : removed + r;
+    if (r < 0) return -1;
+    if (FRT_OP_BUILT(Mul))
+        for (size_t i = 0; i < g->n_nodes; i++) mul_big_first(g, &g->nodes[i]);
+    return removed + r;
 }

@@ -623,6 +623,61 @@ static void test_cnn_ops(void) {
  * HardSigmoid, SiLU (Sigmoid + Mul, fused) then Sigmoid, Clip, none; 40 / 10 / 12 / 24 channels
  * (padded blocks), batch 2, with and without bias; the gates' inputs in the blocked layout (after
  * a convolution) and, for gc/gd (graph outputs), read back as plain data. */
+/* A squeeze-and-excitation scale as torchvision writes it, Mul(gate, x): the fusion pass puts
+ * the broadcast gate second (fuse.c), so the provider's channel_mul may write its product over
+ * x, which dies there; the plan then writes it in place. Outputs against the builtin kernels and
+ * the provider at 2 and 3 threads (compare). */
+static void test_se_inplace(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 24, 9, 7};
+    conv_spec c0 = {24, 24, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c0", "X", "x0", &c0);
+    const char *gin[] = {"x0", NULL}, *gout[] = {"p", NULL};
+    ob_buf gn = ob_node("GlobalAveragePool", NULL, "gap", gin, gout);
+    ob_msg(&g, OB_NODE, &gn);
+    conv_spec fa = {24, 8, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fa", "p", "a1", &fa);
+    add_op(&g, "Relu", "ra", "a1", NULL, "a2");
+    conv_spec fb = {8, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "fb", "a2", "a3", &fb);
+    add_op(&g, "Sigmoid", "sg", "a3", NULL, "gate");
+    add_op(&g, "Mul", "se", "gate", "x0", "y");
+    conv_spec c1 = {24, 16, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "y", "z", &c1);
+    const char *outs[] = {"z", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    frt_model *m = g_on ? load(&mb, 1, 1) : NULL;
+    if (m) {
+        const frt_program *pg = m->blocks[0].prog;
+        int inplace = -1;
+        for (size_t i = 0; i < pg->n_steps; i++)
+            if (pg->steps[i].k.name && !strcmp(pg->steps[i].k.name, "onednn:channel_mul"))
+                inplace = (pg->steps[i].k.flags & FRT_K_INPLACE) != 0;
+        CHECK_MSG(inplace == 1, "se_inplace: channel_mul may run in place: %d", inplace);
+        frt_runtime *rt = NULL;
+        CHECK_OK(frt_runtime_create(m, &rt));
+        float *x = malloc((size_t)numel(xd, 4) * sizeof *x);
+        t_fill(x, (size_t)numel(xd, 4), 5);
+        frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, 24, 9, 7}, .data = x,
+                         .nbytes = (size_t)numel(xd, 4) * 4};
+        const char *names[] = {"X"};
+        frt_tensor out[1];
+        frt_plan_stats ps = {0};
+        if (rt) {
+            CHECK_OK(frt_run(rt, names, &in, 1, out, 1, FRT_OUTPUTS_BORROW));
+            CHECK_OK(frt_runtime_plan_stats(rt, &ps));
+        }
+        CHECK_MSG(ps.num_inplace >= 1, "se_inplace: %zu steps in place", ps.num_inplace);
+        free(x);
+        frt_runtime_free(rt);
+        frt_model_free(m);
+    }
+    result r;
+    compare("se_inplace", mb, xd, 4, outs, &r); /* frees mb */
+    if (g_on) CHECK_MSG(r.chanmul == 1, "se_inplace: %d channel_mul steps", r.chanmul);
+}
+
 static void test_se_gates(void) {
     ob_buf g = {0};
     int64_t xd[4] = {2, 40, 6, 5};
@@ -907,6 +962,7 @@ int main(void) {
     test_conv1d();
     test_cnn_ops();
     test_se_gates();
+    test_se_inplace();
     test_se_narrow();
     test_bn_act();
     /* oneDNN's batch normalization on the AVX2 tier too (the own loops are the tier's default) */

@@ -9,6 +9,7 @@
 
 #include "dwconv.h"
 #include "ops/blkdw.h"
+#include "ops/x86/simd_act.h"
 
 #if FRT_HAVE_DNNL
 
@@ -18,6 +19,8 @@ typedef struct dn_dw {
     frt_blkdw_fn fn;
     int64_t b;
     size_t in_img, out_img;      /* floats of one image in the blocked layout */
+    frt_actp_fn silu;            /* non-NULL: SiLU by this loop over each output image after the
+                                    convolution (g.act is then NONE): AVX2 tier, see select */
 } dn_dw;
 
 static frt_status dw_run(const frt_step *s, frt_exec *x) {
@@ -31,9 +34,13 @@ static frt_status dw_run(const frt_step *s, frt_exec *x) {
                              (long long)p->g.H, (long long)p->g.W);
     const float *xp = X->data;
     float *yp = Y->data;
-    for (int64_t n = 0; n < X->dims[0]; n++)
-        p->fn(xp + (size_t)n * p->in_img, p->w, p->bias, yp + (size_t)n * p->out_img, &p->g,
-              p->b);
+    static const float prm[4];
+    for (int64_t n = 0; n < X->dims[0]; n++) {
+        float *yn = yp + (size_t)n * p->out_img;
+        p->fn(xp + (size_t)n * p->in_img, p->w, p->bias, yn, &p->g, p->b);
+        /* padding lanes hold 0 and SiLU(0) = 0: the whole blocked image is mapped */
+        if (p->silu) p->silu(FRT_ACTP_SILU, yn, yn, p->out_img, prm);
+    }
     return FRT_OK;
 }
 
@@ -65,11 +72,18 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        AVX-512, 1 thread, min of 200 runs): with SiLU, 3x3 from rows of 14 outputs and 5x5 from
        rows of 28 (oneDNN's swish post-op is slow: 1.2-1.5x on efficientnet_b0's layers); with
        other activations, rows of 56 and more (1.1x on mobilenet_v2's first layers; even at 28).
-       On shorter rows the edge columns weigh more and oneDNN is up to 1.4x faster. The AVX2
-       tier (nChw8c) is not measured: oneDNN keeps it. */
+       On shorter rows the edge columns weigh more and oneDNN is up to 1.4x faster.
+       AVX2 tier (nChw8c, Zen 3, per-node profile, min of 3 rounds of 300 runs, one layer after
+       a 1x1 conv): with Clip (ReLU6), stride 1 wins at every mobilenet_v2 size (32 ch at
+       112x112 112 vs 147 us, 144 at 56x56 132 vs 159, 192 at 28x28 49 vs 57, 576 at 14x14 42 vs
+       51, 960 at 7x7 25 vs 27), stride 2 is even (96 ch 112->56 144 vs 139, 144 ch 56->28 56 vs
+       54); SiLU applied at the store is slower than oneDNN's kernel + the SiLU loop after it
+       (144 ch 56x56 341 vs 302, 5x5 240 ch 28x28 269 vs 200), so SiLU runs as that loop here
+       too (p->silu). */
     int64_t OW = Y->dims[3], b = L->block, cb = (C + b - 1) / b;
-    bool wins = act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56;
-    if (!force && (b != 16 || !wins)) return FRT_DECLINE;
+    bool wins = b == 16 ? (act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56)
+                        : geo->s[0] == 1 && K == 3;
+    if (!force && (!(b == 16 || b == 8) || !wins)) return FRT_DECLINE;
     dn_dw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(cb * K * K * b) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(cb * b) * sizeof *bias, 64);
@@ -88,6 +102,10 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     p->w = w;
     p->bias = bias;
     p->b = b;
+    if (b == 8 && act == FRT_BLKDW_SILU) {
+        p->g.act = FRT_BLKDW_NONE;
+        p->silu = frt_actp_variant_get(c->isa)->pointwise;
+    }
     p->fn = frt_blkdw_get(c->isa, b, K, geo->s[0]);
     p->in_img = (size_t)(cb * p->g.H * p->g.W * b);
     p->out_img = (size_t)(cb * p->g.OH * p->g.OW * b);

@@ -1346,6 +1346,9 @@ static frt_status own_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *k
         in[1] = L;
         k->name = split ? "channel_mul_split" : "channel_mul";
         k->fn = chanmul_run;
+        /* the loop may write y over x (blocked.h): in place when x is input 0 (fuse.c puts
+           the broadcast factor second) */
+        if (!big) k->flags |= FRT_K_INPLACE;
     }
     in[0] = L;
     out[0] = L;
