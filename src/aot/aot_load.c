@@ -43,7 +43,7 @@ struct frt_model {
     int64_t *off;         /* per value: byte offset in its region */
     aot_io *inputs, *outputs;
     frt_step *steps;
-    int64_t *scratch_off;
+    int64_t *scratch_off, *scratch_bytes;
     frt_node *nodes;      /* per step: name and op_type for messages */
     size_t buf_bytes;
     unsigned char *consts;
@@ -100,9 +100,10 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
     m->outputs = frt_arena_array(a, m->n_outputs + 1, sizeof *m->outputs);
     m->steps = frt_arena_array(a, m->n_steps + 1, sizeof *m->steps);
     m->scratch_off = frt_arena_array(a, m->n_steps + 1, sizeof *m->scratch_off);
+    m->scratch_bytes = frt_arena_array(a, m->n_steps + 1, sizeof *m->scratch_bytes);
     m->nodes = frt_arena_array(a, m->n_steps + 1, sizeof *m->nodes);
     if (!m->tmpl || !m->reg || !m->off || !m->inputs || !m->outputs || !m->steps ||
-        !m->scratch_off || !m->nodes)
+        !m->scratch_off || !m->scratch_bytes || !m->nodes)
         return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < m->n_values; i++) {
         frt_value *v = &m->tmpl[i];
@@ -170,6 +171,7 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         s->k.name = kname;
         s->k.const_copied = copied;
         m->scratch_off[i] = so;
+        m->scratch_bytes[i] = sb;
         const frt_aot_op *o = frt_aot_ops;
         while (o->op_type && strcmp(o->op_type, op)) o++;
         if (!o->op_type)
@@ -180,10 +182,12 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         frt_aot_r pr = {r->p + r->at, (size_t)plen, 0, false, arena_mem, a};
         r->at += (size_t)plen;
         frt_status st = o->load(&pr, m->isa, s, m->tmpl, &s->k);
-        if (!st && (pr.bad || pr.at != pr.n)) st = bad("parameters do not fit the kernel");
+        if (pr.bad || (!st && pr.at != pr.n))
+            return frt_error(FRT_ERR_MALFORMED, "program file: step %zu (op '%s', node '%s'): "
+                             "parameters truncated or out of range", i, op, nd->name);
         if (st)
-            return frt_error(st, "program file: step %zu (op '%s', node '%s'): %s", i, op,
-                             nd->name, frt_last_error());
+            return frt_error_context(st, "program file: step %zu (op '%s', node '%s')", i, op,
+                                     nd->name);
         s->k.name = kname;
     }
     size_t nc = 0;
@@ -197,6 +201,34 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         if ((uint64_t)m->off[i] > lim || nb > lim - (size_t)m->off[i])
             return bad("value outside its memory");
         if (m->reg[i] == REG_CONST) m->tmpl[i].data = m->consts + m->off[i];
+    }
+    /* what a step writes (outputs, scratch) overlaps nothing else it touches, except an output
+       that is exactly input 0 of a kernel that may run in place (FRT_K_INPLACE: the plan puts
+       output 0 over input 0 of the same size; another input may be that same value) */
+    for (size_t i = 0; i < m->n_steps; i++) {
+        const frt_step *s = &m->steps[i];
+        int32_t in0 = s->n_in > 0 ? s->in[0] : -1, out0 = s->out[0];
+        bool alias0 = (s->k.flags & FRT_K_INPLACE) && in0 >= 0 && m->reg[in0] == REG_BUF &&
+                      m->off[in0] == m->off[out0] &&
+                      frt_value_nbytes(&m->tmpl[in0]) == frt_value_nbytes(&m->tmpl[out0]);
+        for (int j = 0; j <= s->n_out; j++) {
+            int64_t wo, wn;
+            if (j < s->n_out) {
+                wo = m->off[s->out[j]];
+                wn = (int64_t)frt_value_nbytes(&m->tmpl[s->out[j]]);
+            } else {
+                wo = m->scratch_off[i];
+                wn = m->scratch_bytes[i];
+            }
+            for (int k = 0; k < s->n_in + s->n_out; k++) {
+                int32_t v = k < s->n_in ? s->in[k] : s->out[k - s->n_in];
+                if (v < 0 || m->reg[v] != REG_BUF || (j < s->n_out && k == s->n_in + j)) continue;
+                int64_t o = m->off[v], n = (int64_t)frt_value_nbytes(&m->tmpl[v]);
+                bool same = j == 0 && k < s->n_in && alias0 && o == wo && n == wn;
+                if (!same && wn && n && o < wo + wn && wo < o + n)
+                    return bad("a step writes over memory it reads or writes elsewhere");
+            }
+        }
     }
     return FRT_OK;
 }
@@ -268,7 +300,6 @@ frt_status frt_model_load_program(const char *path, const frt_options *opt, frt_
     }
     fclose(f);
     if (!st) st = frt_model_load_program_buffer(d, n, out);
-    if (st) frt_error(st, "%s: %s", path, frt_last_error());
     free(d);
     return st;
 }
