@@ -188,6 +188,9 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         if (st)
             return frt_error_context(st, "program file: step %zu (op '%s', node '%s')", i, op,
                                      nd->name);
+        if (s->k.scratch && s->k.scratch(s, m->tmpl) > (size_t)sb)
+            return frt_error(FRT_ERR_MALFORMED, "program file: step %zu (op '%s', node '%s'): "
+                             "scratch smaller than the kernel needs", i, op, nd->name);
         s->k.name = kname;
     }
     size_t nc = 0;

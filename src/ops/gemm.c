@@ -816,11 +816,11 @@ FRT_OP_IMPL(gemm, MatMul, matmul_infer, matmul_select);
 #if FRT_AOT_SAVE
 /* What Gemm and MatMul share: the tier, the fused activation (its loops re-picked for the tier),
  * the prepacked B (bytes of frt_sgemm_pack_b_size floats; a build without the blocked GEMM drops
- * it as its select would) and its dims. Packed-weight (frt_wpack) kernels are not written yet. */
+ * it as its select would) and its dims, and the packed weights (frt_wpack: precision, K, N and
+ * frt_wpack_bytes of panels, a layout that does not depend on the tier). */
 static frt_status mm_save_common(const frt_step *s, frt_aot_w *w, frt_isa isa, const frt_act *act,
                                  const frt_act_variant *av, const frt_wpack *wp, const float *Bp,
                                  int64_t Bp_K, int64_t Bp_N) {
-    if (wp->data) return frt_aot_unsupported(s, "packed weights (frt_wpack) are not written yet");
     if (act->kind != FRT_ACT_NONE && act->kind != FRT_ACT_RELU && act->kind != FRT_ACT_CLIP)
         return frt_aot_unsupported(s, "fused activation other than Relu / Clip");
     if (av != frt_act_variant_get(isa) || (int)av->isa != (int)isa)
@@ -833,6 +833,10 @@ static frt_status mm_save_common(const frt_step *s, frt_aot_w *w, frt_isa isa, c
     frt_aot_put_i64(w, Bp_N);
     size_t nbp = Bp && Bp_K > 0 && Bp_N > 0 ? frt_sgemm_pack_b_size(Bp_K, Bp_N) * sizeof(float) : 0;
     frt_aot_put_blob(w, Bp, nbp);
+    frt_aot_put_i32(w, (int32_t)wp->prec);
+    frt_aot_put_i64(w, wp->K);
+    frt_aot_put_i64(w, wp->N);
+    frt_aot_put_blob(w, wp->data, wp->data ? frt_wpack_bytes(wp->prec, wp->K, wp->N) : 0);
     return FRT_OK;
 }
 
@@ -864,7 +868,7 @@ frt_status frt_aot_save_matmul(const frt_step *s, frt_aot_w *w) {
 /* Reads what mm_save_common wrote; *Bp is NULL unless this build has the blocked GEMM (flag). */
 static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_act *act,
                                  const frt_act_variant **av, const float **Bp, int64_t *Bp_K,
-                                 int64_t *Bp_N, int sgemm_built) {
+                                 int64_t *Bp_N, int sgemm_built, frt_wpack *wp) {
     *pisa = (frt_isa)frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa);
     act->kind = (frt_act_kind)frt_aot_int_in(r, FRT_ACT_NONE, FRT_ACT_CLIP);
     act->lo = frt_aot_f32(r);
@@ -878,6 +882,18 @@ static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_a
                nb != frt_sgemm_pack_b_size(*Bp_K, *Bp_N) * sizeof(float)))
         return frt_error(FRT_ERR_MALFORMED, "packed B does not fit its dims");
     *Bp = sgemm_built ? bp : NULL;
+    wp->prec = (frt_wprec)frt_aot_int_in(r, FRT_WPREC_F32, FRT_WPREC_BF16);
+    wp->K = frt_aot_i64(r);
+    wp->N = frt_aot_i64(r);
+    size_t nw = 0;
+    wp->data = frt_aot_blob(r, (size_t)-1, &nw);
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (nw && (wp->K <= 0 || wp->N <= 0 || wp->K > ((int64_t)1 << 31) || wp->N > ((int64_t)1 << 31) ||
+               nw != frt_wpack_bytes(wp->prec, wp->K, wp->N)))
+        return frt_error(FRT_ERR_MALFORMED, "packed weights do not fit their dims");
+    if (nw && wp->prec != FRT_WPREC_F32 && !FRT_HALF_WEIGHTS)
+        return frt_error(FRT_ERR_UNSUPPORTED, "half-precision weights: feature 'half_weights' not "
+                         "in this build's selection (%s)", frt_selection_file());
     *av = frt_act_variant_get(*pisa);
     if ((*av)->isa != *pisa)
         return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
@@ -893,7 +909,7 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
-                                   K_SGEMM && K_RSGEMM);
+                                   K_SGEMM && K_RSGEMM, &p->wp);
     if (st) return st;
     p->transA = frt_aot_int_in(r, 0, 1);
     p->transB = frt_aot_int_in(r, 0, 1);
@@ -921,6 +937,7 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
     }
     k->fn = gemm_kernel;
     k->params = p;
+    k->scratch = p->wp.data ? gemm_scratch : NULL; /* as select sets it */
     return FRT_OK;
 }
 
@@ -930,7 +947,7 @@ frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
-                                   K_MSGEMM);
+                                   K_MSGEMM, &p->wp);
     if (st) return st;
     const frt_mm_small_variant *sv = K_MSMALL ? frt_mm_small_pick(p->isa) : NULL;
     p->small = sv ? sv->fn : NULL;
@@ -950,6 +967,7 @@ frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
         return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its values");
     k->fn = matmul_kernel;
     k->params = p;
+    k->scratch = p->wp.data ? matmul_scratch : NULL;
     return FRT_OK;
 }
 #endif
