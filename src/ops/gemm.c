@@ -865,10 +865,13 @@ frt_status frt_aot_save_matmul(const frt_step *s, frt_aot_w *w) {
 #endif
 
 #if FRT_AOT_LOAD
-/* Reads what mm_save_common wrote; *Bp is NULL unless this build has the blocked GEMM (flag). */
+/* Reads what mm_save_common wrote; *Bp is NULL unless this build has the blocked GEMM (flag);
+ * wpack_bytes is NULL in a build without the packed-weight kernels (whose tables it would pull
+ * in), which then refuses packed weights. */
 static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_act *act,
                                  const frt_act_variant **av, const float **Bp, int64_t *Bp_K,
-                                 int64_t *Bp_N, int sgemm_built, frt_wpack *wp) {
+                                 int64_t *Bp_N, int sgemm_built, frt_wpack *wp,
+                                 size_t (*wpack_bytes)(frt_wprec, int64_t, int64_t)) {
     *pisa = (frt_isa)frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa);
     act->kind = (frt_act_kind)frt_aot_int_in(r, FRT_ACT_NONE, FRT_ACT_CLIP);
     act->lo = frt_aot_f32(r);
@@ -885,15 +888,22 @@ static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_a
     wp->prec = (frt_wprec)frt_aot_int_in(r, FRT_WPREC_F32, FRT_WPREC_BF16);
     wp->K = frt_aot_i64(r);
     wp->N = frt_aot_i64(r);
-    size_t nw = 0;
-    wp->data = frt_aot_blob(r, (size_t)-1, &nw);
-    if (r->bad) return FRT_ERR_MALFORMED;
-    if (nw && (wp->K <= 0 || wp->N <= 0 || wp->K > ((int64_t)1 << 31) || wp->N > ((int64_t)1 << 31) ||
-               nw != frt_wpack_bytes(wp->prec, wp->K, wp->N)))
-        return frt_error(FRT_ERR_MALFORMED, "packed weights do not fit their dims");
-    if (nw && wp->prec != FRT_WPREC_F32 && !FRT_HALF_WEIGHTS)
-        return frt_error(FRT_ERR_UNSUPPORTED, "half-precision weights: feature 'half_weights' not "
-                         "in this build's selection (%s)", frt_selection_file());
+    if (wpack_bytes) {
+        size_t nw = 0;
+        wp->data = frt_aot_blob(r, (size_t)-1, &nw);
+        if (r->bad) return FRT_ERR_MALFORMED;
+        if (nw && (wp->K <= 0 || wp->N <= 0 || wp->K > ((int64_t)1 << 31) ||
+                   wp->N > ((int64_t)1 << 31) || nw != wpack_bytes(wp->prec, wp->K, wp->N)))
+            return frt_error(FRT_ERR_MALFORMED, "packed weights do not fit their dims");
+        if (nw && wp->prec != FRT_WPREC_F32 && !FRT_HALF_WEIGHTS)
+            return frt_error(FRT_ERR_UNSUPPORTED, "half-precision weights: feature 'half_weights' "
+                             "not in this build's selection (%s)", frt_selection_file());
+    } else if (frt_aot_i64(r) != 0 || r->bad) {
+        /* as the selective build's select would refuse them */
+        return r->bad ? FRT_ERR_MALFORMED
+                      : frt_error(FRT_ERR_UNSUPPORTED, "packed weights: their kernels are not in "
+                                  "this build's selection (%s)", frt_selection_file());
+    }
     *av = frt_act_variant_get(*pisa);
     if ((*av)->isa != *pisa)
         return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
@@ -909,7 +919,8 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
-                                   K_SGEMM && K_RSGEMM, &p->wp);
+                                   K_SGEMM && K_RSGEMM, &p->wp,
+                                   K_WGEMV || K_WGEMM ? frt_wpack_bytes : NULL);
     if (st) return st;
     p->transA = frt_aot_int_in(r, 0, 1);
     p->transB = frt_aot_int_in(r, 0, 1);
@@ -937,7 +948,7 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
     }
     k->fn = gemm_kernel;
     k->params = p;
-    k->scratch = p->wp.data ? gemm_scratch : NULL; /* as select sets it */
+    k->scratch = (K_WGEMV || K_WGEMM) && p->wp.data ? gemm_scratch : NULL; /* as select does */
     return FRT_OK;
 }
 
@@ -947,7 +958,7 @@ frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
-                                   K_MSGEMM, &p->wp);
+                                   K_MSGEMM, &p->wp, K_MWPACK ? frt_wpack_bytes : NULL);
     if (st) return st;
     const frt_mm_small_variant *sv = K_MSMALL ? frt_mm_small_pick(p->isa) : NULL;
     p->small = sv ? sv->fn : NULL;
@@ -967,7 +978,7 @@ frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
         return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its values");
     k->fn = matmul_kernel;
     k->params = p;
-    k->scratch = p->wp.data ? matmul_scratch : NULL;
+    k->scratch = K_MWPACK && p->wp.data ? matmul_scratch : NULL;
     return FRT_OK;
 }
 #endif
