@@ -1,7 +1,7 @@
 /* `flatrt compile MODEL -o PROGRAM`: loads MODEL (folding, fusion, kernel selection as any
  * load), shapes and plans it for the input shapes given with --shape (symbolic dims 1 unless
  * given) and writes the ahead-of-time program a -DFRT_AOT_ONLY=ON build runs
- * (src/aot/aot_save.c, docs/selective.md "Ahead-of-time programs"). */
+ * (tools/aot_write.c, docs/selective.md "Ahead-of-time programs"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +40,10 @@ int cmd_compile(int argc, char **argv) {
     }
     for (size_t i = 0; i < in.n; i++)
         memcpy(dims[i], in.t[i].shape, sizeof dims[i]);
-    if (frt_program_write(m, (const int64_t(*)[FRT_MAX_RANK])dims, c.output)) rc = fail_frt(c.model);
-    else fprintf(stderr, "flatrt compile: wrote %s\n", c.output);
+    if (frt_program_write(m, (const int64_t(*)[FRT_MAX_RANK])dims, c.output))
+        rc = fail_frt(c.model);
+    else
+        fprintf(stderr, "flatrt compile: wrote %s\n", c.output);
     free(dims);
 done:
     inputs_free(&in);

@@ -65,9 +65,21 @@ typedef struct frt_aot_r {
 } frt_aot_r;
 
 void frt_aot_get(frt_aot_r *r, void *dst, size_t n);
-static inline int32_t frt_aot_i32(frt_aot_r *r) { int32_t v; frt_aot_get(r, &v, sizeof v); return v; }
-static inline int64_t frt_aot_i64(frt_aot_r *r) { int64_t v; frt_aot_get(r, &v, sizeof v); return v; }
-static inline float frt_aot_f32(frt_aot_r *r) { float v; frt_aot_get(r, &v, sizeof v); return v; }
+static inline int32_t frt_aot_i32(frt_aot_r *r) {
+    int32_t v;
+    frt_aot_get(r, &v, sizeof v);
+    return v;
+}
+static inline int64_t frt_aot_i64(frt_aot_r *r) {
+    int64_t v;
+    frt_aot_get(r, &v, sizeof v);
+    return v;
+}
+static inline float frt_aot_f32(frt_aot_r *r) {
+    float v;
+    frt_aot_get(r, &v, sizeof v);
+    return v;
+}
 /* An int in [lo, hi]; else bad. */
 int32_t frt_aot_int_in(frt_aot_r *r, int32_t lo, int32_t hi);
 /* A blob written by frt_aot_put_blob copied into model memory; *n gets its size. A blob whose
@@ -112,8 +124,9 @@ frt_status frt_model_load_program_buffer(const void *data, size_t size, frt_mode
 
 #if FRT_AOT_SAVE
 /* Writes the program of model m (loaded with one thread, no subgraphs) for graph inputs of dims
- * dims[i] (m's input order; every dim known) to path. FRT_ERR_UNSUPPORTED, naming the op, for a
- * step no save function can write; nothing is written then. */
+ * dims[i] (m's input order; every dim known) to path (tools/aot_write.c: in the CLI).
+ * FRT_ERR_UNSUPPORTED, naming the op, for a step no save function can write; nothing is written
+ * then. */
 frt_status frt_program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_RANK],
                              const char *path);
 #endif

@@ -2,7 +2,7 @@
  * "Ahead-of-time programs"). It implements the loading, description and run calls of flatrt.h
  * (frt_model_load / frt_model_load_program, frt_model_num_inputs/outputs, frt_model_input/output,
  * frt_runtime_create/free, frt_run, frt_tensor_release/numel) over a program written by
- * `flatrt compile` (src/aot/aot_save.c), without the ONNX decoder, IR, passes, compile, planner or
+ * `flatrt compile` (tools/aot_write.c), without the ONNX decoder, IR, passes, compile, planner or
  * any op's infer / select.
  *
  * A program is untrusted input. The loader checks the header (magic, version, the ISA tier: the
@@ -116,12 +116,14 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         int64_t numel = 1;
         for (int d = 0; d < v->rank; d++) {
             v->dims[d] = frt_aot_i64(r);
-            if (v->dims[d] < 0 || v->dims[d] > MAX_BYTES || (v->dims[d] && numel > MAX_BYTES / v->dims[d]))
+            if (v->dims[d] < 0 || v->dims[d] > MAX_BYTES ||
+                (v->dims[d] && numel > MAX_BYTES / v->dims[d]))
                 return bad("value dims out of range");
             numel *= v->dims[d];
         }
         if (r->bad) return bad("truncated value table");
-        size_t es = v->dtype > 0 && v->dtype != FRT_STRING ? frt_dtype_size((frt_dtype)v->dtype) : 0;
+        size_t es =
+            v->dtype > 0 && v->dtype != FRT_STRING ? frt_dtype_size((frt_dtype)v->dtype) : 0;
         if (!es && m->reg[i] != REG_NONE) return bad("value of a dtype without fixed size");
         v->numel = numel;
         if (m->reg[i] != REG_NONE &&
@@ -149,7 +151,8 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
         if (r->bad) return bad("truncated step");
         int32_t *ids = frt_arena_array(a, (size_t)(n_in + n_out), sizeof *ids);
         if (!ids) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-        for (int j = 0; j < n_in + n_out; j++) ids[j] = frt_aot_int_in(r, j < n_in ? -1 : 0, (int32_t)m->n_values - 1);
+        for (int j = 0; j < n_in + n_out; j++)
+            ids[j] = frt_aot_int_in(r, j < n_in ? -1 : 0, (int32_t)m->n_values - 1);
         int64_t so = frt_aot_i64(r), sb = frt_aot_i64(r);
         uint32_t copied = (uint32_t)frt_aot_i32(r); /* inputs the kernel never reads */
         if (r->bad) return bad("truncated step or value id out of range");
@@ -178,7 +181,8 @@ static frt_status read_body(frt_model *m, frt_aot_r *r) {
             return frt_error(FRT_ERR_UNSUPPORTED, "program file: step %zu: op '%s' not in this "
                              "build's selection", i, op);
         int64_t plen = frt_aot_i64(r);
-        if (r->bad || plen < 0 || (uint64_t)plen > r->n - r->at) return bad("truncated step parameters");
+        if (r->bad || plen < 0 || (uint64_t)plen > r->n - r->at)
+            return bad("truncated step parameters");
         frt_aot_r pr = {r->p + r->at, (size_t)plen, 0, false, arena_mem, a};
         r->at += (size_t)plen;
         frt_status st = o->load(&pr, m->isa, s, m->tmpl, &s->k);
@@ -276,7 +280,8 @@ frt_status frt_model_load_program_buffer(const void *data, size_t size, frt_mode
 
 frt_status frt_model_load_program(const char *path, const frt_options *opt, frt_model **out) {
     if (out) *out = NULL;
-    if (!path || !out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_program: NULL argument");
+    if (!path || !out)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_load_program: NULL argument");
     if (opt && (opt->num_threads > 1 || opt->inter_op_threads > 1))
         return frt_error(FRT_ERR_UNSUPPORTED, "programs run on one thread");
     FILE *f = fopen(path, "rb");
@@ -322,7 +327,8 @@ size_t frt_model_num_outputs(const frt_model *m) { return m ? m->n_outputs : 0; 
 
 static frt_status io_info(const frt_model *m, size_t i, frt_tensor_info *info, int out) {
     if (!m || !info || i >= (out ? m->n_outputs : m->n_inputs))
-        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_%s: bad argument", out ? "output" : "input");
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_%s: bad argument",
+                         out ? "output" : "input");
     const aot_io *io = out ? &m->outputs[i] : &m->inputs[i];
     const frt_value *v = &m->tmpl[io->v];
     memset(info, 0, sizeof *info);
@@ -335,8 +341,12 @@ static frt_status io_info(const frt_model *m, size_t i, frt_tensor_info *info, i
     return FRT_OK;
 }
 
-frt_status frt_model_input(const frt_model *m, size_t i, frt_tensor_info *info) { return io_info(m, i, info, 0); }
-frt_status frt_model_output(const frt_model *m, size_t i, frt_tensor_info *info) { return io_info(m, i, info, 1); }
+frt_status frt_model_input(const frt_model *m, size_t i, frt_tensor_info *info) {
+    return io_info(m, i, info, 0);
+}
+frt_status frt_model_output(const frt_model *m, size_t i, frt_tensor_info *info) {
+    return io_info(m, i, info, 1);
+}
 
 frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     if (!m || !out) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_runtime_create: NULL argument");
@@ -348,7 +358,8 @@ frt_status frt_runtime_create(const frt_model *m, frt_runtime **out) {
     rt->buf = aligned_alloc(64, (m->buf_bytes + 64) & ~(size_t)63);
     if (!rt->v || !rt->buf) {
         frt_runtime_free(rt);
-        return frt_error(FRT_ERR_NO_MEMORY, "out of memory for the run memory (%zu bytes)", m->buf_bytes);
+        return frt_error(FRT_ERR_NO_MEMORY, "out of memory for the run memory (%zu bytes)",
+                         m->buf_bytes);
     }
     memcpy(rt->v, m->tmpl, m->n_values * sizeof *rt->v);
     for (size_t i = 0; i < m->n_values; i++)
@@ -417,8 +428,9 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
         size_t nb = frt_value_nbytes(v);
         if (mode == FRT_OUTPUTS_CALLER) {
             if (t->nbytes < nb || (nb && !t->data))
-                return frt_error(FRT_ERR_INVALID_ARGUMENT, "output '%s' needs %zu bytes, buffer has %zu",
-                                 m->outputs[i].name, nb, t->nbytes);
+                return frt_error(FRT_ERR_INVALID_ARGUMENT,
+                                 "output '%s' needs %zu bytes, buffer has %zu", m->outputs[i].name,
+                                 nb, t->nbytes);
             if (nb) memcpy(t->data, v->data, nb);
             t->_owner = NULL;
         } else if (mode == FRT_OUTPUTS_ALLOC) {

@@ -805,10 +805,12 @@ frt_status frt_aot_load_unary(frt_aot_r *r, frt_isa isa, const frt_step *s,
     p->lo_run = frt_aot_int_in(r, 0, 1);
     p->hi_run = frt_aot_int_in(r, 0, 1);
     if (r->bad) return FRT_ERR_MALFORMED;
-    if ((kern == UN_K_CLIP) != (which == UN_CLIP) || (kern == UN_K_UNARY && (p->lo_run || p->hi_run)))
+    if ((kern == UN_K_CLIP) != (which == UN_CLIP) ||
+        (kern == UN_K_UNARY && (p->lo_run || p->hi_run)))
         return frt_error(FRT_ERR_MALFORMED, "activation parameters are inconsistent");
     if (s->n_in < 1 || s->in[0] < 0 || values[s->in[0]].dtype != FRT_FLOAT32 ||
-        (p->lo_run && (s->n_in < 2 || s->in[1] < 0)) || (p->hi_run && (s->n_in < 3 || s->in[2] < 0)))
+        (p->lo_run && (s->n_in < 2 || s->in[1] < 0)) ||
+        (p->hi_run && (s->n_in < 3 || s->in[2] < 0)))
         return frt_error(FRT_ERR_MALFORMED, "activation step does not fit its kernel");
     const frt_value *in = &values[s->in[0]], *out = &values[s->out[0]];
     if (s->n_out != 1 || out->dtype != FRT_FLOAT32 || out->numel != in->numel)
@@ -821,8 +823,10 @@ frt_status frt_aot_load_unary(frt_aot_r *r, frt_isa isa, const frt_step *s,
     if (v->isa != vi)
         return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
                          frt_isa_name(vi));
-    p->f = which == UN_RELU ? v->relu : which == UN_SIGMOID ? v->sigmoid : which == UN_TANH ? v->tanh
-                                                                                         : NULL;
+    p->f = which == UN_RELU      ? v->relu
+           : which == UN_SIGMOID ? v->sigmoid
+           : which == UN_TANH    ? v->tanh
+                                 : NULL;
     p->clip = which == UN_CLIP ? v->clip : NULL;
     if (!p->f && !p->clip)
         return frt_error(FRT_ERR_UNSUPPORTED, "activation loop %d not in this build", which);

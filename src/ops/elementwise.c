@@ -1181,8 +1181,10 @@ frt_status frt_aot_save_arith(const frt_step *s, frt_aot_w *w) {
             }
     if (op < 0 || !p->L.vv) return frt_aot_unsupported(s, "loops not in the elementwise tables");
     int act = -1;
-    for (int t = FRT_ISA_PORTABLE; p->act && t <= FRT_ISA_AVX512 && act < 0; t++)
-        if (frt_act_variant_get((frt_isa)t)->clip == p->act) act = (int)frt_act_variant_get((frt_isa)t)->isa;
+    for (int t = FRT_ISA_PORTABLE; p->act && t <= FRT_ISA_AVX512 && act < 0; t++) {
+        const frt_act_variant *av = frt_act_variant_get((frt_isa)t);
+        if (av->clip == p->act) act = (int)av->isa;
+    }
     if (p->act && act < 0) return frt_aot_unsupported(s, "fused activation not in the table");
     if (p->ea != frt_dtype_size(dt) || p->eb != p->ea || p->eo != p->ea)
         return frt_aot_unsupported(s, "mixed element sizes");
@@ -1234,7 +1236,8 @@ frt_status frt_aot_load_arith(frt_aot_r *r, frt_isa isa, const frt_step *s,
     frt_aot_get(r, p->sc.bytes, sizeof p->sc.bytes);
     if (r->bad) return FRT_ERR_MALFORMED;
     if (s->n_in != 2 || s->n_out != 1 || s->in[0] < 0 || s->in[1] < 0 ||
-        values[s->in[0]].dtype != dt || values[s->in[1]].dtype != dt || (tier >= 0) != (dt == FRT_FLOAT32 && op < FRT_EW_N))
+        values[s->in[0]].dtype != dt || values[s->in[1]].dtype != dt ||
+        (tier >= 0) != (dt == FRT_FLOAT32 && op < FRT_EW_N))
         return frt_error(FRT_ERR_MALFORMED, "elementwise step does not fit its kernel");
     if (values[s->out[0]].dtype != dt ||
         !aot_bcast_ok(&values[s->in[0]], &values[s->in[1]], p->bpad, &values[s->out[0]]))

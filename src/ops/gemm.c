@@ -843,7 +843,8 @@ static frt_status mm_save_common(const frt_step *s, frt_aot_w *w, frt_isa isa, c
 frt_status frt_aot_save_gemm(const frt_step *s, frt_aot_w *w) {
     const gemm_params *p = s->k.params;
     if (s->k.fn != gemm_kernel || !p) return frt_aot_unsupported(s, "unknown kernel");
-    if (p->Bs || p->small) return frt_aot_unsupported(s, "the direct small kernel is not written yet");
+    if (p->Bs || p->small)
+        return frt_aot_unsupported(s, "the direct small kernel is not written yet");
     frt_status st = mm_save_common(s, w, p->isa, &p->act, p->av, &p->wp, p->Bp, p->Bp_K, p->Bp_N);
     if (st) return st;
     frt_aot_put_i32(w, p->transA);
@@ -881,7 +882,8 @@ static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_a
     size_t nb = 0;
     const float *bp = frt_aot_blob(r, (size_t)-1, &nb);
     if (r->bad) return FRT_ERR_MALFORMED;
-    if (nb && (*Bp_K <= 0 || *Bp_N <= 0 || *Bp_K > ((int64_t)1 << 31) || *Bp_N > ((int64_t)1 << 31) ||
+    if (nb && (*Bp_K <= 0 || *Bp_N <= 0 || *Bp_K > ((int64_t)1 << 31) ||
+               *Bp_N > ((int64_t)1 << 31) ||
                nb != frt_sgemm_pack_b_size(*Bp_K, *Bp_N) * sizeof(float)))
         return frt_error(FRT_ERR_MALFORMED, "packed B does not fit its dims");
     *Bp = sgemm_built ? bp : NULL;
@@ -911,7 +913,9 @@ static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_a
     return FRT_OK;
 }
 
-static bool f32_rank(const frt_value *v, int rank) { return v->dtype == FRT_FLOAT32 && v->rank == rank; }
+static bool f32_rank(const frt_value *v, int rank) {
+    return v->dtype == FRT_FLOAT32 && v->rank == rank;
+}
 
 frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const frt_value *values,
                              frt_kernel *k) {
@@ -942,8 +946,10 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
     if (Ka != Kb || y->dims[0] != M || y->dims[1] != N || nbias % sizeof(float))
         return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its values");
     if (cv) {
-        int64_t cm = cv->rank == 2 ? cv->dims[0] : 1, cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
-        if (cv->dtype != FRT_FLOAT32 || cv->rank > 2 || (cm != 1 && cm != M) || (cn != 1 && cn != N))
+        int64_t cm = cv->rank == 2 ? cv->dims[0] : 1;
+        int64_t cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+        if (cv->dtype != FRT_FLOAT32 || cv->rank > 2 || (cm != 1 && cm != M) ||
+            (cn != 1 && cn != N))
             return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its values");
     }
     k->fn = gemm_kernel;
@@ -974,7 +980,8 @@ frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
     for (int i = 0; i < sh.batch_rank; i++) want[r_out++] = sh.batch[i];
     if (!sh.a_vec) want[r_out++] = sh.M;
     if (!sh.b_vec) want[r_out++] = sh.N;
-    if (r_out > FRT_MAX_RANK || y->rank != r_out || memcmp(want, y->dims, (size_t)r_out * sizeof *want))
+    if (r_out > FRT_MAX_RANK || y->rank != r_out ||
+        memcmp(want, y->dims, (size_t)r_out * sizeof *want))
         return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its values");
     k->fn = matmul_kernel;
     k->params = p;

@@ -1128,7 +1128,8 @@ frt_status frt_aot_load_concat(frt_aot_r *r, frt_isa isa, const frt_step *s,
                 return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
         sum += v->dims[axis];
     }
-    if (sum != y->dims[axis]) return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
+    if (sum != y->dims[axis])
+        return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
     k->fn = concat_kernel;
     k->params = p;
     k->flags = FRT_K_CONCAT;

@@ -50,8 +50,10 @@ static int try_program(const unsigned char *d, size_t n) {
         in[i].nbytes = (size_t)frt_tensor_numel(&in[i]) * frt_dtype_size(info.dtype);
         in[i].data = calloc(in[i].nbytes + 1, 1);
     }
-    if (frt_run(rt, names, in, ni, out, no < 64 ? no : 64, FRT_OUTPUTS_ALLOC)) ok = frt_last_error()[0] ? 0 : -1;
-    else ok = 1;
+    if (frt_run(rt, names, in, ni, out, no < 64 ? no : 64, FRT_OUTPUTS_ALLOC))
+        ok = frt_last_error()[0] ? 0 : -1;
+    else
+        ok = 1;
     for (size_t i = 0; i < no && i < 64; i++) frt_tensor_release(&out[i]);
     for (size_t i = 0; i < ni && i < 64; i++) free(in[i].data);
     frt_runtime_free(rt);
@@ -107,7 +109,8 @@ int main(int argc, char **argv) {
         if (r) ran++;
         else refused++;
     }
-    printf("aot_mutate: %ld changed programs refused, %ld ran; truncations refused\n", refused, ran);
+    printf("aot_mutate: %ld changed programs refused, %ld ran; truncations refused\n", refused,
+           ran);
     free(d);
     return 0;
 }

@@ -1,4 +1,5 @@
-/* Ahead-of-time programs: the writer (full builds). docs/selective.md "Ahead-of-time programs".
+/* Ahead-of-time programs: the writer of `flatrt compile` (full builds; in the CLI, not the
+ * library, which keeps only the ops' save functions). docs/selective.md "Ahead-of-time programs".
  *
  * frt_program_write shapes a runtime of the loaded model for the given input shapes (symbolic
  * dims from the caller), then writes what that runtime would execute: every value of the model's
@@ -214,7 +215,8 @@ frt_status frt_program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_R
         memcpy(w.p + 24, &h, 8);
         FILE *f = fopen(path, "wb");
         if (!f) st = frt_error(FRT_ERR_IO, "cannot write '%s'", path);
-        else if (fwrite(w.p, 1, w.n, f) != w.n) st = frt_error(FRT_ERR_IO, "cannot write '%s'", path);
+        else if (fwrite(w.p, 1, w.n, f) != w.n)
+            st = frt_error(FRT_ERR_IO, "cannot write '%s'", path);
         if (f && fclose(f) && !st) st = frt_error(FRT_ERR_IO, "cannot write '%s'", path);
     }
     free(w.p);
