@@ -39,7 +39,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FRT_SELECT}
 
 set(FRT_SOURCES ${FRT_SEL_SOURCES})
 # -DFRT_AOT_ONLY=ON: a runtime-only build that runs ahead-of-time programs written by `flatrt
-# compile` (src/aot/aot_load.c implements the loading and run API; docs/selective.md
+# compile` (src/runtime/aot_load.c implements the loading and run API; docs/selective.md
 # "Ahead-of-time programs"). The model and runtime sources give way to it; the decoder, IR,
 # passes, compile and planner stay in the archive but nothing links them (only minimal_run and
 # libflatrt.a are built: the other targets need the whole API).

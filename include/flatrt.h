@@ -239,6 +239,14 @@ FRT_API frt_status frt_model_load_buffer(const void *data, size_t size, const ch
  * programs run on one thread. */
 FRT_API frt_status frt_model_load_program(const char *path, const frt_options *opt,
                                           frt_model **out);
+/* Writes the ahead-of-time program of a loaded model (what `flatrt compile` calls) to path, for
+ * the input shapes of inputs[0..n) (matched by names; every model input once, every dim known;
+ * their data is not read). The model must have been loaded with one thread and have no subgraphs.
+ * FRT_ERR_UNSUPPORTED, naming the op, node and kernel, when some step's kernel has no
+ * ahead-of-time writer yet (nothing is written then); selective builds answer it
+ * FRT_ERR_UNSUPPORTED. */
+FRT_API frt_status frt_model_write_program(const frt_model *model, const char *const *names,
+                                           const frt_tensor *inputs, size_t n, const char *path);
 FRT_API void frt_model_free(frt_model *model);
 
 /* What a graph input or output holds. Most models have tensors only; sequences and optionals

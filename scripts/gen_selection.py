@@ -279,8 +279,7 @@ def main():
         if bad:
             die("%s: family %s: unknown ISA tier(s) %s" % (path, fam, ", ".join(sorted(bad))))
 
-    core_dirs = ["src/util", "src/onnx", "src/ir", "src/passes", "src/compile", "src/runtime",
-                 "src/aot"]
+    core_dirs = ["src/util", "src/onnx", "src/ir", "src/passes", "src/compile", "src/runtime"]
     cand = []
     for d in core_dirs + ["src/ops", "src/ops/x86"]:
         for fn in sorted(os.listdir(os.path.join(src, d))):

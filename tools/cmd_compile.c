@@ -1,18 +1,16 @@
 /* `flatrt compile MODEL -o PROGRAM`: loads MODEL (folding, fusion, kernel selection as any
  * load), shapes and plans it for the input shapes given with --shape (symbolic dims 1 unless
  * given) and writes the ahead-of-time program a -DFRT_AOT_ONLY=ON build runs
- * (tools/aot_write.c, docs/selective.md "Ahead-of-time programs"). */
+ * (src/runtime/aot_write.c, docs/selective.md "Ahead-of-time programs"). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot/aot.h"
 #include "cli.h"
 
 int cmd_compile(int argc, char **argv) {
     cli c;
     int rc = cli_parse(cli_find_command(argv[0]), argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
-#if FRT_AOT_SAVE
     frt_model *m = NULL;
     inputs in = {0};
     if ((rc = cli_need_model(&c))) goto done;
@@ -33,24 +31,13 @@ int cmd_compile(int argc, char **argv) {
         goto done;
     }
     if ((rc = bind_inputs(&c, &in, 1))) goto done;
-    int64_t(*dims)[FRT_MAX_RANK] = calloc(in.n + 1, sizeof *dims);
-    if (!dims) {
-        rc = fail("out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < in.n; i++)
-        memcpy(dims[i], in.t[i].shape, sizeof dims[i]);
-    if (frt_program_write(m, (const int64_t(*)[FRT_MAX_RANK])dims, c.output))
+    if (frt_model_write_program(m, in.names, in.t, in.n, c.output))
         rc = fail_frt(c.model);
     else
         fprintf(stderr, "flatrt compile: wrote %s\n", c.output);
-    free(dims);
 done:
     inputs_free(&in);
     frt_model_free(m);
-#else
-    rc = fail("compile: this is a selective build; write programs with a full build");
-#endif
     cli_free(&c);
     return rc;
 }

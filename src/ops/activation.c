@@ -757,9 +757,9 @@ FRT_OP_IMPL(activation, Softmax, softmax_infer, softmax_select);
 FRT_OP_IMPL(activation, LogSoftmax, softmax_infer, logsoftmax_select);
 FRT_OP_IMPL(activation, Hardmax, softmax_infer, hardmax_select);
 
-/* ---- ahead-of-time programs (src/aot/aot.h) ------------------------------------------------ */
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
 
-#include "aot/aot.h"
+#include "aot.h"
 #if FRT_AOT_SAVE || FRT_AOT_LOAD
 /* float32 Relu / Sigmoid / Tanh (k_unary_f32) and Clip (k_clip_f32, or k_unary_f32 with relu):
  * kernel, the tier of the act_variants row its loop came from, which loop, Clip's bounds. */

@@ -1151,9 +1151,9 @@ FRT_OP_IMPL(elementwise, Max, max_infer, max_select);
 FRT_OP_IMPL(elementwise, Sum, sum_infer, sum_select);
 FRT_OP_IMPL(elementwise, Mean, mean_infer, mean_select);
 
-/* ---- ahead-of-time programs (src/aot/aot.h) ------------------------------------------------ */
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
 
-#include "aot/aot.h"
+#include "aot.h"
 
 #if FRT_AOT_SAVE
 /* Add, Sub, Mul, Div (arith_select): the pattern kernel (index in pat_fns), the operation and

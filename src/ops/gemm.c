@@ -809,9 +809,9 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
 FRT_OP_IMPL(gemm, Gemm, gemm_infer, gemm_select);
 FRT_OP_IMPL(gemm, MatMul, matmul_infer, matmul_select);
 
-/* ---- ahead-of-time programs (src/aot/aot.h) ------------------------------------------------ */
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
 
-#include "aot/aot.h"
+#include "aot.h"
 
 #if FRT_AOT_SAVE
 /* What Gemm and MatMul share: the tier, the fused activation (its loops re-picked for the tier),

@@ -1043,9 +1043,9 @@ FRT_OP_IMPL(tensor, Shape, shape_infer, shape_select);
 FRT_OP_IMPL(tensor, Size, size_infer, size_select);
 FRT_OP_IMPL(tensor, Constant, constant_infer, constant_select);
 
-/* ---- ahead-of-time programs (src/aot/aot.h) ------------------------------------------------ */
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
 
-#include "aot/aot.h"
+#include "aot.h"
 
 #if FRT_AOT_SAVE
 /* Transpose: the tier of the 4-byte 2-D loop (its transpose_variants row) and the perm. */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot/aot.h"
+#include "ops/aot.h"
 #include "flatrt.h"
 #include "util/error.h"
 

@@ -122,13 +122,5 @@ FRT_AOT_DECL(unary)     /* Relu, Sigmoid, Tanh, Clip on float32 (activation.c) *
 frt_status frt_model_load_program_buffer(const void *data, size_t size, frt_model **out);
 #endif
 
-#if FRT_AOT_SAVE
-/* Writes the program of model m (loaded with one thread, no subgraphs) for graph inputs of dims
- * dims[i] (m's input order; every dim known) to path (tools/aot_write.c: in the CLI).
- * FRT_ERR_UNSUPPORTED, naming the op, for a step no save function can write; nothing is written
- * then. */
-frt_status frt_program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_RANK],
-                             const char *path);
-#endif
 
 #endif

@@ -1,20 +1,10 @@
-/* Ahead-of-time programs: the byte writer and the bounds-checked reader of src/aot/aot.h, and the
+/* Ahead-of-time programs: the byte writer and the bounds-checked reader of src/ops/aot.h, and the
  * table of ops with a writer / reader in this build. */
-#include "aot/aot.h"
+#include "aot.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#if !FRT_AOT_LOAD
-frt_status frt_model_load_program(const char *path, const frt_options *opt, frt_model **out) {
-    (void)path;
-    (void)opt;
-    if (out) *out = NULL;
-    return frt_error(FRT_ERR_UNSUPPORTED, "frt_model_load_program: programs are run by a "
-                     "runtime-only build (cmake -DFRT_SELECT=<selection> -DFRT_AOT_ONLY=ON); this "
-                     "build loads ONNX models (frt_model_load)");
-}
-#endif
 
 #if FRT_AOT_SAVE || FRT_AOT_LOAD
 

@@ -2,7 +2,7 @@
  * "Ahead-of-time programs"). It implements the loading, description and run calls of flatrt.h
  * (frt_model_load / frt_model_load_program, frt_model_num_inputs/outputs, frt_model_input/output,
  * frt_runtime_create/free, frt_run, frt_tensor_release/numel) over a program written by
- * `flatrt compile` (tools/aot_write.c), without the ONNX decoder, IR, passes, compile, planner or
+ * `flatrt compile` (src/runtime/aot_write.c), without the ONNX decoder, IR, passes, compile, planner or
  * any op's infer / select.
  *
  * A program is untrusted input. The loader checks the header (magic, version, the ISA tier: the
@@ -10,7 +10,7 @@
  * checksum, and then every field as it reads it: dtypes, ranks, dims (>= 0, sizes without
  * overflow), each value's byte range inside the run memory or the constants, element alignment,
  * every value id and scratch range of every step, and each kernel's parameters and the shapes of
- * its values (the op's load function, src/aot/aot.h). A file that fails gets FRT_ERR_MALFORMED
+ * its values (the op's load function, src/ops/aot.h). A file that fails gets FRT_ERR_MALFORMED
  * with what failed; nothing is read outside the file's bytes.
  *
  * Run memory (one block per runtime): the memory plan's slab, the graph outputs and a copy of the
@@ -20,8 +20,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot/aot.h"
+#include "ops/aot.h"
 #include "util/arena.h"
+
+#if !FRT_AOT_LOAD
+/* Other builds load ONNX models only. */
+frt_status frt_model_load_program(const char *path, const frt_options *opt, frt_model **out) {
+    (void)path;
+    (void)opt;
+    if (out) *out = NULL;
+    return frt_error(FRT_ERR_UNSUPPORTED, "frt_model_load_program: programs are run by a "
+                     "runtime-only build (cmake -DFRT_SELECT=<selection> -DFRT_AOT_ONLY=ON); this "
+                     "build loads ONNX models (frt_model_load)");
+}
+#endif
 
 #if FRT_AOT_LOAD
 

@@ -1,23 +1,24 @@
-/* Ahead-of-time programs: the writer of `flatrt compile` (full builds; in the CLI, not the
- * library, which keeps only the ops' save functions). docs/selective.md "Ahead-of-time programs".
+/* Ahead-of-time programs: the writer, frt_model_write_program (what `flatrt compile` calls; full
+ * builds only, selective builds answer FRT_ERR_UNSUPPORTED). docs/selective.md "Ahead-of-time
+ * programs".
  *
- * frt_program_write shapes a runtime of the loaded model for the given input shapes (symbolic
+ * It shapes a runtime of the loaded model for the given input shapes (symbolic
  * dims from the caller), then writes what that runtime would execute: every value of the model's
  * graph with its dtype, dims and place (a byte range of the run memory, which holds the memory
  * plan's slab, the graph outputs and a copy of the inputs, or of the constant bytes written in
  * the file), the steps the plan runs with their scratch areas and their kernels' parameters (the
- * op's save function, src/aot/aot.h), and the graph's inputs and outputs. Places come from the
+ * op's save function, src/ops/aot.h), and the graph's inputs and outputs. Places come from the
  * value classes of the program and the pointers the runtime itself set (inside its slab or its
  * output block), never from reading data. */
-#include "aot/aot.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/model.h"
+#include "ops/aot.h"
+#include "util/error.h"
 
 #if FRT_AOT_SAVE
+#include "runtime/model.h"
 
 enum { REG_NONE = 0, REG_CONST = 1, REG_BUF = 2 };
 
@@ -166,9 +167,8 @@ static frt_status write_body(frt_runtime *rt, const size_t *in_bytes,
     return w->oom || cw->oom ? frt_error(FRT_ERR_NO_MEMORY, "out of memory") : FRT_OK;
 }
 
-frt_status frt_program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_RANK],
-                             const char *path) {
-    if (!m || !path) return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_program_write: NULL argument");
+static frt_status program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_RANK],
+                                const char *path) {
     const frt_graph *g = &m->g;
     if (m->n_blocks != 1)
         return frt_error(FRT_ERR_UNSUPPORTED, "models with subgraphs are not written yet");
@@ -224,6 +224,48 @@ frt_status frt_program_write(const frt_model *m, const int64_t (*dims)[FRT_MAX_R
     for (size_t i = 0; i < g->n_inputs; i++) free(in[i]);
     frt_runtime_free(rt);
     return st;
+}
+
+frt_status frt_model_write_program(const frt_model *m, const char *const *names,
+                                   const frt_tensor *inputs, size_t n, const char *path) {
+    if (!m || !path || (n && (!names || !inputs)))
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_write_program: NULL argument");
+    const frt_graph *g = &m->g;
+    if (n != g->n_inputs || n > 64)
+        return frt_error(FRT_ERR_INVALID_ARGUMENT, "frt_model_write_program: %zu input shapes "
+                         "given, the model has %zu inputs", n, g->n_inputs);
+    int64_t dims[64][FRT_MAX_RANK];
+    for (size_t i = 0; i < n; i++) {
+        const frt_tensor_info *info = &m->inputs[i];
+        size_t j = 0;
+        while (j < n && !(names[j] && !strcmp(names[j], info->name))) j++;
+        if (j == n) return frt_error(FRT_ERR_INVALID_ARGUMENT, "missing input '%s'", info->name);
+        const frt_tensor *t = &inputs[j];
+        if (t->rank != info->rank || (int32_t)t->dtype != (int32_t)info->dtype)
+            return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': dtype or rank differs from the "
+                             "model's", info->name);
+        for (int d = 0; d < t->rank; d++) {
+            if (t->shape[d] < 0 || (info->shape[d] >= 0 && t->shape[d] != info->shape[d]))
+                return frt_error(FRT_ERR_INVALID_ARGUMENT, "input '%s': dim %d is %lld, the model "
+                                 "has %lld", info->name, d, (long long)t->shape[d],
+                                 (long long)info->shape[d]);
+            dims[i][d] = t->shape[d];
+        }
+    }
+    return program_write(m, (const int64_t(*)[FRT_MAX_RANK])dims, path);
+}
+
+#else
+
+frt_status frt_model_write_program(const frt_model *m, const char *const *names,
+                                   const frt_tensor *inputs, size_t n, const char *path) {
+    (void)m;
+    (void)names;
+    (void)inputs;
+    (void)n;
+    (void)path;
+    return frt_error(FRT_ERR_UNSUPPORTED, "frt_model_write_program: this is a selective build; "
+                     "write programs with a full build (flatrt compile)");
 }
 
 #endif
