@@ -1,5 +1,6 @@
-/* Ahead-of-time programs: the byte writer and the bounds-checked reader of src/ops/aot.h, and the
- * table of ops with a writer / reader in this build. */
+/* Ahead-of-time programs: the byte writer and the bounds-checked reader of src/ops/aot.h (the
+ * table of ops with a writer / reader is aot_ops.c, so that the family files, which call these,
+ * are not called from here). */
 #include "aot.h"
 
 #include <stdlib.h>
@@ -81,53 +82,5 @@ frt_status frt_aot_unsupported(const frt_step *s, const char *why) {
                      s->ir ? s->ir->op_type : "?", s->ir ? s->ir->name : "?",
                      s->k.name ? s->k.name : "?", why);
 }
-
-#if FRT_AOT_SAVE && FRT_AOT_LOAD
-#define AOT_FNS(fam) frt_aot_save_##fam, frt_aot_load_##fam
-#elif FRT_AOT_SAVE
-#define AOT_FNS(fam) frt_aot_save_##fam, NULL
-#else
-#define AOT_FNS(fam) NULL, frt_aot_load_##fam
-#endif
-
-const frt_aot_op frt_aot_ops[] = {
-#if FRT_OP_BUILT(Gemm)
-    {"Gemm", AOT_FNS(gemm)},
-#endif
-#if FRT_OP_BUILT(MatMul)
-    {"MatMul", AOT_FNS(matmul)},
-#endif
-#if FRT_OP_BUILT(Transpose)
-    {"Transpose", AOT_FNS(transpose)},
-#endif
-#if FRT_OP_BUILT(Concat)
-    {"Concat", AOT_FNS(concat)},
-#endif
-#if FRT_OP_BUILT(Add)
-    {"Add", AOT_FNS(arith)},
-#endif
-#if FRT_OP_BUILT(Sub)
-    {"Sub", AOT_FNS(arith)},
-#endif
-#if FRT_OP_BUILT(Mul)
-    {"Mul", AOT_FNS(arith)},
-#endif
-#if FRT_OP_BUILT(Div)
-    {"Div", AOT_FNS(arith)},
-#endif
-#if FRT_OP_BUILT(Relu)
-    {"Relu", AOT_FNS(unary)},
-#endif
-#if FRT_OP_BUILT(Sigmoid)
-    {"Sigmoid", AOT_FNS(unary)},
-#endif
-#if FRT_OP_BUILT(Tanh)
-    {"Tanh", AOT_FNS(unary)},
-#endif
-#if FRT_OP_BUILT(Clip)
-    {"Clip", AOT_FNS(unary)},
-#endif
-    {NULL, NULL, NULL},
-};
 
 #endif

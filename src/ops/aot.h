@@ -102,7 +102,8 @@ typedef struct frt_aot_op {
     frt_aot_load_fn load;
 } frt_aot_op;
 
-/* The ops with a writer (full build) / reader (AOT build) in this build; NULL-terminated. */
+/* The ops with a writer (full build) / reader (AOT build) in this build (aot_ops.c);
+ * NULL-terminated. */
 extern const frt_aot_op frt_aot_ops[];
 
 #define FRT_AOT_DECL(fam)                                                                        \
