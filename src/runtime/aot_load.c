@@ -29,9 +29,7 @@ frt_status frt_model_load_program(const char *path, const frt_options *opt, frt_
     (void)path;
     (void)opt;
     if (out) *out = NULL;
-    return frt_error(FRT_ERR_UNSUPPORTED, "frt_model_load_program: programs are run by a "
-                     "runtime-only build (cmake -DFRT_SELECT=<selection> -DFRT_AOT_ONLY=ON); this "
-                     "build loads ONNX models (frt_model_load)");
+    return frt_error(FRT_ERR_UNSUPPORTED, "programs run in a build with -DFRT_AOT_ONLY=ON");
 }
 #endif
 

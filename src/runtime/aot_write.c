@@ -264,8 +264,7 @@ frt_status frt_model_write_program(const frt_model *m, const char *const *names,
     (void)inputs;
     (void)n;
     (void)path;
-    return frt_error(FRT_ERR_UNSUPPORTED, "frt_model_write_program: this is a selective build; "
-                     "write programs with a full build (flatrt compile)");
+    return frt_error(FRT_ERR_UNSUPPORTED, "programs are written by a full build");
 }
 
 #endif
