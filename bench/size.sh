@@ -10,6 +10,11 @@
 # of libflatrt.so and of examples/minimal_run (linked statically against that build's
 # libflatrt.a), plus whether minimal_run's output hashes equal the full build's. Extra cmake
 # arguments for the selective builds: SELECT_ARGS (e.g. "-DFRT_SELECT_LTO=OFF").
+# For a model whose ops all have ahead-of-time writers (`flatrt compile` succeeds), a second row
+# "<model> aot": a runtime-only build (-DFRT_SELECT=<trace> -DFRT_AOT_ONLY=ON) in OUT_DIR/aot-<model>
+# whose minimal_run runs the compiled program (no libflatrt.so is built there: "-"); "outputs"
+# compares its hashes with the full build's minimal_run on the ONNX model. Other models print
+# why compile refused them.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$src/build-size
@@ -57,5 +62,18 @@ for m in "${names[@]}"; do
      "$out/sel-$m/minimal_run" "$model" >"$out/$m.sel.txt" &&
      cmp -s "$out/$m.full.txt" "$out/$m.sel.txt"; then same=identical; fi
   printf '%-14s %10d %7.1f%% %12d  %s\n' "$m" "$so" "$(awk -v a="$so" -v b="$full_so" 'BEGIN { print 100 * a / b }')" "$run" "$same"
+  # the ahead-of-time runner: the program compiled by the full CLI, run by a runtime-only build
+  if "$out/full/flatrt" compile "$model" -o "$out/$m.frtp" 2>"$out/$m.compile.txt"; then
+    echo "building the runtime-only (AOT) library for $m" >&2
+    # shellcheck disable=SC2086
+    build "$out/aot-$m" "minimal_run" -DFRT_SELECT="$out/$m.yaml" -DFRT_AOT_ONLY=ON ${SELECT_ARGS:-}
+    run=$(stripped "$out/aot-$m/minimal_run")
+    same=differ
+    if "$out/aot-$m/minimal_run" "$out/$m.frtp" >"$out/$m.aot.txt" &&
+       cmp -s "$out/$m.full.txt" "$out/$m.aot.txt"; then same=identical; fi
+    printf '%-14s %10s %8s %12d  %s\n' "$m aot" - - "$run" "$same"
+  else
+    printf '%-14s %s\n' "$m aot" "not compiled: $(sed 's/^flatrt: error: //' "$out/$m.compile.txt" | head -n 1)"
+  fi
 done
 rm -f "$out/.stripped"

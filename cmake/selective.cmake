@@ -38,6 +38,16 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FRT_SELECT}
   ${CMAKE_SOURCE_DIR}/scripts/gen_selection.py ${CMAKE_SOURCE_DIR}/src/ops/ops.def ${_frt_sel_deps})
 
 set(FRT_SOURCES ${FRT_SEL_SOURCES})
+# -DFRT_AOT_ONLY=ON: a runtime-only build that runs ahead-of-time programs written by `flatrt
+# compile` (src/runtime/aot_load.c implements the loading and run API; docs/selective.md
+# "Ahead-of-time programs"). The model and runtime sources give way to it; the decoder, IR,
+# passes, compile and planner stay in the archive but nothing links them (only minimal_run and
+# libflatrt.a are built: the other targets need the whole API).
+option(FRT_AOT_ONLY "Selective runtime-only build for ahead-of-time programs (flatrt compile)" OFF)
+if(FRT_AOT_ONLY)
+  list(FILTER FRT_SOURCES EXCLUDE REGEX "/src/runtime/(model|runtime)\\.c$")
+  add_compile_definitions(FRT_AOT_ONLY=1)
+endif()
 set(FRT_USE_BLAS ${FRT_SEL_BLAS})
 set(FRT_USE_DNNL ${FRT_SEL_DNNL})
 set(FRT_BUILD_TESTS OFF)  # the unit and model tests need every op

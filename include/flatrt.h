@@ -228,6 +228,25 @@ FRT_API frt_status frt_model_load(const char *path, const frt_options *opt, frt_
  * files are resolved relative to base_dir (may be NULL: then external data is an error). */
 FRT_API frt_status frt_model_load_buffer(const void *data, size_t size, const char *base_dir,
                                          const frt_options *opt, frt_model **out);
+/* Loads an ahead-of-time program written by `flatrt compile MODEL -o PROGRAM` (the model loaded,
+ * optimised, kernels chosen and memory planned for fixed input shapes; docs/selective.md
+ * "Ahead-of-time programs") into the same frt_model handle; everything after loading works as
+ * for a model, except that inputs must have the shapes the program was compiled for. Programs
+ * are read by a runtime-only build (cmake -DFRT_SELECT=... -DFRT_AOT_ONLY=ON, where frt_model_load
+ * reads programs too); other builds answer FRT_ERR_UNSUPPORTED. A program is validated like any
+ * untrusted input: a truncated, corrupted or foreign file (another version, ISA tier or op
+ * selection) gets FRT_ERR_MALFORMED or FRT_ERR_UNSUPPORTED with what failed. opt may be NULL;
+ * programs run on one thread. */
+FRT_API frt_status frt_model_load_program(const char *path, const frt_options *opt,
+                                          frt_model **out);
+/* Writes the ahead-of-time program of a loaded model (what `flatrt compile` calls) to path, for
+ * the input shapes of inputs[0..n) (matched by names; every model input once, every dim known;
+ * their data is not read). The model must have been loaded with one thread and have no subgraphs.
+ * FRT_ERR_UNSUPPORTED, naming the op, node and kernel, when some step's kernel has no
+ * ahead-of-time writer yet (nothing is written then); selective builds answer it
+ * FRT_ERR_UNSUPPORTED. */
+FRT_API frt_status frt_model_write_program(const frt_model *model, const char *const *names,
+                                           const frt_tensor *inputs, size_t n, const char *path);
 FRT_API void frt_model_free(frt_model *model);
 
 /* What a graph input or output holds. Most models have tensors only; sequences and optionals

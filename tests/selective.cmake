@@ -70,3 +70,18 @@ if(FRT_HAVE_X86 AND FRT_X86_AVX512_SOURCES)
   set_tests_properties(selective.tile_rows selective.ukr_rows PROPERTIES LABELS "selective;unit"
     SKIP_RETURN_CODE 77)
 endif()
+
+# Ahead-of-time programs (docs/selective.md): `flatrt compile` of deep_wide (tiny products,
+# transpose, concat, elementwise) and mlp (packed-weight GEMV with fused Relu) run by one
+# runtime-only build of their merged trace (-DFRT_AOT_ONLY=ON, ASan + UBSan) with the full build's
+# output hashes, the loader's refusals of truncated / changed / foreign programs, and compile
+# refusing an op without a writer (tests/selective/aot_check.sh). Release builds only, as above.
+if(NOT FRT_SANITIZE AND NOT FRT_FUZZ)
+  add_test(NAME selective.aot
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/selective/aot_check.sh $<TARGET_FILE:flatrt>
+            $<TARGET_FILE:minimal_run> ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/selective_aot
+            ${FRT_MODELS_DIR}/mobilenet_v2/model.onnx ${FRT_MODELS_DIR}/deep_wide/model.onnx
+            ${FRT_MODELS_DIR}/mlp/model.onnx)
+  set_tests_properties(selective.aot PROPERTIES LABELS selective TIMEOUT 900
+    FIXTURES_REQUIRED frt_models ENVIRONMENT "CC=${CMAKE_C_COMPILER}")
+endif()

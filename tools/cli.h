@@ -213,5 +213,6 @@ int cmd_info(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 
 #endif

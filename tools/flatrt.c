@@ -81,6 +81,17 @@ static const cli_opt plan_opts[] = {
     CLI_OPT_HELP,
     CLI_OPT_END};
 
+static const cli_opt compile_opts[] = {
+    {"output", OPT_OUTPUT, "FILE", "the program file to write (required)"},
+    {"shape", OPT_SHAPE, "NAME=SHAPE",
+     "shape of an input (NAME=d0,d1,...) or the size of a symbolic dimension (DIM=n); "
+     "repeatable (symbolic dims are 1 otherwise)"},
+    CLI_OPT_PLANNER,
+    CLI_OPT_NO_FOLD,
+    CLI_OPT_NO_FUSE,
+    CLI_OPT_HELP,
+    CLI_OPT_END};
+
 static const cli_opt trace_opts[] = {
     {"output", OPT_OUTPUT, "FILE", "the selection file to write (required)"},
     {"input", OPT_INPUT, "NAME=FILE", "input of every model with that input name; repeatable"},
@@ -144,6 +155,12 @@ const cli_command cli_commands[] = {
      "symbolic dimension) of that name. Several models, and --merge of earlier selection\n"
      "files, give the union; with --merge, MODEL may be left out.\n",
      trace_opts, cmd_trace},
+    {"compile", "MODEL", "write an ahead-of-time program (docs/selective.md)",
+     "Load MODEL, shape and plan it for the input shapes given (symbolic dims 1 unless --shape\n"
+     "gives them) and write what a run executes (values, memory plan, steps, kernel\n"
+     "parameters, constants) as a program for a runtime-only build (cmake -DFRT_AOT_ONLY=ON).\n"
+     "An op without an ahead-of-time writer is an error naming it; nothing is written then.\n",
+     compile_opts, cmd_compile},
     {"check", "CASE_DIR...", "run ONNX backend test cases and compare outputs",
      "Run ONNX backend test cases (CASE_DIR/model.onnx, test_data_set_*/input_K.pb and\n"
      "output_K.pb, as in ONNX's node suite) and compare the outputs: floats within\n"

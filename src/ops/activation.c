@@ -756,3 +756,83 @@ FRT_OP_IMPL(activation, Tanh, float_unary_infer, tanh_select);
 FRT_OP_IMPL(activation, Softmax, softmax_infer, softmax_select);
 FRT_OP_IMPL(activation, LogSoftmax, softmax_infer, logsoftmax_select);
 FRT_OP_IMPL(activation, Hardmax, softmax_infer, hardmax_select);
+
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
+
+#include "aot.h"
+#if FRT_AOT_SAVE || FRT_AOT_LOAD
+/* float32 Relu / Sigmoid / Tanh (k_unary_f32) and Clip (k_clip_f32, or k_unary_f32 with relu):
+ * kernel, the tier of the act_variants row its loop came from, which loop, Clip's bounds. */
+enum { UN_K_UNARY = 0, UN_K_CLIP = 1 };
+enum { UN_RELU = 0, UN_SIGMOID = 1, UN_TANH = 2, UN_CLIP = 3 };
+#endif
+
+#if FRT_AOT_SAVE
+frt_status frt_aot_save_unary(const frt_step *s, frt_aot_w *w) {
+    const un_params *p = s->k.params;
+    int kern = s->k.fn == k_unary_f32 ? UN_K_UNARY : s->k.fn == k_clip_f32 ? UN_K_CLIP : -1;
+    if (kern < 0 || !p) return frt_aot_unsupported(s, "only the float32 kernels are written");
+    for (size_t i = 0; i < sizeof act_variants / sizeof *act_variants; i++) {
+        const frt_act_variant *v = &act_variants[i];
+        int which = kern == UN_K_CLIP ? (p->clip == v->clip ? UN_CLIP : -1)
+                    : p->f == v->relu ? UN_RELU : p->f == v->sigmoid ? UN_SIGMOID
+                    : p->f == v->tanh ? UN_TANH : -1;
+        if (which < 0 || (kern == UN_K_UNARY && !p->f)) continue;
+        frt_aot_put_i32(w, kern);
+        frt_aot_put_i32(w, (int32_t)v->isa);
+        frt_aot_put_i32(w, which);
+        frt_aot_put_f32(w, p->lo);
+        frt_aot_put_f32(w, p->hi);
+        frt_aot_put_i32(w, p->lo_run);
+        frt_aot_put_i32(w, p->hi_run);
+        return FRT_OK;
+    }
+    return frt_aot_unsupported(s, "loop not in the activation table");
+}
+#endif
+
+#if FRT_AOT_LOAD
+frt_status frt_aot_load_unary(frt_aot_r *r, frt_isa isa, const frt_step *s,
+                              const frt_value *values, frt_kernel *k) {
+    int kern = frt_aot_int_in(r, UN_K_UNARY, UN_K_CLIP);
+    frt_isa vi = (frt_isa)frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa); /* never above it */
+    int which = frt_aot_int_in(r, UN_RELU, UN_CLIP);
+    un_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    memset(p, 0, sizeof *p);
+    p->lo = frt_aot_f32(r);
+    p->hi = frt_aot_f32(r);
+    p->lo_run = frt_aot_int_in(r, 0, 1);
+    p->hi_run = frt_aot_int_in(r, 0, 1);
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if ((kern == UN_K_CLIP) != (which == UN_CLIP) ||
+        (kern == UN_K_UNARY && (p->lo_run || p->hi_run)))
+        return frt_error(FRT_ERR_MALFORMED, "activation parameters are inconsistent");
+    if (s->n_in < 1 || s->in[0] < 0 || values[s->in[0]].dtype != FRT_FLOAT32 ||
+        (p->lo_run && (s->n_in < 2 || s->in[1] < 0)) ||
+        (p->hi_run && (s->n_in < 3 || s->in[2] < 0)))
+        return frt_error(FRT_ERR_MALFORMED, "activation step does not fit its kernel");
+    const frt_value *in = &values[s->in[0]], *out = &values[s->out[0]];
+    if (s->n_out != 1 || out->dtype != FRT_FLOAT32 || out->numel != in->numel)
+        return frt_error(FRT_ERR_MALFORMED, "activation step does not fit its values");
+    for (int i = 1; i <= 2; i++)
+        if ((i == 1 ? p->lo_run : p->hi_run) &&
+            (values[s->in[i]].dtype != FRT_FLOAT32 || values[s->in[i]].numel != 1))
+            return frt_error(FRT_ERR_MALFORMED, "activation step does not fit its values");
+    const frt_act_variant *v = frt_act_variant_get(vi);
+    if (v->isa != vi)
+        return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
+                         frt_isa_name(vi));
+    p->f = which == UN_RELU      ? v->relu
+           : which == UN_SIGMOID ? v->sigmoid
+           : which == UN_TANH    ? v->tanh
+                                 : NULL;
+    p->clip = which == UN_CLIP ? v->clip : NULL;
+    if (!p->f && !p->clip)
+        return frt_error(FRT_ERR_UNSUPPORTED, "activation loop %d not in this build", which);
+    k->fn = kern == UN_K_CLIP ? k_clip_f32 : k_unary_f32;
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    return FRT_OK;
+}
+#endif

@@ -1150,3 +1150,123 @@ FRT_OP_IMPL(elementwise, Min, min_infer, min_select);
 FRT_OP_IMPL(elementwise, Max, max_infer, max_select);
 FRT_OP_IMPL(elementwise, Sum, sum_infer, sum_select);
 FRT_OP_IMPL(elementwise, Mean, mean_infer, mean_select);
+
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
+
+#include "aot.h"
+
+#if FRT_AOT_SAVE
+/* Add, Sub, Mul, Div (arith_select): the pattern kernel (index in pat_fns), the operation and
+ * dtype, the tier of the float32 loops (-1: loops_by_dt), the fused activation's clip tier (-1:
+ * none) and bounds, side, bpad and the scalar constant's bytes. */
+frt_status frt_aot_save_arith(const frt_step *s, frt_aot_w *w) {
+    const ew_params *p = s->k.params;
+    int pat = -1;
+    for (int i = 0; i < (int)(sizeof pat_fns / sizeof *pat_fns); i++)
+        if (s->k.fn == pat_fns[i]) pat = i;
+    if (pat < 0 || !p) return frt_aot_unsupported(s, "not an elementwise pattern kernel");
+    int op = -1, dt = -1, tier = -1;
+    for (size_t i = 0; i < sizeof ew_variants / sizeof *ew_variants && op < 0; i++)
+        for (int o = 0; o < FRT_EW_N && op < 0; o++)
+            if (!memcmp(&ew_variants[i].f32[o], &p->L, sizeof p->L)) {
+                op = o;
+                dt = FRT_FLOAT32;
+                tier = (int)ew_variants[i].isa;
+            }
+    for (int d = 1; d < 14 && op < 0; d++)
+        for (int o = 0; loops_by_dt[d] && o < OP_N && op < 0; o++)
+            if (!memcmp(&loops_by_dt[d][o], &p->L, sizeof p->L)) {
+                op = o;
+                dt = d;
+            }
+    if (op < 0 || !p->L.vv) return frt_aot_unsupported(s, "loops not in the elementwise tables");
+    int act = -1;
+    for (int t = FRT_ISA_PORTABLE; p->act && t <= FRT_ISA_AVX512 && act < 0; t++) {
+        const frt_act_variant *av = frt_act_variant_get((frt_isa)t);
+        if (av->clip == p->act) act = (int)av->isa;
+    }
+    if (p->act && act < 0) return frt_aot_unsupported(s, "fused activation not in the table");
+    if (p->ea != frt_dtype_size(dt) || p->eb != p->ea || p->eo != p->ea)
+        return frt_aot_unsupported(s, "mixed element sizes");
+    frt_aot_put_i32(w, pat);
+    frt_aot_put_i32(w, op);
+    frt_aot_put_i32(w, dt);
+    frt_aot_put_i32(w, tier);
+    frt_aot_put_i32(w, act);
+    frt_aot_put_f32(w, p->lo);
+    frt_aot_put_f32(w, p->hi);
+    frt_aot_put_i32(w, p->side);
+    frt_aot_put_i32(w, p->bpad);
+    frt_aot_put(w, p->sc.bytes, sizeof p->sc.bytes);
+    return FRT_OK;
+}
+#endif
+
+#if FRT_AOT_LOAD
+/* o is the broadcast of a and b (b with pad 1-dims appended), all dims known. */
+static bool aot_bcast_ok(const frt_value *a, const frt_value *b0, int pad, const frt_value *o) {
+    frt_value b = *b0;
+    if (b.rank + pad > FRT_MAX_RANK) return false;
+    for (int i = 0; i < pad; i++) b.dims[b.rank++] = 1;
+    int r = a->rank > b.rank ? a->rank : b.rank;
+    if (o->rank != r) return false;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->rank), ib = i - (r - b.rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
+        int64_t d = da == db ? da : da == 1 ? db : db == 1 ? da : -1;
+        if (d < 0 || o->dims[i] != d) return false;
+    }
+    return true;
+}
+
+frt_status frt_aot_load_arith(frt_aot_r *r, frt_isa isa, const frt_step *s,
+                              const frt_value *values, frt_kernel *k) {
+    int pat = frt_aot_int_in(r, 0, (int)(sizeof pat_fns / sizeof *pat_fns) - 1);
+    int op = frt_aot_int_in(r, 0, OP_N - 1);
+    int dt = frt_aot_int_in(r, 1, 13);
+    int tier = frt_aot_int_in(r, -1, (int32_t)isa); /* tiers never above the program's */
+    int act = frt_aot_int_in(r, -1, (int32_t)isa);
+    ew_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    memset(p, 0, sizeof *p);
+    p->lo = frt_aot_f32(r);
+    p->hi = frt_aot_f32(r);
+    p->side = frt_aot_int_in(r, 0, 1);
+    p->bpad = frt_aot_int_in(r, 0, FRT_MAX_RANK);
+    frt_aot_get(r, p->sc.bytes, sizeof p->sc.bytes);
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (s->n_in != 2 || s->n_out != 1 || s->in[0] < 0 || s->in[1] < 0 ||
+        values[s->in[0]].dtype != dt || values[s->in[1]].dtype != dt ||
+        (tier >= 0) != (dt == FRT_FLOAT32 && op < FRT_EW_N))
+        return frt_error(FRT_ERR_MALFORMED, "elementwise step does not fit its kernel");
+    if (values[s->out[0]].dtype != dt ||
+        !aot_bcast_ok(&values[s->in[0]], &values[s->in[1]], p->bpad, &values[s->out[0]]))
+        return frt_error(FRT_ERR_MALFORMED, "elementwise step does not fit its values");
+    if (tier >= 0) {
+        const frt_ew_variant *v = frt_ew_variant_get((frt_isa)tier);
+        if ((int)v->isa != tier)
+            return frt_error(FRT_ERR_UNSUPPORTED, "elementwise loops of tier %s not in this build",
+                             frt_isa_name((frt_isa)tier));
+        p->L = v->f32[op];
+    } else if (loops_by_dt[dt]) {
+        p->L = loops_by_dt[dt][op];
+    }
+    if (!p->L.vv)
+        return frt_error(FRT_ERR_UNSUPPORTED, "elementwise %s on %s not in this build",
+                         op_names[op], frt_dtype_name(dt));
+    if (act >= 0) {
+        const frt_act_variant *v = frt_act_variant_get((frt_isa)act);
+        if ((int)v->isa != act)
+            return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
+                             frt_isa_name((frt_isa)act));
+        p->act = v->clip;
+    }
+    p->ea = p->eb = p->eo = frt_dtype_size(dt);
+    if (op == OP_DIV) p->bad_msg = "integer division by zero";
+    if (op == OP_MOD || op == OP_FMOD) p->bad_msg = "integer modulo by zero";
+    k->fn = pat_fns[pat];
+    k->params = p;
+    k->flags = FRT_K_INPLACE;
+    return FRT_OK;
+}
+#endif

@@ -808,3 +808,184 @@ static frt_status matmul_select(frt_op_ctx *c, frt_kernel *k) {
 /* Implementations referred to by src/ops/ops.def. */
 FRT_OP_IMPL(gemm, Gemm, gemm_infer, gemm_select);
 FRT_OP_IMPL(gemm, MatMul, matmul_infer, matmul_select);
+
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
+
+#include "aot.h"
+
+#if FRT_AOT_SAVE
+/* What Gemm and MatMul share: the tier, the fused activation (its loops re-picked for the tier),
+ * the prepacked B (bytes of frt_sgemm_pack_b_size floats; a build without the blocked GEMM drops
+ * it as its select would) and its dims, and the packed weights (frt_wpack: precision, K, N and
+ * frt_wpack_bytes of panels, a layout that does not depend on the tier). */
+static frt_status mm_save_common(const frt_step *s, frt_aot_w *w, frt_isa isa, const frt_act *act,
+                                 const frt_act_variant *av, const frt_wpack *wp, const float *Bp,
+                                 int64_t Bp_K, int64_t Bp_N) {
+    if (act->kind != FRT_ACT_NONE && act->kind != FRT_ACT_RELU && act->kind != FRT_ACT_CLIP)
+        return frt_aot_unsupported(s, "fused activation other than Relu / Clip");
+    if (av != frt_act_variant_get(isa) || (int)av->isa != (int)isa)
+        return frt_aot_unsupported(s, "activation loops of another tier");
+    frt_aot_put_i32(w, (int32_t)isa);
+    frt_aot_put_i32(w, (int32_t)act->kind);
+    frt_aot_put_f32(w, act->lo);
+    frt_aot_put_f32(w, act->hi);
+    frt_aot_put_i64(w, Bp_K);
+    frt_aot_put_i64(w, Bp_N);
+    size_t nbp = Bp && Bp_K > 0 && Bp_N > 0 ? frt_sgemm_pack_b_size(Bp_K, Bp_N) * sizeof(float) : 0;
+    frt_aot_put_blob(w, Bp, nbp);
+    frt_aot_put_i32(w, (int32_t)wp->prec);
+    frt_aot_put_i64(w, wp->K);
+    frt_aot_put_i64(w, wp->N);
+    frt_aot_put_blob(w, wp->data, wp->data ? frt_wpack_bytes(wp->prec, wp->K, wp->N) : 0);
+    return FRT_OK;
+}
+
+frt_status frt_aot_save_gemm(const frt_step *s, frt_aot_w *w) {
+    const gemm_params *p = s->k.params;
+    if (s->k.fn != gemm_kernel || !p) return frt_aot_unsupported(s, "unknown kernel");
+    if (p->Bs || p->small)
+        return frt_aot_unsupported(s, "the direct small kernel is not written yet");
+    frt_status st = mm_save_common(s, w, p->isa, &p->act, p->av, &p->wp, p->Bp, p->Bp_K, p->Bp_N);
+    if (st) return st;
+    frt_aot_put_i32(w, p->transA);
+    frt_aot_put_i32(w, p->transB);
+    frt_aot_put_f32(w, p->alpha);
+    frt_aot_put_f32(w, p->beta);
+    frt_aot_put_i32(w, p->packs);
+    frt_aot_put_blob(w, p->bias, p->bias ? (size_t)p->bias_n * sizeof(float) : 0);
+    return FRT_OK;
+}
+
+frt_status frt_aot_save_matmul(const frt_step *s, frt_aot_w *w) {
+    const matmul_params *p = s->k.params;
+    if (s->k.fn != matmul_kernel || !p) return frt_aot_unsupported(s, "unknown kernel");
+    if (p->small && p->small != frt_mm_small_pick(p->isa)->fn)
+        return frt_aot_unsupported(s, "small kernel of another tier");
+    return mm_save_common(s, w, p->isa, &p->act, p->av, &p->wp, p->Bp, p->Bp_K, p->Bp_N);
+}
+#endif
+
+#if FRT_AOT_LOAD
+/* Reads what mm_save_common wrote; *Bp is NULL unless this build has the blocked GEMM (flag);
+ * wpack_bytes is NULL in a build without the packed-weight kernels (whose tables it would pull
+ * in), which then refuses packed weights. */
+static frt_status mm_load_common(frt_aot_r *r, frt_isa isa, frt_isa *pisa, frt_act *act,
+                                 const frt_act_variant **av, const float **Bp, int64_t *Bp_K,
+                                 int64_t *Bp_N, int sgemm_built, frt_wpack *wp,
+                                 size_t (*wpack_bytes)(frt_wprec, int64_t, int64_t)) {
+    *pisa = (frt_isa)frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa);
+    act->kind = (frt_act_kind)frt_aot_int_in(r, FRT_ACT_NONE, FRT_ACT_CLIP);
+    act->lo = frt_aot_f32(r);
+    act->hi = frt_aot_f32(r);
+    *Bp_K = frt_aot_i64(r);
+    *Bp_N = frt_aot_i64(r);
+    size_t nb = 0;
+    const float *bp = frt_aot_blob(r, (size_t)-1, &nb);
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (nb && (*Bp_K <= 0 || *Bp_N <= 0 || *Bp_K > ((int64_t)1 << 31) ||
+               *Bp_N > ((int64_t)1 << 31) ||
+               nb != frt_sgemm_pack_b_size(*Bp_K, *Bp_N) * sizeof(float)))
+        return frt_error(FRT_ERR_MALFORMED, "packed B does not fit its dims");
+    *Bp = sgemm_built ? bp : NULL;
+    wp->prec = (frt_wprec)frt_aot_int_in(r, FRT_WPREC_F32, FRT_WPREC_BF16);
+    wp->K = frt_aot_i64(r);
+    wp->N = frt_aot_i64(r);
+    if (wpack_bytes) {
+        size_t nw = 0;
+        wp->data = frt_aot_blob(r, (size_t)-1, &nw);
+        if (r->bad) return FRT_ERR_MALFORMED;
+        if (nw && (wp->K <= 0 || wp->N <= 0 || wp->K > ((int64_t)1 << 31) ||
+                   wp->N > ((int64_t)1 << 31) || nw != wpack_bytes(wp->prec, wp->K, wp->N)))
+            return frt_error(FRT_ERR_MALFORMED, "packed weights do not fit their dims");
+        if (nw && wp->prec != FRT_WPREC_F32 && !FRT_HALF_WEIGHTS)
+            return frt_error(FRT_ERR_UNSUPPORTED, "half-precision weights: feature 'half_weights' "
+                             "not in this build's selection (%s)", frt_selection_file());
+    } else if (frt_aot_i64(r) != 0 || r->bad) {
+        /* as the selective build's select would refuse them */
+        return r->bad ? FRT_ERR_MALFORMED
+                      : frt_error(FRT_ERR_UNSUPPORTED, "packed weights: their kernels are not in "
+                                  "this build's selection (%s)", frt_selection_file());
+    }
+    *av = frt_act_variant_get(*pisa);
+    if ((*av)->isa != *pisa)
+        return frt_error(FRT_ERR_UNSUPPORTED, "activation loops of tier %s not in this build",
+                         frt_isa_name(*pisa));
+    return FRT_OK;
+}
+
+static bool f32_rank(const frt_value *v, int rank) {
+    return v->dtype == FRT_FLOAT32 && v->rank == rank;
+}
+
+frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const frt_value *values,
+                             frt_kernel *k) {
+    gemm_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    memset(p, 0, sizeof *p);
+    frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
+                                   K_SGEMM && K_RSGEMM, &p->wp,
+                                   K_WGEMV || K_WGEMM ? frt_wpack_bytes : NULL);
+    if (st) return st;
+    p->transA = frt_aot_int_in(r, 0, 1);
+    p->transB = frt_aot_int_in(r, 0, 1);
+    p->alpha = frt_aot_f32(r);
+    p->beta = frt_aot_f32(r);
+    p->packs = frt_aot_int_in(r, 0, 1);
+    size_t nbias = 0;
+    p->bias = frt_aot_blob(r, (size_t)-1, &nbias);
+    p->bias_n = (int64_t)(nbias / sizeof(float));
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (s->n_in < 2 || s->n_in > 3 || s->n_out != 1 || s->in[0] < 0 || s->in[1] < 0)
+        return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its kernel");
+    const frt_value *a = &values[s->in[0]], *b = &values[s->in[1]], *y = &values[s->out[0]];
+    const frt_value *cv = s->n_in > 2 && s->in[2] >= 0 ? &values[s->in[2]] : NULL;
+    int64_t M, Ka, Kb, N;
+    if (!f32_rank(a, 2) || !f32_rank(b, 2) || !f32_rank(y, 2))
+        return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its values");
+    gemm_dims(a, b, p->transA, p->transB, &M, &Ka, &Kb, &N);
+    if (Ka != Kb || y->dims[0] != M || y->dims[1] != N || nbias % sizeof(float))
+        return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its values");
+    if (cv) {
+        int64_t cm = cv->rank == 2 ? cv->dims[0] : 1;
+        int64_t cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+        if (cv->dtype != FRT_FLOAT32 || cv->rank > 2 || (cm != 1 && cm != M) ||
+            (cn != 1 && cn != N))
+            return frt_error(FRT_ERR_MALFORMED, "Gemm step does not fit its values");
+    }
+    k->fn = gemm_kernel;
+    k->params = p;
+    k->scratch = (K_WGEMV || K_WGEMM) && p->wp.data ? gemm_scratch : NULL; /* as select does */
+    return FRT_OK;
+}
+
+frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
+                               const frt_value *values, frt_kernel *k) {
+    matmul_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    memset(p, 0, sizeof *p);
+    frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
+                                   K_MSGEMM, &p->wp, K_MWPACK ? frt_wpack_bytes : NULL);
+    if (st) return st;
+    const frt_mm_small_variant *sv = K_MSMALL ? frt_mm_small_pick(p->isa) : NULL;
+    p->small = sv ? sv->fn : NULL;
+    if (s->n_in != 2 || s->n_out != 1 || s->in[0] < 0 || s->in[1] < 0)
+        return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its kernel");
+    const frt_value *a = &values[s->in[0]], *b = &values[s->in[1]], *y = &values[s->out[0]];
+    mm_shape sh;
+    if (a->dtype != FRT_FLOAT32 || b->dtype != FRT_FLOAT32 || y->dtype != FRT_FLOAT32 ||
+        a->rank < 1 || b->rank < 1 || !mm_shape_of(a, b, &sh) || sh.K != sh.Kb)
+        return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its values");
+    int64_t want[FRT_MAX_RANK];
+    int r_out = 0;
+    for (int i = 0; i < sh.batch_rank; i++) want[r_out++] = sh.batch[i];
+    if (!sh.a_vec) want[r_out++] = sh.M;
+    if (!sh.b_vec) want[r_out++] = sh.N;
+    if (r_out > FRT_MAX_RANK || y->rank != r_out ||
+        memcmp(want, y->dims, (size_t)r_out * sizeof *want))
+        return frt_error(FRT_ERR_MALFORMED, "MatMul step does not fit its values");
+    k->fn = matmul_kernel;
+    k->params = p;
+    k->scratch = K_MWPACK && p->wp.data ? matmul_scratch : NULL;
+    return FRT_OK;
+}
+#endif

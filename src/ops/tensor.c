@@ -1042,3 +1042,97 @@ FRT_OP_IMPL(tensor, Slice, slice_infer, slice_select);
 FRT_OP_IMPL(tensor, Shape, shape_infer, shape_select);
 FRT_OP_IMPL(tensor, Size, size_infer, size_select);
 FRT_OP_IMPL(tensor, Constant, constant_infer, constant_select);
+
+/* ---- ahead-of-time programs (src/ops/aot.h) ------------------------------------------------ */
+
+#include "aot.h"
+
+#if FRT_AOT_SAVE
+/* Transpose: the tier of the 4-byte 2-D loop (its transpose_variants row) and the perm. */
+frt_status frt_aot_save_transpose(const frt_step *s, frt_aot_w *w) {
+    const transpose_params *p = s->k.params;
+    if (s->k.fn != transpose_kernel || !p) return frt_aot_unsupported(s, "unknown kernel");
+    int tier = -1;
+    for (size_t i = 0; i < sizeof transpose_variants / sizeof *transpose_variants; i++)
+        if (transpose_variants[i].t32 == p->t32) tier = (int)transpose_variants[i].isa;
+    if (tier < 0) return frt_aot_unsupported(s, "2-D loop not in the table");
+    frt_aot_put_i32(w, tier);
+    frt_aot_put_i32(w, p->perm_rank);
+    for (int i = 0; i < FRT_MAX_RANK; i++) frt_aot_put_i32(w, p->perm[i]);
+    return FRT_OK;
+}
+
+/* Concat: the axis. */
+frt_status frt_aot_save_concat(const frt_step *s, frt_aot_w *w) {
+    const frt_concat_params *p = s->k.params;
+    if (s->k.fn != concat_kernel || !p) return frt_aot_unsupported(s, "unknown kernel");
+    frt_aot_put_i64(w, p->axis);
+    return FRT_OK;
+}
+#endif
+
+#if FRT_AOT_LOAD
+frt_status frt_aot_load_transpose(frt_aot_r *r, frt_isa isa, const frt_step *s,
+                                  const frt_value *values, frt_kernel *k) {
+    int tier = frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa);
+    transpose_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    p->perm_rank = frt_aot_int_in(r, -1, FRT_MAX_RANK);
+    unsigned seen = 0;
+    for (int i = 0; i < FRT_MAX_RANK; i++) {
+        p->perm[i] = frt_aot_int_in(r, 0, FRT_MAX_RANK - 1);
+        if (i < p->perm_rank) seen |= 1u << p->perm[i];
+    }
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (s->n_in != 1 || s->n_out != 1 || s->in[0] < 0 ||
+        (p->perm_rank >= 0 && (p->perm_rank != values[s->in[0]].rank ||
+                               seen != (1u << p->perm_rank) - 1)))
+        return frt_error(FRT_ERR_MALFORMED, "transpose step does not fit its perm");
+    {
+        const frt_value *x = &values[s->in[0]], *y = &values[s->out[0]];
+        if (y->rank != x->rank || y->dtype != x->dtype)
+            return frt_error(FRT_ERR_MALFORMED, "transpose step does not fit its values");
+        for (int i = 0; i < x->rank; i++)
+            if (y->dims[i] != x->dims[p->perm_rank < 0 ? x->rank - 1 - i : p->perm[i]])
+                return frt_error(FRT_ERR_MALFORMED, "transpose step does not fit its values");
+    }
+    const transpose_variant *v = FRT_PICK_VARIANT(transpose_variants, (frt_isa)tier);
+    if ((int)v->isa != tier)
+        return frt_error(FRT_ERR_UNSUPPORTED, "transpose loops of tier %s not in this build",
+                         frt_isa_name((frt_isa)tier));
+    p->t32 = v->t32;
+    k->fn = transpose_kernel;
+    k->params = p;
+    return FRT_OK;
+}
+
+frt_status frt_aot_load_concat(frt_aot_r *r, frt_isa isa, const frt_step *s,
+                               const frt_value *values, frt_kernel *k) {
+    (void)isa;
+    frt_concat_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
+    p->axis = frt_aot_i64(r);
+    if (r->bad) return FRT_ERR_MALFORMED;
+    if (s->n_out != 1 || s->n_in < 1 || frt_norm_axis(p->axis, values[s->out[0]].rank) < 0)
+        return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its axis");
+    const frt_value *y = &values[s->out[0]];
+    int axis = frt_norm_axis(p->axis, y->rank);
+    int64_t sum = 0;
+    for (int i = 0; i < s->n_in; i++) {
+        if (s->in[i] < 0) return frt_error(FRT_ERR_MALFORMED, "concat step lacks an input");
+        const frt_value *v = &values[s->in[i]];
+        if (v->rank != y->rank || v->dtype != y->dtype)
+            return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
+        for (int d = 0; d < y->rank; d++)
+            if (d != axis && v->dims[d] != y->dims[d])
+                return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
+        sum += v->dims[axis];
+    }
+    if (sum != y->dims[axis])
+        return frt_error(FRT_ERR_MALFORMED, "concat step does not fit its inputs");
+    k->fn = concat_kernel;
+    k->params = p;
+    k->flags = FRT_K_CONCAT;
+    return FRT_OK;
+}
+#endif
