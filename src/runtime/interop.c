@@ -23,8 +23,9 @@
  * wakes sleeping participants.
  *
  * Hand-off: a synchronous run (frt_iop_run) queues no tasks. The caller resets the schedule
- * under the mutex and bumps the workers' run epoch; workers poll it (SPIN_NS after their last
- * run or task, then sleep until woken) and take part, at most limit - 1 at a time (sync_in).
+ * under the mutex and bumps the workers' run epoch; limit - 1 of the limit workers watch it
+ * (SPIN_NS after their last run or task, then they sleep until woken) and take part, at most
+ * limit - 1 at a time (sync_in); the last worker serves only asynchronous runs' tasks.
  * The caller returns when no step is left and the next synchronous run does not wait for the
  * workers to leave: one that arrives late sees either a finished schedule (and leaves) or the
  * next run's (and takes part in it). Asynchronous starts and frt_iop_free wait for them.
@@ -76,6 +77,15 @@ typedef struct workers {
     atomic_ulong run_epoch;
     void (*run)(void *);
     void *run_ctx;
+    /* only the first n_sync workers (by start order) watch run_epoch: a synchronous run takes
+       the caller and n_sync = inter_op_threads - 1 workers, and the last worker is there for
+       asynchronous runs (inter_op_threads tasks). A worker that also watched would wake or poll
+       at every run only to find the run full, and then poll (SPIN_NS) for the next one: on 2
+       vCPUs, a third runnable thread beside the run's two (dlrm_small, inter-op 2: ~50 us of
+       polling per ~120 us run). Watchers sleep on cv_sync, the others on cv. */
+    pthread_cond_t cv_sync;
+    int n_sync;
+    atomic_int started;
     int sleepers;
     int stop;
     int n_threads;
@@ -85,30 +95,34 @@ typedef struct workers {
 static void *worker_main(void *arg) {
     workers *w = arg;
     frt_sgemm_thread_warmup();
+    /* n_sync is set before the threads start */
+    bool watch = atomic_fetch_add(&w->started, 1) < w->n_sync;
+    pthread_cond_t *cv = watch ? &w->cv_sync : &w->cv;
     unsigned long seen = atomic_load(&w->run_epoch);
+#define RUN_STARTED(order) (watch && atomic_load_explicit(&w->run_epoch, order) != seen)
     for (;;) {
         uint64_t t0 = now_ns();
         for (int k = 0; !atomic_load_explicit(&w->queued, memory_order_acquire) &&
-                        atomic_load_explicit(&w->run_epoch, memory_order_acquire) == seen;
+                        !RUN_STARTED(memory_order_acquire);
              k++) {
             if ((k & 63) == 63 && now_ns() - t0 > SPIN_NS) break;
             cpu_relax();
         }
         pthread_mutex_lock(&w->mu);
-        while (!w->n && !w->stop && atomic_load_explicit(&w->run_epoch, memory_order_relaxed) == seen) {
+        while (!w->n && !w->stop && !RUN_STARTED(memory_order_relaxed)) {
             w->sleepers++;
-            pthread_cond_wait(&w->cv, &w->mu);
+            pthread_cond_wait(cv, &w->mu);
             w->sleepers--;
         }
-        unsigned long ep = atomic_load_explicit(&w->run_epoch, memory_order_relaxed);
-        if (ep != seen && !w->stop) { /* a synchronous run started */
-            seen = ep;
+        if (RUN_STARTED(memory_order_relaxed) && !w->stop) { /* a synchronous run started */
+            seen = atomic_load_explicit(&w->run_epoch, memory_order_relaxed);
             void (*run)(void *) = w->run;
             void *ctx = w->run_ctx;
             pthread_mutex_unlock(&w->mu);
             run(ctx);
             continue;
         }
+#undef RUN_STARTED
         if (!w->n) { /* stop */
             pthread_mutex_unlock(&w->mu);
             return NULL;
@@ -127,23 +141,28 @@ static void workers_free(workers *w) {
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
     pthread_cond_broadcast(&w->cv);
+    pthread_cond_broadcast(&w->cv_sync);
     pthread_mutex_unlock(&w->mu);
     for (int i = 0; i < w->n_threads; i++) pthread_join(w->th[i], NULL);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->cv_sync);
     free(w->q);
     free(w->th);
     free(w);
 }
 
-static workers *workers_new(int n) {
+/* n threads, of which the first n_sync take part in synchronous runs (workers_start_run). */
+static workers *workers_new(int n, int n_sync) {
     workers *w = calloc(1, sizeof *w);
     if (!w) return NULL;
+    w->n_sync = n_sync;
     w->cap = (size_t)n + 4;
     w->q = calloc(w->cap, sizeof *w->q);
     w->th = calloc((size_t)n, sizeof *w->th);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->cv_sync, NULL);
     if (!w->q || !w->th) {
         workers_free(w);
         return NULL;
@@ -172,15 +191,19 @@ static void workers_launch(void *ctx, void (*fn)(void *), void *arg) {
     w->q[(w->head + w->n) % w->cap] = (task){fn, arg};
     w->n++;
     atomic_store_explicit(&w->queued, w->n, memory_order_release);
-    if (w->sleepers) pthread_cond_signal(&w->cv);
+    if (w->sleepers) { /* any worker takes tasks, watchers too (rare: async runs) */
+        pthread_cond_signal(&w->cv);
+        pthread_cond_broadcast(&w->cv_sync);
+    }
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Starts a synchronous run: every worker not busy with a task calls w->run (set before). */
+/* Starts a synchronous run: every watching worker not busy with a task calls w->run (set
+ * before). */
 static void workers_start_run(workers *w) {
     pthread_mutex_lock(&w->mu);
     atomic_fetch_add_explicit(&w->run_epoch, 1, memory_order_release);
-    if (w->sleepers) pthread_cond_broadcast(&w->cv);
+    if (w->sleepers) pthread_cond_broadcast(&w->cv_sync);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -233,7 +256,7 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
     }
     frt_threadpool_set_notify(rt->tp, notify_sleepers, io);
     if (io->limit > 1) {
-        io->w = workers_new(io->limit);
+        io->w = workers_new(io->limit, io->limit - 1);
         if (!io->w) {
             frt_iop_free(io);
             return frt_error(FRT_ERR_NO_MEMORY, "cannot start %d inter-op threads", io->limit);
@@ -499,7 +522,7 @@ frt_status frt_iop_start(frt_runtime *rt, const frt_iop_hooks *hooks,
     frt_iop *io = rt->iop;
     frt_task_launcher own = {workers_launch, NULL};
     if (!launcher) {
-        if (!io->w) io->w = workers_new(1);
+        if (!io->w) io->w = workers_new(1, 0);
         if (!io->w) return frt_error(FRT_ERR_NO_MEMORY, "cannot start a worker thread");
         own.ctx = io->w;
         launcher = &own;
