@@ -341,8 +341,10 @@ static void test_nested(frt_planner planner) {
                          .nbytes = (size_t)nb * 12};
         const char *names[] = {"X"};
         frt_tensor out[3];
+        t_alloc_trace(1); /* T_ALLOC_TRACE=1 prints each counted allocation's stack */
         long before = atomic_load(&g_allocs);
         CHECK_OK(frt_run(rt, names, &in, 1, out, 3, FRT_OUTPUTS_BORROW));
+        t_alloc_trace(0);
         long got = atomic_load(&g_allocs) - before;
         CHECK_MSG(!alloc_counting || got == 0, "batch %lld: %ld allocations", (long long)nb, got);
     }
@@ -408,9 +410,11 @@ static void test_dynamic(int manage) {
         frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 1, .shape = {8}, .data = x, .nbytes = 32};
         const char *names[] = {"X"};
         frt_tensor out[4];
+        if (r > 3) t_alloc_trace(1);
         long before = atomic_load(&g_allocs);
         CHECK_OK(frt_run(rt, names, &in, 1, out, 4, FRT_OUTPUTS_BORROW));
         long got = atomic_load(&g_allocs) - before;
+        if (r > 3) t_alloc_trace(0);
         /* once the largest size was seen (run 2) and the buffer grew (run 3), runs allocate
            nothing */
         if (r > 3) CHECK_MSG(!alloc_counting || got == 0, "run %d: %ld allocations", r, got);
@@ -657,6 +661,8 @@ static void test_messages(void) {
 
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
+    /* a steady-state run that allocates prints the allocation's stack (the check fails anyway) */
+    setenv("T_ALLOC_TRACE", "1", 0);
     test_nested(FRT_PLANNER_STANDARD);
     test_nested(FRT_PLANNER_GREEDY);
     test_dynamic(0);
