@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ops/aot.h"
+#include "out_tensor.h"
 #include "util/arena.h"
 
 #if !FRT_AOT_LOAD
@@ -457,11 +458,7 @@ frt_status frt_run(frt_runtime *rt, const char *const *names, const frt_tensor *
             t->data = v->data;
             t->_owner = NULL;
         }
-        t->dtype = (frt_dtype)v->dtype;
-        t->rank = v->rank;
-        memset(t->shape, 0, sizeof t->shape);
-        memcpy(t->shape, v->dims, (size_t)v->rank * sizeof(int64_t));
-        t->nbytes = nb;
+        frt_out_tensor_describe(t, v, nb);
     }
     return FRT_OK;
 }

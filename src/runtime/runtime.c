@@ -10,6 +10,7 @@
 #include "ir/seq.h"
 #include "interop.h"
 #include "model.h"
+#include "out_tensor.h"
 #include "ops/onednn/onednn.h"
 #include "ops/sgemm.h"
 
@@ -884,11 +885,7 @@ static frt_status emit_outputs(frt_runtime *rt, frt_tensor *outs, size_t n, frt_
             t->data = v->data;
             t->_owner = NULL;
         }
-        t->dtype = (frt_dtype)v->dtype;
-        t->rank = v->rank;
-        memset(t->shape, 0, sizeof t->shape);
-        memcpy(t->shape, v->dims, (size_t)v->rank * sizeof(int64_t));
-        t->nbytes = nb;
+        frt_out_tensor_describe(t, v, nb);
     }
     return FRT_OK;
 }
