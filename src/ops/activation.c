@@ -797,9 +797,8 @@ frt_status frt_aot_load_unary(frt_aot_r *r, frt_isa isa, const frt_step *s,
     int kern = frt_aot_int_in(r, UN_K_UNARY, UN_K_CLIP);
     frt_isa vi = (frt_isa)frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa); /* never above it */
     int which = frt_aot_int_in(r, UN_RELU, UN_CLIP);
-    un_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    un_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-    memset(p, 0, sizeof *p);
     p->lo = frt_aot_f32(r);
     p->hi = frt_aot_f32(r);
     p->lo_run = frt_aot_int_in(r, 0, 1);

@@ -76,6 +76,12 @@ void *frt_aot_blob(frt_aot_r *r, size_t want, size_t *n) {
     return p;
 }
 
+void *frt_aot_params(frt_aot_r *r, size_t n) {
+    void *p = r->mem ? r->mem(r->mem_ctx, n) : NULL;
+    if (p) memset(p, 0, n);
+    return p;
+}
+
 frt_status frt_aot_unsupported(const frt_step *s, const char *why) {
     return frt_error(FRT_ERR_UNSUPPORTED,
                      "op '%s' (node '%s', kernel '%s'): no ahead-of-time writer for it (%s)",

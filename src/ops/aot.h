@@ -85,6 +85,8 @@ int32_t frt_aot_int_in(frt_aot_r *r, int32_t lo, int32_t hi);
 /* A blob written by frt_aot_put_blob copied into model memory; *n gets its size. A blob whose
  * size is not want (unless want is (size_t)-1) sets bad. Returns NULL for an empty blob. */
 void *frt_aot_blob(frt_aot_r *r, size_t want, size_t *n);
+/* n zeroed bytes of model memory for a kernel's parameters, or NULL when out of memory. */
+void *frt_aot_params(frt_aot_r *r, size_t n);
 
 /* Save / load of one op's kernel. save writes what load needs to rebuild s->k (fn, params,
  * flags); load gets the reader positioned there, the ISA tier the program was written at, the

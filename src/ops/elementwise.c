@@ -1226,9 +1226,8 @@ frt_status frt_aot_load_arith(frt_aot_r *r, frt_isa isa, const frt_step *s,
     int dt = frt_aot_int_in(r, 1, 13);
     int tier = frt_aot_int_in(r, -1, (int32_t)isa); /* tiers never above the program's */
     int act = frt_aot_int_in(r, -1, (int32_t)isa);
-    ew_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    ew_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-    memset(p, 0, sizeof *p);
     p->lo = frt_aot_f32(r);
     p->hi = frt_aot_f32(r);
     p->side = frt_aot_int_in(r, 0, 1);

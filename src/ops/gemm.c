@@ -919,9 +919,8 @@ static bool f32_rank(const frt_value *v, int rank) {
 
 frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const frt_value *values,
                              frt_kernel *k) {
-    gemm_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    gemm_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-    memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
                                    K_SGEMM && K_RSGEMM, &p->wp,
                                    K_WGEMV || K_WGEMM ? frt_wpack_bytes : NULL);
@@ -960,9 +959,8 @@ frt_status frt_aot_load_gemm(frt_aot_r *r, frt_isa isa, const frt_step *s, const
 
 frt_status frt_aot_load_matmul(frt_aot_r *r, frt_isa isa, const frt_step *s,
                                const frt_value *values, frt_kernel *k) {
-    matmul_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    matmul_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
-    memset(p, 0, sizeof *p);
     frt_status st = mm_load_common(r, isa, &p->isa, &p->act, &p->av, &p->Bp, &p->Bp_K, &p->Bp_N,
                                    K_MSGEMM, &p->wp, K_MWPACK ? frt_wpack_bytes : NULL);
     if (st) return st;

@@ -1075,7 +1075,7 @@ frt_status frt_aot_save_concat(const frt_step *s, frt_aot_w *w) {
 frt_status frt_aot_load_transpose(frt_aot_r *r, frt_isa isa, const frt_step *s,
                                   const frt_value *values, frt_kernel *k) {
     int tier = frt_aot_int_in(r, FRT_ISA_PORTABLE, (int32_t)isa);
-    transpose_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    transpose_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     p->perm_rank = frt_aot_int_in(r, -1, FRT_MAX_RANK);
     unsigned seen = 0;
@@ -1109,7 +1109,7 @@ frt_status frt_aot_load_transpose(frt_aot_r *r, frt_isa isa, const frt_step *s,
 frt_status frt_aot_load_concat(frt_aot_r *r, frt_isa isa, const frt_step *s,
                                const frt_value *values, frt_kernel *k) {
     (void)isa;
-    frt_concat_params *p = r->mem ? r->mem(r->mem_ctx, sizeof *p) : NULL;
+    frt_concat_params *p = frt_aot_params(r, sizeof *p);
     if (!p) return frt_error(FRT_ERR_NO_MEMORY, "out of memory");
     p->axis = frt_aot_i64(r);
     if (r->bad) return FRT_ERR_MALFORMED;
