@@ -1,7 +1,7 @@
 #!/bin/bash
 # More torchvision CNNs (Inception-, RegNet- and ShuffleNet-style) for benchmarking only: exports
-# googlenet (aux_logits=False), regnet_y_400mf and shufflenet_v2_x1_0 with random weights into a
-# scratch directory, checks flatrt's output against PyTorch's and runs bench/compare.sh on them.
+# googlenet (aux_logits=False), inception_v3 (aux_logits=False, input 299x299), regnet_y_400mf and
+# shufflenet_v2_x1_0 with random weights into a scratch directory, checks flatrt's output against PyTorch's and runs bench/compare.sh on them.
 # Never point it at the shared models dir; CI does not run it.
 #
 # usage: bench/zoo_extra.sh [options] SCRATCH_DIR [-- COMPARE_ARGS...]
@@ -9,7 +9,8 @@
 #                     layout of tests/models/export_zoo.py (whose export_one writes them: fixed
 #                     seed per name, random BatchNorm statistics, opset 13, PyTorch's outputs in ref/)
 #   -b BUILD_DIR      flatrt build dir (default: <repo>/build)
-#   -m NAMES          comma-separated subset of googlenet,regnet_y_400mf,shufflenet_v2_x1_0
+#   -m NAMES          comma-separated subset of googlenet,regnet_y_400mf,shufflenet_v2_x1_0,
+#                     inception_v3 (default: all but inception_v3)
 #   -n                export and check only, no benchmark
 #   COMPARE_ARGS      passed to bench/compare.sh (default: -r 3 -s 2)
 # Needs /usr/bin/python3 with torch 1.13, torchvision, onnx, numpy. The check runs `flatrt run`
@@ -55,6 +56,9 @@ def build(name):
     import torchvision
     if name == "googlenet":
         return torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)
+    if name == "inception_v3":  # transform_input=False: no input rescaling in the graph
+        return torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True,
+                                               transform_input=False)
     return getattr(torchvision.models, name)(weights=None)
 
 h = "zoo_extra:" + ez._script_hash()
@@ -62,7 +66,8 @@ for name in names:
     if ez._up_to_date(os.path.join(out, name), h):
         print(f"{name}: up to date")
         continue
-    spec = dict(build=(lambda n=name: build(n)), inputs=[("input", [1, 3, 224, 224])],
+    side = 299 if name == "inception_v3" else 224
+    spec = dict(build=(lambda n=name: build(n)), inputs=[("input", [1, 3, side, side])],
                 outputs=["output"], dynamic={}, extra_batches=[])
     ez.export_one(name, spec, out, h)
     print(f"{name}: exported")
