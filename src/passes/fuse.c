@@ -8,6 +8,7 @@
  *                                    shape (residual connections), written in the conv's tiles
  *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
  *   Conv 1x1 -> [zero Pad ->] AveragePool  the pool moved in front of the conv (fuse_pool.c)
+ *   Pad (zeros) -> AveragePool       the pads folded into the pool, count_include_pad (fuse_pool.c)
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
  *   LayerNorm, GELU, MatMul+bias     transformer patterns: fuse_xf.c (frt_pass_fuse_xf)
@@ -255,6 +256,10 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         bool bn = FRT_OP_BUILT(BatchNormalization) &&
                   strcmp(n->op_type, "BatchNormalization") == 0 && n->n_out == 1 &&
                   frt_attr_int(n, "training_mode", 0) == 0;
+        if (FRT_OP_BUILT(AveragePool) && strcmp(n->op_type, "Pad") == 0) {
+            removed += frt_pass_pad_into_avgpool(g, arena, n); /* fuse_pool.c */
+            continue;
+        }
         if (conv && FRT_OP_BUILT(AveragePool)) {
             bool swapped;
             removed += frt_pass_pool_before_conv(g, n, &swapped); /* fuse_pool.c */

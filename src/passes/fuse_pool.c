@@ -11,7 +11,22 @@
  * Taken only when the pool makes the image smaller. The two nodes swap their places in the node
  * array (the pool takes the conv's, the conv the pool's), so the order stays topological; the
  * Pad dies. Y and P must be read only by the pattern and not be graph outputs; float32, rank 4,
- * shapes known. */
+ * shapes known.
+ *
+ * Zero padding folded into the average pool that reads it (frt_pass_pad_into_avgpool, called for
+ * every Pad):
+ *
+ *   P = Pad(X) constant 0, spatial pads only (torch's export of avg_pool2d(padding=p) with
+ *       count_include_pad: Inception v3's branch_pool)
+ *   Z = AveragePool(P) without pads, ceil_mode 0, dilations 1
+ *     ->  Z = AveragePool(X) with the Pad's pads and count_include_pad = 1
+ *
+ * The same windows and the same divisor (every window of the padded image lies inside it, so
+ * count_include_pad divides by the kernel size either way); the zeros the Pad wrote add nothing
+ * to a sum (sums may be ordered differently by another kernel: last bits). The Pad dies, and with
+ * it a copy of X, and the pool may run on the blocked layout of X's producer and consumers
+ * (inception_v3: a reorder to plain before each Pad and one back after each pool were planned).
+ * P must be read only by the pool and not be a graph output; float32, rank 4, shapes known. */
 #include <string.h>
 
 #include "ops/op.h"
@@ -129,4 +144,71 @@ int frt_pass_pool_before_conv(frt_graph *g, frt_node *conv, bool *swapped) {
         return 1;
     }
     return 0;
+}
+
+/* The Pad's pads (2 x rank: begins, then ends) when they are constant, else NULL. */
+static const int64_t *pad_pads(const frt_graph *g, const frt_node *p, size_t *cnt) {
+    if (p->opset < 11) return frt_attr_ints(p, "pads", cnt);
+    if (p->n_in < 2 || p->in[1] < 0) return NULL;
+    const frt_ir_value *pv = &g->values[p->in[1]];
+    if (pv->kind != FRT_VALUE_CONST || pv->v.dtype != FRT_INT64 || !pv->v.data) return NULL;
+    *cnt = (size_t)pv->v.numel;
+    return pv->v.data;
+}
+
+/* Whether Pad p pads with zeros: mode constant, value 0 (absent, or a constant scalar 0). */
+static bool pads_zeros(const frt_graph *g, const frt_node *p) {
+    if (strcmp(frt_attr_string(p, "mode", "constant"), "constant") != 0) return false;
+    if (p->opset < 11) return frt_attr_float(p, "value", 0.f) == 0.f;
+    if (p->n_in > 3 && p->in[3] >= 0) return false; /* opset 18 axes: not handled */
+    if (p->n_in < 3 || p->in[2] < 0) return true;
+    const frt_ir_value *cv = &g->values[p->in[2]];
+    if (cv->kind != FRT_VALUE_CONST || cv->v.dtype != FRT_FLOAT32 || cv->v.numel != 1 ||
+        !cv->v.data)
+        return false;
+    float v;
+    memcpy(&v, cv->v.data, sizeof v);
+    return v == 0.f;
+}
+
+int frt_pass_pad_into_avgpool(frt_graph *g, frt_arena *arena, frt_node *pad) {
+    if (!is_default_op(pad, "Pad") || pad->n_out != 1 || pad->n_in < 1 || pad->n_cap ||
+        pad->in[0] < 0 || pad->out[0] < 0 || !pads_zeros(g, pad))
+        return 0;
+    int32_t x = pad->in[0], pv = pad->out[0];
+    size_t cnt = 0;
+    const int64_t *pads = pad_pads(g, pad, &cnt);
+    if (!pads || cnt != 8) return 0;
+    for (int d = 0; d < 8; d++)
+        if (pads[d] < 0 || ((d % 4) < 2 && pads[d] != 0)) return 0; /* N and C unpadded */
+    frt_node *pool = only_reader(g, pv);
+    if (!pool || !is_default_op(pool, "AveragePool") || pool->n_in != 1 || pool->n_out != 1 ||
+        pool->n_cap || pool->in[0] != pv || pool->out[0] < 0)
+        return 0;
+    if (!ints_all(pool, "pads", 0) || !no_auto_pad(pool) || frt_attr_int(pool, "ceil_mode", 0) ||
+        !ints_all(pool, "dilations", 1))
+        return 0;
+    if (!image4(&g->values[x].v) || !image4(&g->values[pv].v) ||
+        !image4(&g->values[pool->out[0]].v))
+        return 0;
+    /* the pool's attributes without pads, auto_pad and count_include_pad, then those two */
+    frt_onnx_attr *na = frt_arena_array(arena, (size_t)pool->n_attrs + 2, sizeof *na);
+    int64_t *np = frt_arena_array(arena, 4, sizeof *np);
+    if (!na || !np) return 0; /* not fused: the model runs as exported */
+    size_t k = 0;
+    for (size_t i = 0; i < pool->n_attrs; i++) {
+        const char *nm = pool->attrs[i].name;
+        if (strcmp(nm, "pads") && strcmp(nm, "auto_pad") && strcmp(nm, "count_include_pad"))
+            na[k++] = pool->attrs[i];
+    }
+    np[0] = pads[2], np[1] = pads[3], np[2] = pads[6], np[3] = pads[7]; /* [hb, wb, he, we] */
+    na[k++] = (frt_onnx_attr){.name = "pads", .type = FRT_ATTR_INTS, .n = 4, .ints = np};
+    na[k++] = (frt_onnx_attr){.name = "count_include_pad", .type = FRT_ATTR_INT, .i = 1};
+    pool->attrs = na;
+    pool->n_attrs = k;
+    pool->in[0] = x; /* x keeps its count of uses: the pool reads it instead of the Pad */
+    g->values[pv].producer = -1;
+    g->values[pv].n_uses = 0;
+    pad->dead = true;
+    return 1;
 }

@@ -40,6 +40,9 @@ int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
  * when it did: the pool then sits at conv's index and the conv at the pool's. Returns the number
  * of nodes removed (the Pad). */
 int frt_pass_pool_before_conv(frt_graph *g, frt_node *conv, bool *swapped);
+/* Pad (constant zeros, spatial pads only) read only by an AveragePool without pads: folded into
+ * the pool as its pads with count_include_pad = 1 (fuse_pool.c). Returns 1 when the Pad died. */
+int frt_pass_pad_into_avgpool(frt_graph *g, frt_arena *arena, frt_node *pad);
 /* Transformer fusions (src/passes/fuse_xf.c: LayerNorm, GELU, MatMul + bias [+ GELU] [+ residual]),
  * called by frt_pass_fuse. Returns the number of nodes removed, or -1 with *st set. */
 int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st);
