@@ -30,6 +30,14 @@
  * workers to leave: one that arrives late sees either a finished schedule (and leaves) or the
  * next run's (and takes part in it). Asynchronous starts and frt_iop_free wait for them.
  *
+ * Solo steps (FRT_INTEROP_SOLO=SUBSTR[,SUBSTR...], read when the runtime is created; default
+ * none): a step whose kernel name contains one of the substrings ("*": every step) runs without
+ * the intra-op pool whenever another step is ready or running, so its parts run one after
+ * another on its participant while the others take the sibling steps; with nothing else to do
+ * it splits as usual. For kernels that split poorly: GoogLeNet's Winograd convolutions run 1.67x
+ * faster on 2 threads than on 1 (its direct ones 1.91x), and with `wino` solo, forced inter-op
+ * beats the steps in order at 2 threads (docs/architecture.md, inter-op).
+ *
  * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
  * carry is kept. After a step fails, the remaining steps are counted down without running and
  * the first failure (status and message) is the run's. */
@@ -228,6 +236,7 @@ struct frt_iop {
     bool caller_waits;     /* a caller waits on cv for participants == 0 */
     frt_status st;
     char msg[1024];
+    bool *solo;            /* per position: runs without the pool beside other steps (NULL: none) */
     /* async: called by the last participant to leave */
     void (*fin)(frt_runtime *, frt_status, void *);
     void *fin_arg;
@@ -235,6 +244,22 @@ struct frt_iop {
 
 static void notify_sleepers(void *arg);
 static void sync_participate(void *arg);
+
+/* Whether kernel name kn is in list, FRT_INTEROP_SOLO's value: comma-separated substrings of
+ * kernel names, "*" for every kernel. */
+static bool solo_kernel(const char *list, const char *kn) {
+    if (!kn) return false;
+    for (const char *a = list; *a;) {
+        const char *e = strchr(a, ',');
+        size_t len = e ? (size_t)(e - a) : strlen(a);
+        if (len == 1 && *a == '*') return true;
+        for (const char *k = kn; len && *k; k++)
+            if (!strncmp(k, a, len)) return true;
+        if (!e) break;
+        a = e + 1;
+    }
+    return false;
+}
 
 frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop **out) {
     *out = NULL;
@@ -253,6 +278,17 @@ frt_status frt_iop_create(frt_runtime *rt, const frt_iop_hooks *hooks, frt_iop *
             frt_iop_free(io);
             return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
         }
+    }
+    const char *se = getenv("FRT_INTEROP_SOLO");
+    if (d && se && *se) {
+        io->solo = calloc((size_t)d->n + 1, sizeof *io->solo);
+        if (!io->solo) {
+            frt_iop_free(io);
+            return frt_error(FRT_ERR_NO_MEMORY, "out of memory creating a runtime");
+        }
+        const frt_program *p = rt->m->blocks[0].prog;
+        for (int32_t q = 0; q < d->n; q++)
+            io->solo[q] = solo_kernel(se, p->steps[p->compute[q]].k.name);
     }
     frt_threadpool_set_notify(rt->tp, notify_sleepers, io);
     if (io->limit > 1) {
@@ -277,6 +313,7 @@ void frt_iop_free(frt_iop *io) {
     pthread_cond_destroy(&io->cv);
     free(io->pending);
     free(io->ready);
+    free(io->solo);
     free(io);
 }
 
@@ -365,13 +402,16 @@ static void complete(frt_iop *io, int32_t pos, frt_status st) {
     atomic_store_explicit(&io->left_hint, io->n_left, memory_order_relaxed);
 }
 
-static frt_status run_step(frt_iop *io, int32_t pos) {
+/* Runs position pos; alone: without the intra-op pool (its kernel runs every part itself, in the
+ * same order of summation, so the same bits; nobody can join it). */
+static frt_status run_step(frt_iop *io, int32_t pos, bool alone) {
     frt_runtime *rt = io->rt;
     frt_brt *b = &rt->blk[0];
     if (b->plan.skip[pos]) return FRT_OK;
     const frt_program *p = b->b->prog;
     const frt_step *s = &p->steps[p->compute[pos]];
-    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos], rt->tp);
+    frt_exec x = io->hooks.exec(b, (char *)b->slab + b->plan.scratch_off[pos],
+                                alone ? NULL : rt->tp);
     bool prof = rt->profiling, trace = rt->trace.cap != 0;
     uint64_t t0 = prof || trace ? now_ns() : 0;
     frt_status st = s->k.fn(s, &x);
@@ -433,8 +473,11 @@ static void run_loop(frt_iop *io) {
             continue;
         }
         bool failed = io->st != FRT_OK;
+        /* a solo step runs alone when another step is ready or running: the other
+           participants take those instead of joining its parts */
+        bool alone = io->solo && io->solo[pos] && (io->n_ready > 0 || io->running > 1);
         pthread_mutex_unlock(&io->mu);
-        frt_status st = failed ? FRT_OK : run_step(io, pos);
+        frt_status st = failed ? FRT_OK : run_step(io, pos, alone);
         pthread_mutex_lock(&io->mu);
         complete(io, pos, st);
         /* wake sleepers for the steps this thread does not take next, and all at the end */

@@ -222,6 +222,46 @@ static void check_model(const char *label, const ob_buf *mb, const char *path, c
     }
 }
 
+/* Solo steps (FRT_INTEROP_SOLO, read when the runtime is created): with every step solo ("*")
+ * and with the model's convolutions solo ("conv"), steps run without the pool beside others and
+ * split when alone; 30 runs each must equal, bit for bit, the serial run without solo steps. */
+static void check_solo(const char *label, const ob_buf *mb, const char *path, const io_set *s) {
+    static const int cfg[][2] = {{2, 2}, {1, 2}};
+    static const char *const lists[] = {"*", "conv,gemm"};
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
+        for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+            int t = cfg[c][0], n = cfg[c][1];
+            setenv("FRT_INTEROP_SERIAL", "1", 1);
+            frt_model *ms = load(mb, path, t, n);
+            unsetenv("FRT_INTEROP_SERIAL");
+            frt_model *m = load(mb, path, t, n);
+            if (!ms || !m) continue;
+            frt_runtime *rts, *rt;
+            CHECK_OK(frt_runtime_create(ms, &rts));
+            setenv("FRT_INTEROP_SOLO", lists[l], 1);
+            CHECK_OK(frt_runtime_create(m, &rt));
+            unsetenv("FRT_INTEROP_SOLO");
+            frt_tensor ref[8] = {{0}};
+            CHECK_OK(run(rts, s, ref));
+            int bad = 0;
+            for (int r = 0; r < 30; r++) {
+                frt_tensor out[8] = {{0}};
+                frt_status st = run(rt, s, out);
+                CHECK_MSG(st == FRT_OK, "%s: %s", label, frt_last_error());
+                if (st == FRT_OK && !same(out, ref, s->n_out)) bad++;
+                release(out, s->n_out);
+            }
+            CHECK_MSG(bad == 0,
+                      "%s threads %d inter-op %d, solo '%s': %d of 30 runs differ from the "
+                      "serial run", label, t, n, lists[l], bad);
+            release(ref, s->n_out);
+            frt_runtime_free(rt);
+            frt_runtime_free(rts);
+            frt_model_free(m);
+            frt_model_free(ms);
+        }
+}
+
 /* ---- async ---- */
 
 typedef struct waiter {
@@ -632,6 +672,7 @@ int main(int argc, char **argv) {
     inc.in[0] = (frt_tensor){.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, IC, HW, HW},
                              .data = x, .nbytes = sizeof x};
     check_model("inception", &mb, NULL, &inc, 0);
+    check_solo("inception", &mb, NULL, &inc);
     check_async("inception", &mb, NULL, &inc, 2);
     check_async("inception", &mb, NULL, &inc, 1);
     check_mixed("inception", &mb, NULL, &inc, 1, 2, 100);
@@ -652,6 +693,7 @@ int main(int argc, char **argv) {
     }
     if (ok) {
         check_model("dlrm_small", NULL, path, &d, 1.3);
+        check_solo("dlrm_small", NULL, path, &d);
         check_async("dlrm_small", NULL, path, &d, 2);
         check_mixed("dlrm_small", NULL, path, &d, 1, 2, 300);
         check_mixed("dlrm_small", NULL, path, &d, 2, 3, 100);
