@@ -35,8 +35,8 @@
  * the intra-op pool whenever another step is ready or running, so its parts run one after
  * another on its participant while the others take the sibling steps; with nothing else to do
  * it splits as usual. For kernels that split poorly: GoogLeNet's Winograd convolutions run 1.67x
- * faster on 2 threads than on 1 (its direct ones 1.91x), and with `wino` solo, forced inter-op
- * beats the steps in order at 2 threads (docs/architecture.md, inter-op).
+ * faster on 2 threads than on 1 (its direct ones 1.91x); with `wino` solo, forced inter-op runs
+ * level with the steps in order at 2 threads (0.97x without; docs/architecture.md, inter-op).
  *
  * Positions the plan removed (Concat done in place) are scheduled as no-ops so the order they
  * carry is kept. After a step fails, the remaining steps are counted down without running and
