@@ -93,12 +93,13 @@ typedef void (*frt_rnn_step_fn)(const frt_rnn_step_args *a);
 
 /* R packing of a variant's steps: groups of gw hidden units; within a group the G gates come in
  * G / gp passes of gp gates each (gp divides G), each pass one sequential stream over the inputs
- * k (frt_rnn_pack_gates). AVX-512 and portable: gw 16, gp = G (one pass); AVX2: gw 8, LSTM 2
- * passes of 2 gates, GRU one pass of 3 (its register budget: 4 rows x gp accumulators). */
+ * k (frt_rnn_pack_gates). AVX-512 and portable: gw 16, gp = G (one pass); AVX2: LSTM gw 24 in 4
+ * passes of one gate (3 vectors per pass: 12 accumulators for 4 rows), GRU gw 8 in one pass of 3
+ * gates (4 rows x 3 accumulators). */
 typedef struct frt_rnn_step_variant {
     frt_isa isa;
     frt_rnn_step_fn lstm, gru;
-    int gw, lstm_gp, gru_gp;
+    int lstm_gw, gru_gw, lstm_gp, gru_gp;
 } frt_rnn_step_variant;
 
 /* The fused steps of exactly tier `isa`, or NULL when that tier has none (rnn.c). */
@@ -107,6 +108,10 @@ const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa);
 /* Gates per pass of variant v for G gates (4: LSTM, 3: GRU). */
 static inline int frt_rnn_step_gp(const frt_rnn_step_variant *v, int G) {
     return G == 4 ? v->lstm_gp : v->gru_gp;
+}
+/* Units per group of variant v for G gates (4: LSTM, 3: GRU). */
+static inline int frt_rnn_step_gw(const frt_rnn_step_variant *v, int G) {
+    return G == 4 ? v->lstm_gw : v->gru_gw;
 }
 
 #define FRT_RNN_GROUP 16 /* gw of the AVX-512 and portable steps */
