@@ -1,5 +1,8 @@
 /* AVX2/FMA small-M GEMM of the recurrent step (see rnn_simd.h): ymm vectors, blocks of up to
- * 4 rows x min(gv, 8 / 4 / 2 / 2 for 1 / 2 / 3 / 4 rows) vectors (at most 8 accumulators). */
+ * 4 rows x min(gv, 8 / 4 / 2 / 2 for 1 / 2 / 3 / 4 rows) vectors (at most 8 accumulators), and
+ * with gv 2 (the input projections' packing, rnn.c PROJ_GV) blocks of 6 rows x 2 vectors while 6
+ * rows remain: 12 accumulators give the FMA chains slack (the projections of the lstm zoo model,
+ * 128 x 1024 x 128..256: ~96 -> ~98-99 GFLOP/s on Zen 3, peak ~103.7). */
 #include "rnn_simd.h"
 
 #if FRT_HAVE_X86
@@ -13,8 +16,8 @@ static inline __attribute__((always_inline)) void blk(const int MR, const int NV
                                                       const float *A, int64_t lda, const float *B,
                                                       int64_t gw, float *C, int64_t ldc,
                                                       int64_t n) {
-    __m256 acc[4][8];
-#pragma GCC unroll 4
+    __m256 acc[6][8];
+#pragma GCC unroll 6
     for (int r = 0; r < MR; r++)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_ps();
@@ -22,14 +25,14 @@ static inline __attribute__((always_inline)) void blk(const int MR, const int NV
         __m256 b[8];
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(B + k * gw + v * VL);
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int r = 0; r < MR; r++) {
             __m256 a = _mm256_set1_ps(A[r * lda + k]);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; v++) acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 6
     for (int r = 0; r < MR; r++)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
@@ -59,13 +62,20 @@ ROWS(2, 4)
 ROWS(2, 2)
 ROWS(3, 2)
 ROWS(4, 2)
+ROWS(6, 2)
 
 void frt_rnn_mm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bq,
                      int gv, float *C, int64_t ldc) {
-    for (int64_t i = 0; i < M; i += 4) {
+    for (int64_t i = 0; i < M;) {
         const float *a = A + i * lda;
         float *c = C + i * ldc;
+        if (gv == 2 && M - i >= 6) {
+            rows6_2(N, K, a, lda, Bq, gv, c, ldc);
+            i += 6;
+            continue;
+        }
         const int64_t m = M - i >= 4 ? 4 : M - i;
+        i += m;
         if (m == 4) {
             rows4_2(N, K, a, lda, Bq, gv, c, ldc);
         } else if (m == 3) {
