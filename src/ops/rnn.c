@@ -28,9 +28,10 @@
  * input_forget or peepholes and GRU with linear_before_reset, default activations, constant R:
  * each step computes, per group of 16 hidden units and up to 4 batch rows, the recurrent product
  * in registers and applies the gate math to it right away (R packed per unit group at select,
- * frt_rnn_pack_gates, in the variant's group width and gates per pass; AVX2: 8 units, LSTM in
- * two passes of 2 gates through a stack buffer, x86/rnn_avx2.c), writing c, the new h (double-buffered) and Y's row; rows past their
- * sequence length keep their state. The AVX-512 steps start the accumulators from xw + bias and
+ * frt_rnn_pack_gates, in the variant's group width and gates per pass; AVX2: GRU 8 units in one
+ * pass of 3 gates, LSTM 24 units in 4 passes of one gate (12 accumulators for 4 rows), through a
+ * stack buffer, x86/rnn_avx2.c), writing c, the new h (double-buffered) and Y's row; rows past
+ * their sequence length keep their state. The AVX-512 steps start the accumulators from xw + bias and
  * use their own sigmoid / tanh on a table-driven exp (x86/rnn_avx512.c: fewer FMA-pipe operations
  * than the activation ops' loops, within 2e-7 / 1e-6 relative; the LSTM step divides 3 times per
  * unit instead of 5) and read R as one stream per step with software prefetch (inputs k run down
