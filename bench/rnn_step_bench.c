@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     for (int t = (int)frt_cpu_tier(); !v && t > 0; t--) v = frt_rnn_step_variant_get((frt_isa)(t - 1));
     const frt_rnn_mm_variant *mm = frt_rnn_mm_variant_get(frt_cpu_tier());
     if (!v || !mm) return 1;
-    const size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G));
+    const size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G), v->vl);
     float *R = malloc(nR * 4), *Rq = aligned_alloc(64, (nq * 4 + 63) / 64 * 64);
     float *xw = malloc((size_t)(T * B * G * H) * 4), *bias = calloc((size_t)(G * H), 4);
     float *h[2] = {calloc((size_t)(B * H), 4), calloc((size_t)(B * H), 4)};
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     if (!R || !Rq || !xw || !bias || !h[0] || !h[1] || !c || !Y || !ts) return 1;
     for (size_t i = 0; i < nR; i++) R[i] = (float)((int)(i * 7919 % 1000) - 500) * 1e-4f;
     for (int64_t i = 0; i < T * B * G * H; i++) xw[i] = (float)((int)(i * 31 % 100) - 50) * 1e-2f;
-    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(v, G), frt_rnn_step_gp(v, G), R, Rq);
+    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(v, G), v->vl, frt_rnn_step_gp(v, G), R, Rq);
     const float *xr[64];
     float *yr[64];
     const double step_flop = 2.0 * (double)(B * G * H) * (double)H;

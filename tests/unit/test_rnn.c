@@ -496,8 +496,8 @@ static void test_step_variants(void) {
                 for (int64_t H = 1; H <= 79; H += 13)
                     for (int z = 0; z < 2; z++) { /* z: zero h_prev, skipped by the tier only */
                     size_t nR = (size_t)(G * H * H);
-                    size_t nq[2] = {frt_rnn_gates_size(G, H, frt_rnn_step_gw(ref, G)),
-                                    frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G))};
+                    size_t nq[2] = {frt_rnn_gates_size(G, H, frt_rnn_step_gw(ref, G), ref->vl),
+                                    frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G), v->vl)};
                     float *R = malloc(nR * 4), *Rq[2] = {malloc(nq[0] * 4), malloc(nq[1] * 4)};
                     float *hp = malloc((size_t)(B * H) * 4);
                     float *xw = malloc((size_t)(B * G * H) * 4), *bias = malloc((size_t)(G * H) * 4);
@@ -510,8 +510,9 @@ static void test_step_variants(void) {
                     t_fill(bias, (size_t)(G * H), 5);
                     t_fill(rbh, (size_t)H, 6);
                     /* each variant's own packing */
-                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(ref, G), frt_rnn_step_gp(ref, G), R, Rq[0]);
-                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(v, G), frt_rnn_step_gp(v, G), R, Rq[1]);
+                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(ref, G), ref->vl, frt_rnn_step_gp(ref, G), R,
+                                       Rq[0]);
+                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(v, G), v->vl, frt_rnn_step_gp(v, G), R, Rq[1]);
                     for (int w = 0; w < 2; w++) {
                         for (int k = 0; k < 3; k++) out[w][k] = malloc((size_t)(B * H) * 4);
                         t_fill(out[w][2], (size_t)(B * H), 7); /* c */

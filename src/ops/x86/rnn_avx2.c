@@ -380,15 +380,16 @@ void frt_rnn_gru_step_avx2(const frt_rnn_step_args *a) {
     }
 }
 
-/* ---- LSTM: R packed with gw = 24 units, one gate per pass (frt_rnn_pack_gates(4, H, 24, 1)):
- * for supergroup s of 24 units, pass p is gate p's [H][24] slice. A block of m rows and one
- * supergroup runs its passes lp_np[m] at a time (4 rows: 1, 3: 1, 2: 2, 1 row: all 4), each pass
- * as nv = 3 vectors (fewer in the last supergroup when H % 24 != 0): 12 accumulators for 4, 2 and
- * 1 rows, 9 for 3, so the FMA chains (latency 4, 2 per cycle: 8 in flight) have slack. */
+/* ---- LSTM: R packed with gw = 24 units, one gate per pass, the last group rounded up to 8 units
+ * (frt_rnn_pack_gates(4, H, 24, 8, 1)): group s of w units (24, or 8 nv in the last) starts at
+ * float s*4*H*24 and holds the gates' [H][w] slices, one per pass. A block of m rows and one
+ * group runs its passes lp_np[m] at a time (4 rows: 1, 3: 1, 2: 2, 1 row: all 4), each pass as nv
+ * = w / 8 vectors: 12 accumulators for 4, 2 and 1 rows (9 for 3) in full groups, so the FMA chains
+ * (latency 4, 2 per cycle: 8 in flight) have slack. */
 #define LW 24 /* units per supergroup */
 
 /* acc[r][p][v] (pre: [row][gate][LW]) += h_prev[r] * passes [p0, p0+NPA) (Bq: pass p0, passes
- * ps floats apart, [K][LW] each); k runs down when rev. */
+ * ps floats apart, [K][NV*8] each); k runs down when rev. */
 static inline __attribute__((always_inline)) void lpass(const int MR, const int NPA, const int NV,
                                                         int64_t K, const float *A, int64_t lda,
                                                         const float *Bq, int64_t ps, int rev,
@@ -401,12 +402,12 @@ static inline __attribute__((always_inline)) void lpass(const int MR, const int 
 #pragma GCC unroll 3
             for (int v = 0; v < NV; v++)
                 acc[r][p][v] = _mm256_load_ps(pre + (r * 4 + p) * LW + v * GW);
-    const int64_t kd = rev ? -1 : 1, pf = kd * RNN_PF * LW * (int64_t)sizeof(float);
+    const int64_t kd = rev ? -1 : 1, pf = kd * RNN_PF * NV * GW * (int64_t)sizeof(float);
     for (int64_t kk = 0, k = rev ? K - 1 : 0; kk < K; kk++, k += kd) {
         __m256 bv[4][3];
 #pragma GCC unroll 4
         for (int p = 0; p < NPA; p++) {
-            const float *b = Bq + p * ps + k * LW;
+            const float *b = Bq + p * ps + k * NV * GW;
             const uintptr_t pa = (uintptr_t)b + (uintptr_t)pf;
             _mm_prefetch((const char *)pa, _MM_HINT_T0);
             if (NV == 3) _mm_prefetch((const char *)(pa + 64), _MM_HINT_T0);
@@ -460,8 +461,9 @@ static const int lp_np[4] = {4, 2, 1, 1}; /* passes at once, by rows - 1 */
 /* Rows [r0, r0+m) x supergroup s of one step. */
 static NOINLINE void lstm_sblk(const frt_rnn_step_args *a, int64_t r0, int m, int64_t s,
                                int rev) {
-    const int64_t H = a->H, u0 = s * LW, ps = H * LW;
+    const int64_t H = a->H, u0 = s * LW;
     const int nv = (int)((H - u0 >= LW ? LW : H - u0) + GW - 1) / GW;
+    const int64_t ps = H * nv * GW; /* floats per pass */
     float pre[4 * 4 * LW] __attribute__((aligned(32))); /* [row][gate][unit] */
     for (int v = 0; v < nv; v++) {
         const int64_t j0 = u0 + v * GW;
@@ -479,7 +481,7 @@ static NOINLINE void lstm_sblk(const frt_rnn_step_args *a, int64_t r0, int m, in
     if (!a->h_prev_zero) {
         const int npa = lp_np[m - 1];
         const lpass_fn f = lp[m - 1][nv - 1];
-        const float *Bs = a->Rq + s * 4 * ps, *A = a->h_prev + r0 * H;
+        const float *Bs = a->Rq + s * 4 * H * LW, *A = a->h_prev + r0 * H;
         for (int i = 0; i < 4; i += npa) {
             const int p = rev ? 4 - npa - i : i;
             f(H, A, H, Bs + p * ps, ps, rev, pre + p * LW);
