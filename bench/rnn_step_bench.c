@@ -72,10 +72,12 @@ int main(int argc, char **argv) {
     }
 #endif
     const frt_rnn_step_variant *v = frt_rnn_step_variant_get(frt_cpu_tier());
-    for (int t = (int)frt_cpu_tier(); !v && t > 0; t--) v = frt_rnn_step_variant_get((frt_isa)(t - 1));
+    for (int t = (int)frt_cpu_tier(); !v && t > 0; t--)
+        v = frt_rnn_step_variant_get((frt_isa)(t - 1));
     const frt_rnn_mm_variant *mm = frt_rnn_mm_variant_get(frt_cpu_tier());
     if (!v || !mm) return 1;
-    const size_t nR = (size_t)(G * H * H), nq = frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G), v->vl);
+    const size_t nR = (size_t)(G * H * H),
+                 nq = frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G), v->vl);
     float *R = malloc(nR * 4), *Rq = aligned_alloc(64, (nq * 4 + 63) / 64 * 64);
     float *xw = malloc((size_t)(T * B * G * H) * 4), *bias = calloc((size_t)(G * H), 4);
     float *h[2] = {calloc((size_t)(B * H), 4), calloc((size_t)(B * H), 4)};

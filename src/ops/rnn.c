@@ -179,8 +179,8 @@ static void gru_step_c(const frt_rnn_step_args *a) { step_c(a, 3); }
 
 static const frt_rnn_step_variant step_variants[] = {
 #if FRT_HAVE_X86
-    {FRT_ISA_AVX512, frt_rnn_lstm_step_avx512, frt_rnn_gru_step_avx512, FRT_RNN_GROUP, FRT_RNN_GROUP,
-     4, 3, FRT_RNN_GROUP},
+    {FRT_ISA_AVX512, frt_rnn_lstm_step_avx512, frt_rnn_gru_step_avx512, FRT_RNN_GROUP,
+     FRT_RNN_GROUP, 4, 3, FRT_RNN_GROUP},
     {FRT_ISA_AVX2, frt_rnn_lstm_step_avx2, frt_rnn_gru_step_avx2, 24, 8, 1, 3, 8},
 #endif
     {FRT_ISA_PORTABLE, lstm_step_c, gru_step_c, FRT_RNN_GROUP, FRT_RNN_GROUP, 4, 3, FRT_RNN_GROUP},
@@ -466,7 +466,8 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
         for (int d = 0; p->fused && d < p->D; d++) {
             const int gw = frt_rnn_step_gw(p->fused, p->G), gp = frt_rnn_step_gp(p->fused, p->G);
             const int vl = p->fused->vl;
-            float *q = frt_arena_array(c->arena, frt_rnn_gates_size(p->G, H, gw, vl), sizeof(float));
+            float *q =
+                frt_arena_array(c->arena, frt_rnn_gates_size(p->G, H, gw, vl), sizeof(float));
             if (!q) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for packed R");
             frt_rnn_pack_gates(p->G, H, gw, vl, gp, (const float *)R->data + d * GH * H, q);
             p->Rg[d] = q;

@@ -1,8 +1,9 @@
 /* AVX2/FMA small-M GEMM of the recurrent step (see rnn_simd.h): ymm vectors, blocks of up to
  * 4 rows x min(gv, 8 / 4 / 2 / 2 for 1 / 2 / 3 / 4 rows) vectors (at most 8 accumulators), and
  * with gv 2 (the input projections' packing, rnn.c PROJ_GV) blocks of 6 rows x 2 vectors while 6
- * rows remain: 12 accumulators give the FMA chains slack (the projections of the lstm zoo model,
- * 128 x 1024 x 128..256: ~96 -> ~98-99 GFLOP/s on Zen 3, peak ~103.7). */
+ * rows remain (but 7 and 8 rows run as 4 + 3 and 4 + 4): 12 accumulators give the FMA chains
+ * slack (the projections of the lstm zoo model, 128 x 1024 x 128..256: ~96 -> ~98-99 GFLOP/s on
+ * Zen 3, peak ~103.7). */
 #include "rnn_simd.h"
 
 #if FRT_HAVE_X86
@@ -69,7 +70,9 @@ void frt_rnn_mm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     for (int64_t i = 0; i < M;) {
         const float *a = A + i * lda;
         float *c = C + i * ldc;
-        if (gv == 2 && M - i >= 6) {
+        /* 7 and 8 rows: 4 + 3 and 4 + 4 (a 1- or 2-row block has 2 or 4 accumulators and costs
+         * about as much time as a 4-row block) */
+        if (gv == 2 && M - i >= 6 && M - i != 7 && M - i != 8) {
             rows6_2(N, K, a, lda, Bq, gv, c, ldc);
             i += 6;
             continue;
@@ -495,7 +498,8 @@ static NOINLINE void lstm_sblk(const frt_rnn_step_args *a, int64_t r0, int m, in
             lstm_gates4(a, pre + v * GW, LW, r0, j0, full, lm);
             continue;
         }
-        for (int r = 0; r < m; r++) lstm_row(a, pre + r * 4 * LW + v * GW, LW, r0 + r, j0, full, lm);
+        for (int r = 0; r < m; r++)
+            lstm_row(a, pre + r * 4 * LW + v * GW, LW, r0 + r, j0, full, lm);
     }
 }
 
