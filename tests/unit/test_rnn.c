@@ -415,7 +415,7 @@ static void test_bad_input(void) {
  * portable twin): M across the 1..4-row blocks and beyond, N with partial panels and panel-group
  * tails, K odd; C's padding columns (ldc > N) must stay untouched. */
 static void test_mm_variants(void) {
-    static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 9, 13}, Ns[] = {1, 7, 8, 16, 17, 33, 130, 257},
+    static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14}, Ns[] = {1, 7, 8, 16, 17, 33, 130, 257},
                          Ks[] = {0, 1, 5, 31, 64};
     for (int tier = 0; tier <= (int)frt_cpu_tier(); tier++) {
         const frt_rnn_mm_variant *v = frt_rnn_mm_variant_get((frt_isa)tier);
