@@ -28,9 +28,10 @@
  * input_forget or peepholes and GRU with linear_before_reset, default activations, constant R:
  * each step computes, per group of 16 hidden units and up to 4 batch rows, the recurrent product
  * in registers and applies the gate math to it right away (R packed per unit group at select,
- * frt_rnn_pack_gates, in the variant's group width and gates per pass; AVX2: 8 units, LSTM in
- * two passes of 2 gates through a stack buffer, x86/rnn_avx2.c), writing c, the new h (double-buffered) and Y's row; rows past their
- * sequence length keep their state. The AVX-512 steps start the accumulators from xw + bias and
+ * frt_rnn_pack_gates, in the variant's group width and gates per pass; AVX2: GRU 8 units in one
+ * pass of 3 gates, LSTM 24 units in 4 passes of one gate (12 accumulators for 4 rows), through a
+ * stack buffer, x86/rnn_avx2.c), writing c, the new h (double-buffered) and Y's row; rows past
+ * their sequence length keep their state. The AVX-512 steps start the accumulators from xw + bias and
  * use their own sigmoid / tanh on a table-driven exp (x86/rnn_avx512.c: fewer FMA-pipe operations
  * than the activation ops' loops, within 2e-7 / 1e-6 relative; the LSTM step divides 3 times per
  * unit instead of 5) and read R as one stream per step with software prefetch (inputs k run down
@@ -178,10 +179,11 @@ static void gru_step_c(const frt_rnn_step_args *a) { step_c(a, 3); }
 
 static const frt_rnn_step_variant step_variants[] = {
 #if FRT_HAVE_X86
-    {FRT_ISA_AVX512, frt_rnn_lstm_step_avx512, frt_rnn_gru_step_avx512, FRT_RNN_GROUP, 4, 3},
-    {FRT_ISA_AVX2, frt_rnn_lstm_step_avx2, frt_rnn_gru_step_avx2, 8, 2, 3},
+    {FRT_ISA_AVX512, frt_rnn_lstm_step_avx512, frt_rnn_gru_step_avx512, FRT_RNN_GROUP,
+     FRT_RNN_GROUP, 4, 3, FRT_RNN_GROUP},
+    {FRT_ISA_AVX2, frt_rnn_lstm_step_avx2, frt_rnn_gru_step_avx2, 24, 8, 1, 3, 8},
 #endif
-    {FRT_ISA_PORTABLE, lstm_step_c, gru_step_c, FRT_RNN_GROUP, 4, 3},
+    {FRT_ISA_PORTABLE, lstm_step_c, gru_step_c, FRT_RNN_GROUP, FRT_RNN_GROUP, 4, 3, FRT_RNN_GROUP},
 };
 
 const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa) {
@@ -462,10 +464,12 @@ static frt_status rnn_select_op(frt_op_ctx *c, frt_kernel *k, int op) {
     if (fusable(c, p) && R->data) {
         p->fused = frt_rnn_step_variant_get(c->isa);
         for (int d = 0; p->fused && d < p->D; d++) {
-            const int gw = p->fused->gw, gp = frt_rnn_step_gp(p->fused, p->G);
-            float *q = frt_arena_array(c->arena, frt_rnn_gates_size(p->G, H, gw), sizeof(float));
+            const int gw = frt_rnn_step_gw(p->fused, p->G), gp = frt_rnn_step_gp(p->fused, p->G);
+            const int vl = p->fused->vl;
+            float *q =
+                frt_arena_array(c->arena, frt_rnn_gates_size(p->G, H, gw, vl), sizeof(float));
             if (!q) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for packed R");
-            frt_rnn_pack_gates(p->G, H, gw, gp, (const float *)R->data + d * GH * H, q);
+            frt_rnn_pack_gates(p->G, H, gw, vl, gp, (const float *)R->data + d * GH * H, q);
             p->Rg[d] = q;
         }
         p->r_finite = 1;

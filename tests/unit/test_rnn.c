@@ -415,7 +415,7 @@ static void test_bad_input(void) {
  * portable twin): M across the 1..4-row blocks and beyond, N with partial panels and panel-group
  * tails, K odd; C's padding columns (ldc > N) must stay untouched. */
 static void test_mm_variants(void) {
-    static const int64_t Ms[] = {1, 2, 3, 4, 5, 7, 9}, Ns[] = {1, 7, 8, 16, 17, 33, 130, 257},
+    static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14}, Ns[] = {1, 7, 8, 16, 17, 33, 130, 257},
                          Ks[] = {0, 1, 5, 31, 64};
     for (int tier = 0; tier <= (int)frt_cpu_tier(); tier++) {
         const frt_rnn_mm_variant *v = frt_rnn_mm_variant_get((frt_isa)tier);
@@ -496,7 +496,8 @@ static void test_step_variants(void) {
                 for (int64_t H = 1; H <= 79; H += 13)
                     for (int z = 0; z < 2; z++) { /* z: zero h_prev, skipped by the tier only */
                     size_t nR = (size_t)(G * H * H);
-                    size_t nq[2] = {frt_rnn_gates_size(G, H, ref->gw), frt_rnn_gates_size(G, H, v->gw)};
+                    size_t nq[2] = {frt_rnn_gates_size(G, H, frt_rnn_step_gw(ref, G), ref->vl),
+                                    frt_rnn_gates_size(G, H, frt_rnn_step_gw(v, G), v->vl)};
                     float *R = malloc(nR * 4), *Rq[2] = {malloc(nq[0] * 4), malloc(nq[1] * 4)};
                     float *hp = malloc((size_t)(B * H) * 4);
                     float *xw = malloc((size_t)(B * G * H) * 4), *bias = malloc((size_t)(G * H) * 4);
@@ -509,8 +510,9 @@ static void test_step_variants(void) {
                     t_fill(bias, (size_t)(G * H), 5);
                     t_fill(rbh, (size_t)H, 6);
                     /* each variant's own packing */
-                    frt_rnn_pack_gates(G, H, ref->gw, frt_rnn_step_gp(ref, G), R, Rq[0]);
-                    frt_rnn_pack_gates(G, H, v->gw, frt_rnn_step_gp(v, G), R, Rq[1]);
+                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(ref, G), ref->vl, frt_rnn_step_gp(ref, G), R,
+                                       Rq[0]);
+                    frt_rnn_pack_gates(G, H, frt_rnn_step_gw(v, G), v->vl, frt_rnn_step_gp(v, G), R, Rq[1]);
                     for (int w = 0; w < 2; w++) {
                         for (int k = 0; k < 3; k++) out[w][k] = malloc((size_t)(B * H) * 4);
                         t_fill(out[w][2], (size_t)(B * H), 7); /* c */

@@ -93,12 +93,14 @@ typedef void (*frt_rnn_step_fn)(const frt_rnn_step_args *a);
 
 /* R packing of a variant's steps: groups of gw hidden units; within a group the G gates come in
  * G / gp passes of gp gates each (gp divides G), each pass one sequential stream over the inputs
- * k (frt_rnn_pack_gates). AVX-512 and portable: gw 16, gp = G (one pass); AVX2: gw 8, LSTM 2
- * passes of 2 gates, GRU one pass of 3 (its register budget: 4 rows x gp accumulators). */
+ * k (frt_rnn_pack_gates). AVX-512 and portable: gw 16, gp = G (one pass); AVX2: LSTM gw 24 in 4
+ * passes of one gate (3 vectors per pass: 12 accumulators for 4 rows), GRU gw 8 in one pass of 3
+ * gates (4 rows x 3 accumulators). */
 typedef struct frt_rnn_step_variant {
     frt_isa isa;
     frt_rnn_step_fn lstm, gru;
-    int gw, lstm_gp, gru_gp;
+    int lstm_gw, gru_gw, lstm_gp, gru_gp;
+    int vl; /* the last group of units is packed rounded up to vl units only (frt_rnn_pack_gates) */
 } frt_rnn_step_variant;
 
 /* The fused steps of exactly tier `isa`, or NULL when that tier has none (rnn.c). */
@@ -108,26 +110,43 @@ const frt_rnn_step_variant *frt_rnn_step_variant_get(frt_isa isa);
 static inline int frt_rnn_step_gp(const frt_rnn_step_variant *v, int G) {
     return G == 4 ? v->lstm_gp : v->gru_gp;
 }
+/* Units per group of variant v for G gates (4: LSTM, 3: GRU). */
+static inline int frt_rnn_step_gw(const frt_rnn_step_variant *v, int G) {
+    return G == 4 ? v->lstm_gw : v->gru_gw;
+}
 
 #define FRT_RNN_GROUP 16 /* gw of the AVX-512 and portable steps */
-/* Floats of R [G*H, H] packed by frt_rnn_pack_gates in groups of gw units. */
-static inline size_t frt_rnn_gates_size(int G, int64_t H, int gw) {
-    return (size_t)((H + gw - 1) / gw) * (size_t)H * (size_t)G * (size_t)gw;
+/* Units of group g of H in groups of gw, the last one rounded up to a multiple of vl only (vl
+ * divides gw; vl = gw: every group gw wide). */
+static inline int64_t frt_rnn_group_width(int64_t H, int gw, int vl, int64_t g) {
+    const int64_t rem = H - g * gw;
+    return rem >= gw ? gw : (rem + vl - 1) / vl * vl;
 }
-/* Rq[((g*NP + p)*H + k)*gp*gw + u*gw + l] = R[(p*gp + u)*H + gw*g + l][k] (0 past H), NP = G/gp:
- * group g, pass p, input k, gate p*gp + u of the pass, unit l. */
-static inline void frt_rnn_pack_gates(int G, int64_t H, int gw, int gp, const float *R,
+/* Floats of R [G*H, H] packed by frt_rnn_pack_gates in groups of gw units (last group rounded
+ * up to vl). */
+static inline size_t frt_rnn_gates_size(int G, int64_t H, int gw, int vl) {
+    const int64_t ng = (H + gw - 1) / gw;
+    return ng ? (size_t)((ng - 1) * gw + frt_rnn_group_width(H, gw, vl, ng - 1)) * (size_t)H *
+                    (size_t)G
+              : 0;
+}
+/* Group g (width w = frt_rnn_group_width) starts at float g*G*H*gw; in it
+ * Rq[((p*H + k)*gp + u)*w + l] = R[(p*gp + u)*H + gw*g + l][k] (0 past H), NP = G/gp passes:
+ * pass p, input k, gate p*gp + u of the pass, unit l. */
+static inline void frt_rnn_pack_gates(int G, int64_t H, int gw, int vl, int gp, const float *R,
                                       float *Rq) {
     const int64_t ng = (H + gw - 1) / gw, np = G / gp;
-    for (int64_t g = 0; g < ng; g++)
+    for (int64_t g = 0; g < ng; g++) {
+        const int64_t w = frt_rnn_group_width(H, gw, vl, g);
+        float *q = Rq + g * G * H * gw;
         for (int64_t p = 0; p < np; p++)
             for (int64_t k = 0; k < H; k++)
                 for (int u = 0; u < gp; u++)
-                    for (int l = 0; l < gw; l++) {
+                    for (int64_t l = 0; l < w; l++) {
                         int64_t j = g * gw + l, v = p * gp + u;
-                        Rq[((g * np + p) * H + k) * gp * gw + u * gw + l] =
-                            j < H ? R[(v * H + j) * H + k] : 0.0f;
+                        q[((p * H + k) * gp + u) * w + l] = j < H ? R[(v * H + j) * H + k] : 0.0f;
                     }
+    }
 }
 
 #if FRT_HAVE_X86
