@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nx; i++) x[i] = (float)(i % 17) * 0.1f - 0.8f;
     for (int64_t i = 0; i < C * M * 9; i++) w[i] = (float)(i % 13) * 0.01f - 0.06f;
     frt_wino_pack_m(w, C, M, g.m, U);
-    float *V = sc, *O = sc + (size_t)g.P * (size_t)g.T * (size_t)(8 * g.Cg);
+    float *V = sc, *O = sc + (size_t)g.gs * (size_t)g.Cg;
     double best[4] = {1e9, 1e9, 1e9, 1e9};
     for (int r = 0; r < reps; r++) {
         double ti = 0, tg = 0, to = 0, t0 = now();

@@ -25,6 +25,11 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     }
     if (T > g->ntiles) T = g->ntiles;
     g->T = T;
+    /* V and O groups T P 8 floats apart, plus one 64-byte line where that is a multiple of
+       2 KiB: with such a stride a GEMM's A rows of all channel groups (and the O rows it stores)
+       fall into few cache sets (512->512 at 7x7, F(2x2), one block of 16 tiles: 8 KiB) */
+    g->gs = T * g->P * 8;
+    if (g->gs % 512 == 0) g->gs += 16;
 }
 
 size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
@@ -36,7 +41,7 @@ size_t frt_wino_u_floats(int64_t C, int64_t M) {
 }
 
 size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
-    return (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
+    return (size_t)g->gs * (size_t)(g->Cg + g->Mp / 8);
 }
 
 /* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
@@ -136,7 +141,7 @@ static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0,
                     float o[4] = {r[i][0][l] - r[i][2][l], r[i][1][l] + r[i][2][l],
                                   r[i][2][l] - r[i][1][l], r[i][1][l] - r[i][3][l]};
                     for (int j = 0; j < 4; j++)
-                        V[((gi * g->T + (t - t0)) * 16 + i * 4 + j) * 8 + l] = o[j];
+                        V[gi * g->gs + ((t - t0) * 16 + i * 4 + j) * 8 + l] = o[j];
                 }
         }
     }
@@ -177,7 +182,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
                     float o[6] = {4.0f * d0 - 5.0f * d2 + d4, a + b, a - b, c + e, c - e,
                                   4.0f * d1 - 5.0f * d3 + d5};
                     for (int j = 0; j < 6; j++)
-                        V[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l] = o[j];
+                        V[gi * g->gs + ((t - t0) * 36 + i * 6 + j) * 8 + l] = o[j];
                 }
         }
     }
@@ -192,11 +197,11 @@ void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_
                 float acc[16] = {0};
                 const float *u = U + (xi * np + p) * Cp * 16;
                 for (int64_t c = 0; c < Cp; c++) {
-                    float a = V[((c / 8 * g->T + t) * P + xi) * 8 + c % 8];
+                    float a = V[c / 8 * g->gs + (t * P + xi) * 8 + c % 8];
                     for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];
                 }
                 for (int m = 0; m < 16; m++)
-                    O[(((2 * p + m / 8) * g->T + t) * P + xi) * 8 + m % 8] = acc[m];
+                    O[(2 * p + m / 8) * g->gs + (t * P + xi) * 8 + m % 8] = acc[m];
             }
 }
 
@@ -221,7 +226,7 @@ static void otrans2_portable(const float *O, const float *bias, const float *z, 
         int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
         for (int64_t gi = g0; gi < g1; gi++) {
             int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
-            const float *o = O + (gi * g->T + (t - t0)) * 16 * 8;
+            const float *o = O + gi * g->gs + (t - t0) * 16 * 8;
             for (int l = 0; l < 8; l++) {
                 float r[2][4];
                 for (int j = 0; j < 4; j++) {
@@ -257,7 +262,7 @@ void frt_wino_otrans_portable(const float *O, const float *bias, const float *z,
                 for (int l = 0; l < 8; l++) {
                     float m[6];
                     for (int i = 0; i < 6; i++)
-                        m[i] = O[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l];
+                        m[i] = O[gi * g->gs + ((t - t0) * 36 + i * 6 + j) * 8 + l];
                     float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4],
                           d34 = m[3] - m[4];
                     r[0][j][l] = m[0] + s12 + s34;
@@ -356,7 +361,7 @@ int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nspl
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {
-    float *V = scratch, *O = scratch + (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg);
+    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Cg;
     int64_t np = g->Mp / 16, have = -1;
     for (int64_t i = i0; i < i1; i++) {
         int64_t blk = i / nsplit, s = i % nsplit;

@@ -27,9 +27,11 @@
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
- *   V  [Cg][T][36][8]        transformed input tiles of one block (scratch; a tile's 36
+ *   V  [Cg][T][36][8]        transformed input tiles of one block (scratch; groups gs floats
+ *                            apart, gs >= T 36 8 (frt_wino_geom); a tile's 36
  *                            positions contiguous, so the transforms stream through whole lines)
- *   O  [Mp/8][T][36][8]      GEMM results of one block (scratch; the GEMM rows 36 8 floats apart)
+ *   O  [Mp/8][T][36][8]      GEMM results of one block (scratch; groups gs floats apart, the
+ *                            GEMM rows 36 8 floats apart)
  *   bias [Mp] (zero past M; never NULL), z (residual, may be NULL) and y in the blocked layout of
  *   the output: y = act(conv + bias + z); padding lanes of y are written as 0, padding lanes of
  *   x and z are ignored (they may hold anything, NaN included). z may be y (read before written);
@@ -58,6 +60,8 @@ typedef struct frt_wino_geom {
     int64_t P;                   /* positions of a transformed tile: (m + 2)^2, 36 or 16 */
     int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/m), ceil(OW/m)), th tw */
     int64_t T;                   /* tiles per block */
+    int64_t gs;                  /* floats between the 8-channel groups of V and O: T P 8, or
+                                    16 more where that is a multiple of 512 (cache sets) */
 } frt_wino_geom;
 
 /* Fills the derived fields of g (T: tiles per block, 0 = the default for the shape). */

@@ -102,7 +102,7 @@ static void itrans2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int
         for (int64_t t = t0; t < t0 + nt; t++) {
             int64_t iy0 = t / g->tw * 2 - g->pt, ix0 = t % g->tw * 2 - g->pl;
             bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 4 <= g->H && ix0 + 4 <= g->W && !lastg;
-            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 16 * 8;
             __m256 d[4][4];
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) {
@@ -153,7 +153,7 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
         for (int64_t t = t0; t < t0 + nt; t++) {
             int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
             bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
-            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 36 * 8;
             if (inner && !lastg) {
                 itrans_patch(xg + (size_t)iy0 * rs + (size_t)ix0 * cs, rs, cs, v, xs);
                 continue;
@@ -224,7 +224,7 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
     /* V [Cg][T][P][8], O [Mp/8][T][P][8]: rows (tiles) P 8 floats apart */
     size_t P = (size_t)g->P;
     size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
-    size_t gs = (size_t)g->T * rs; /* between 8-channel groups */
+    size_t gs = (size_t)g->gs; /* between 8-channel groups */
     const gemm_fn *k = P * Cp * (size_t)g->Mp * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
     for (size_t xi = 0; xi < P; xi++) {
         const float *a0 = V + xi * 8;
@@ -322,7 +322,7 @@ static void otrans2_avx2(const float *O, const float *bias, const float *z, floa
             int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
             int64_t ni = g->OH - oy0 < 2 ? g->OH - oy0 : 2;
             int64_t nj = g->OW - ox0 < 2 ? g->OW - ox0 : 2;
-            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 16 * 8;
             __m256 r0[4], r1[4];
             for (int j = 0; j < 4; j++) { /* A^T down the columns */
                 __m256 m0 = _mm256_loadu_ps(o + (size_t)(0 * 4 + j) * 8);
@@ -372,7 +372,7 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
             int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
             int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4;
             int64_t nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
-            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 36 * 8;
             if (ni == 4 && nj == 4 && gi != g->Mg - 1) { /* a whole tile: the fast path */
                 __m256 bv = _mm256_loadu_ps(bias + gi * 8);
                 size_t at = yg + (size_t)((oy0 * g->OW + ox0) * g->b);
