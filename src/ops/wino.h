@@ -24,6 +24,18 @@
  *   A^T = [1 1 1 0; 0 1 -1 -1];
  * below, 36 stands for P = (m + 2)^2 and 4 for m.
  *
+ * Stride 2 (g->s = 2, m = 2): the 3x3 stride-2 convolution by its polyphase form. In one
+ * dimension, outputs y0, y1 of a tile read input samples d0..d4 (d4 of y1 is d2 of the next
+ * tile): y0 = w0 d0 + w1 d1 + w2 d2, y1 = w0 d2 + w1 d3 + w2 d4, i.e. the 2-tap filter (w0, w2)
+ * over the even samples d0, d2, d4 (Winograd F(2, 2): 3 multiplies for 2 outputs) plus the 1-tap
+ * w1 over the odd samples d1, d3:
+ *   B^T = [1 0 -1 0 0; 0 0 1 0 0; 0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0],
+ *   G   = [1 0 0; 1 0 1; 0 0 1; 0 1 0; 0 1 0],   A^T = [1 1 0 1 0; 0 1 1 0 1];
+ * nested in two dimensions: 5x5 patches, 25 GEMMs (25 multiplies per 2x2 outputs instead of 36;
+ * all coefficients 0 or +-1, so no more rounding than a direct sum), tile t's patch at input row
+ * 4 (t / tw) - pt, column 4 (t % tw) - pl. P = 25 below; OH, OW are the stride-2 output's.
+ * Callers size and fill U with frt_wino_u_floats_geom / frt_wino_pack_geom.
+ *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
@@ -48,11 +60,14 @@ enum { FRT_WINO_NONE = 0, FRT_WINO_RELU, FRT_WINO_CLIP };
 
 typedef struct frt_wino_geom {
     int64_t C, M, H, W;          /* input channels / output channels, input image */
-    int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2, any bottom/right pad */
+    int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2 (stride 2: OH <=
+                                    (H + pt + 2 - 3) / 2 + 1), any bottom/right pad */
     int64_t pt, pl;              /* top / left pads, 0 <= pt, pl <= 2 */
     int64_t b;                   /* channel block of x, z and y: 8 or 16 */
     int64_t m;                   /* output tile side: 4 = F(4x4, 3x3) (also when 0), 2 = F(2x2,
                                     3x3) (see below) */
+    int64_t s;                   /* stride: 1 (also when 0) or 2 (the polyphase form above;
+                                    m is then 2) */
     int act;                     /* FRT_WINO_*: RELU max(0, v); CLIP min(hi, max(lo, v)) */
     float lo, hi;
     /* derived by frt_wino_geom_init */
@@ -71,12 +86,15 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T);
  * for one block of g. */
 size_t frt_wino_u_floats(int64_t C, int64_t M);
 size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m);
+size_t frt_wino_u_floats_geom(const frt_wino_geom *g); /* any m and s (g initialized) */
 size_t frt_wino_scratch_floats(const frt_wino_geom *g);
 
 /* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats; _m: for tile side m,
  * frt_wino_u_floats_m floats). */
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
 void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t m, float *U);
+/* The same for any m and s of an initialized g (frt_wino_u_floats_geom floats). */
+void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U);
 
 /* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).
  *   itrans: V from x (all Cg groups);
