@@ -38,7 +38,8 @@ size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
 }
 
 size_t frt_wino_u_floats_geom(const frt_wino_geom *g) {
-    return (size_t)g->P * (size_t)((g->C + 7) / 8 * 8) * (size_t)((g->M + 15) / 16 * 16);
+    return (size_t)(g->s == 2 ? 16 : g->P) * (size_t)((g->C + 7) / 8 * 8) *
+           (size_t)((g->M + 15) / 16 * 16);
 }
 
 size_t frt_wino_u_floats(int64_t C, int64_t M) {
@@ -69,14 +70,13 @@ static void wino_g4(double g0, double g1, double g2, double out[4]) {
     out[3] = g2;
 }
 
-/* G g for the stride-2 F(2x2, 3x3) (g->s == 2): (g0, g0 + g2, g2) for the even input samples'
- * F(2, 2), then g1 twice for the odd ones. */
-static void wino_g5(double g0, double g1, double g2, double out[5]) {
+/* G g for the stride-2 form (g->s == 2): (g0, g0 + g2, g2) for the even input samples'
+ * F(2, 2), then g1 for the odd ones (G's rows 3 and 4, both (0, 1, 0): stored once). */
+static void wino_g5(double g0, double g1, double g2, double out[4]) {
     out[0] = g0;
     out[1] = g0 + g2;
     out[2] = g2;
     out[3] = g1;
-    out[4] = g1;
 }
 
 static void wino_gn(int n, double g0, double g1, double g2, double *out) {
@@ -99,10 +99,11 @@ void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U) {
     wino_pack_n(w, g->C, g->M, g->s == 2 ? 5 : g->m == 2 ? 4 : 6, U);
 }
 
-/* n: transformed tile side (6, 4; 5 for the stride-2 form) */
-static void wino_pack_n(const float *w, int64_t C, int64_t M, int n, float *U) {
+/* kind: transformed tile side 6 or 4, or 5 for the stride-2 form (its 4x4 distinct positions
+ * stored, frt_wino_upos) */
+static void wino_pack_n(const float *w, int64_t C, int64_t M, int kind, float *U) {
     int64_t Cp = (C + 7) / 8 * 8, np = (M + 15) / 16;
-    const int P = n * n; /* positions */
+    const int n = kind == 5 ? 4 : kind, P = n * n; /* stored side, positions */
     /* one input channel and 16-channel panel at a time: its 36 lines (one per plane, planes
        apart by a multiple of 4 KiB, so scattered single stores would thrash a cache set) are
        gathered in `line` and stored whole */
@@ -113,8 +114,8 @@ static void wino_pack_n(const float *w, int64_t C, int64_t M, int n, float *U) {
             for (int64_t m = p * 16; m < M && m < p * 16 + 16; m++) {
                 const float *k = w + (m * C + c) * 9;
                 double t[3][6], u[6][6]; /* t: G applied to the kernel's columns; u = G k G^T */
-                for (int j = 0; j < 3; j++) wino_gn(n, k[j], k[3 + j], k[6 + j], t[j]);
-                for (int i = 0; i < n; i++) wino_gn(n, t[0][i], t[1][i], t[2][i], u[i]);
+                for (int j = 0; j < 3; j++) wino_gn(kind, k[j], k[3 + j], k[6 + j], t[j]);
+                for (int i = 0; i < n; i++) wino_gn(kind, t[0][i], t[1][i], t[2][i], u[i]);
                 for (int xi = 0; xi < P; xi++) line[xi][m % 16] = (float)u[xi / n][xi % n];
             }
             float *dst = U + (p * Cp + c) * 16;
@@ -256,7 +257,7 @@ void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
                 float acc[16] = {0};
-                const float *u = U + (xi * np + p) * Cp * 16;
+                const float *u = U + (frt_wino_upos(g, xi) * np + p) * Cp * 16;
                 for (int64_t c = 0; c < Cp; c++) {
                     float a = V[c / 8 * g->gs + (t * P + xi) * 8 + c % 8];
                     for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];

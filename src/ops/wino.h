@@ -34,7 +34,9 @@
  * nested in two dimensions: 5x5 patches, 25 GEMMs (25 multiplies per 2x2 outputs instead of 36;
  * all coefficients 0 or +-1, so no more rounding than a direct sum), tile t's patch at input row
  * 4 (t / tw) - pt, column 4 (t % tw) - pl. P = 25 below; OH, OW are the stride-2 output's.
- * Callers size and fill U with frt_wino_u_floats_geom / frt_wino_pack_geom.
+ * Callers size and fill U with frt_wino_u_floats_geom / frt_wino_pack_geom. G's rows 3 and 4
+ * are equal, so U holds the 4x4 distinct positions only, [16][Mp/16][Cp][16]: position xi of
+ * the 5x5 tile reads U position frt_wino_upos(g, xi).
  *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
@@ -78,6 +80,13 @@ typedef struct frt_wino_geom {
     int64_t gs;                  /* floats between the 8-channel groups of V and O: T P 8, or
                                     16 more where that is a multiple of 512 (cache sets) */
 } frt_wino_geom;
+
+/* The U position of tile position xi (xi itself but for the stride-2 form, see above). */
+static inline int64_t frt_wino_upos(const frt_wino_geom *g, int64_t xi) {
+    if (g->s != 2) return xi;
+    int64_t i = xi / 5, j = xi % 5;
+    return (i < 4 ? i : 3) * 4 + (j < 4 ? j : 3);
+}
 
 /* Fills the derived fields of g (T: tiles per block, 0 = the default for the shape). */
 void frt_wino_geom_init(frt_wino_geom *g, int64_t T);

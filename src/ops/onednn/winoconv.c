@@ -111,14 +111,15 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     bool wins = force;
     g.m = me && atoll(me) == 2 ? 2 : 4;
     frt_wino_geom_init(&g, 0);
-    /* stride 2 (wino.h; m is 2): 25 C M floats of U, 50 C M flops per tile. Measured
-       (bench/wino_bench.c, Zen 3, 1 thread, U in L3) against oneDNN's direct kernel in resnet50
-       (flatrt bench --profile): 128->128 56x56 -> 28x28 (196 tiles) 2.1 ms vs 2.6, 256->256
-       28x28 -> 14x14 (49 tiles, 134 KB of U per tile) 2.1 vs 2.7, 512->512 14x14 -> 7x7 (16
-       tiles, 1.6 MB per tile) 3.6 vs 3.2 (slower). Rule: at most 1 MiB of U per tile, as for
-       F(4x4); FRT_WINO_S2=0 declines every stride-2 shape (A/B). */
+    /* stride 2 (wino.h; m is 2): 16 C M floats of U, 50 C M flops per tile. In resnet50 (Zen 3,
+       1 thread, flatrt bench --profile, FRT_WINO_S2=0|1 alternated) against oneDNN's direct
+       kernel: 128->128 56x56 -> 28x28 (196 tiles) 2.63 -> 2.22 ms, 256->256 28x28 -> 14x14 (49
+       tiles, 85 KB of U per tile) 2.71 -> 2.40, 512->512 14x14 -> 7x7 (16 tiles, 1 MiB per
+       tile) slower (4.5-4.9 -> 5.3-5.7 under load). Rule: at most 0.75 MiB of U per tile;
+       FRT_WINO_S2=0 declines every stride-2 shape (A/B). */
     const char *s2 = getenv("FRT_WINO_S2");
     if (g.s == 2 && s2 && !strcmp(s2, "0")) return FRT_DECLINE;
+    if (g.s == 2 && !wins && !wino_wins(&g, 0.75 * 1048576.0)) return FRT_DECLINE;
     if (!wins && wino_wins(&g, 1048576.0)) wins = true;
     if (!wins && g.s == 1 && !(me && *me)) {
         int64_t small = se && *se ? atoll(se) : 2;

@@ -277,12 +277,18 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
     size_t P = (size_t)g->P;
     size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
     size_t gs = (size_t)g->gs; /* between 8-channel groups */
-    const gemm_fn *k = P * Cp * (size_t)g->Mp * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
-    for (size_t xi = 0; xi < P; xi++) {
+    const gemm_fn *k = frt_wino_u_floats_geom(g) * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
+    /* the stride-2 form's positions in an order where those that share U (frt_wino_upos) are
+       adjacent: rows 0-2, then rows 3 and 4 column by column (so U's last 4x4 row is read
+       once from beyond the L2, its lines of (3, j) reused by (4, j)) */
+    static const uint8_t s2_order[25] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                         13, 14, 15, 20, 16, 21, 17, 22, 18, 23, 19, 24};
+    for (size_t q = 0; q < P; q++) {
+        size_t xi = g->s == 2 ? s2_order[q] : q;
         const float *a0 = V + xi * 8;
         float *o0 = O + xi * 8;
         for (size_t p = (size_t)p0; p < (size_t)p1; p++) {
-            const float *u = U + (xi * np + p) * Cp * 16;
+            const float *u = U + ((size_t)frt_wino_upos(g, (int64_t)xi) * np + p) * Cp * 16;
             float *op = o0 + 2 * p * gs;
             int64_t t = 0;
             for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
