@@ -38,7 +38,7 @@ size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
 }
 
 size_t frt_wino_u_floats_geom(const frt_wino_geom *g) {
-    return (size_t)(g->s == 2 ? 16 : g->P) * (size_t)((g->C + 7) / 8 * 8) *
+    return (size_t)frt_wino_u_positions(g) * (size_t)((g->C + 7) / 8 * 8) *
            (size_t)((g->M + 15) / 16 * 16);
 }
 

@@ -81,6 +81,11 @@ typedef struct frt_wino_geom {
                                     16 more where that is a multiple of 512 (cache sets) */
 } frt_wino_geom;
 
+/* Positions U holds (P but for the stride-2 form's 16, see above). */
+static inline int64_t frt_wino_u_positions(const frt_wino_geom *g) {
+    return g->s == 2 ? 16 : g->P;
+}
+
 /* The U position of tile position xi (xi itself but for the stride-2 form, see above). */
 static inline int64_t frt_wino_upos(const frt_wino_geom *g, int64_t xi) {
     if (g->s != 2) return xi;

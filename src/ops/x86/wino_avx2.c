@@ -277,7 +277,9 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
     size_t P = (size_t)g->P;
     size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
     size_t gs = (size_t)g->gs; /* between 8-channel groups */
-    const gemm_fn *k = frt_wino_u_floats_geom(g) * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
+    const gemm_fn *k = (size_t)frt_wino_u_positions(g) * Cp * (size_t)g->Mp * sizeof(float) > 1048576
+                           ? gemm_pf
+                           : gemm_plain;
     /* the stride-2 form's positions in an order where those that share U (frt_wino_upos) are
        adjacent: rows 0-2, then rows 3 and 4 column by column (so U's last 4x4 row is read
        once from beyond the L2, its lines of (3, j) reused by (4, j)) */
