@@ -115,11 +115,15 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        1 thread, flatrt bench --profile, FRT_WINO_S2=0|1 alternated) against oneDNN's direct
        kernel: 128->128 56x56 -> 28x28 (196 tiles) 2.63 -> 2.22 ms, 256->256 28x28 -> 14x14 (49
        tiles, 85 KB of U per tile) 2.71 -> 2.40, 512->512 14x14 -> 7x7 (16 tiles, 1 MiB per
-       tile) slower (4.5-4.9 -> 5.3-5.7 under load). Rule: at most 0.75 MiB of U per tile;
-       FRT_WINO_S2=0 declines every stride-2 shape (A/B). */
+       tile) slower (4.5-4.9 -> 5.3-5.7 under load). At 2 threads (chrt -f 1, load ~7) its
+       parts scale worse than oneDNN's split (the first two 1.75 / 1.59 ms against 1.44 / 1.43):
+       oneDNN keeps stride 2 there. Rule: 1 thread, at most 0.75 MiB of U per tile;
+       FRT_WINO_S2=0 declines every stride-2 shape, 1 takes every one the rule does not (A/B). */
     const char *s2 = getenv("FRT_WINO_S2");
     if (g.s == 2 && s2 && !strcmp(s2, "0")) return FRT_DECLINE;
-    if (g.s == 2 && !wins && !wino_wins(&g, 0.75 * 1048576.0)) return FRT_DECLINE;
+    if (g.s == 2 && s2 && !strcmp(s2, "1")) wins = true;
+    if (g.s == 2 && !wins && (threads > 1 || !wino_wins(&g, 0.75 * 1048576.0)))
+        return FRT_DECLINE;
     if (!wins && wino_wins(&g, 1048576.0)) wins = true;
     if (!wins && g.s == 1 && !(me && *me)) {
         int64_t small = se && *se ? atoll(se) : 2;
@@ -130,6 +134,9 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
             wins = (se && *se) || wino_wins(&g, 1.25 * 1048576.0);
         }
     }
+    /* stride 2: blocks of 24 tiles (fewer passes over U than the L2 budget's 6; resnet50's
+       layer2.0 / layer3.0 at 1 thread 2.28 / 2.37 -> 2.17 / 2.24 ms, FRT_WINO_T, chrt -f 1) */
+    if (T <= 0 && g.s == 2) T = 24;
     if (T <= 0 && frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576)
         T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
     frt_wino_geom_init(&g, T);
