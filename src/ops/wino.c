@@ -12,8 +12,9 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->Cg = (g->C + 7) / 8;
     g->Mg = (g->M + 7) / 8;
     g->Mp = (g->M + 15) / 16 * 16;
-    if (g->m != 2) g->m = 4;
-    g->P = (g->m + 2) * (g->m + 2);
+    if (g->s != 2) g->s = 1;
+    if (g->m != 2 || g->s == 2) g->m = g->s == 2 ? 2 : 4;
+    g->P = g->s == 2 ? 25 : (g->m + 2) * (g->m + 2);
     g->th = (g->OH + g->m - 1) / g->m;
     g->tw = (g->OW + g->m - 1) / g->m;
     g->ntiles = g->th * g->tw;
@@ -25,10 +26,20 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     }
     if (T > g->ntiles) T = g->ntiles;
     g->T = T;
+    /* V and O groups T P 8 floats apart, plus one 64-byte line where that is a multiple of
+       2 KiB: with such a stride a GEMM's A rows of all channel groups (and the O rows it stores)
+       fall into few cache sets (512->512 at 7x7, F(2x2), one block of 16 tiles: 8 KiB) */
+    g->gs = T * g->P * 8;
+    if (g->gs % 512 == 0) g->gs += 16;
 }
 
 size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
     return (size_t)((m + 2) * (m + 2)) * (size_t)((C + 7) / 8 * 8) * (size_t)((M + 15) / 16 * 16);
+}
+
+size_t frt_wino_u_floats_geom(const frt_wino_geom *g) {
+    return (size_t)frt_wino_u_positions(g) * (size_t)((g->C + 7) / 8 * 8) *
+           (size_t)((g->M + 15) / 16 * 16);
 }
 
 size_t frt_wino_u_floats(int64_t C, int64_t M) {
@@ -36,7 +47,7 @@ size_t frt_wino_u_floats(int64_t C, int64_t M) {
 }
 
 size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
-    return (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg + g->Mp);
+    return (size_t)g->gs * (size_t)(g->Cg + g->Mp / 8);
 }
 
 /* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
@@ -59,13 +70,40 @@ static void wino_g4(double g0, double g1, double g2, double out[4]) {
     out[3] = g2;
 }
 
+/* G g for the stride-2 form (g->s == 2): (g0, g0 + g2, g2) for the even input samples'
+ * F(2, 2), then g1 for the odd ones (G's rows 3 and 4, both (0, 1, 0): stored once). */
+static void wino_g5(double g0, double g1, double g2, double out[4]) {
+    out[0] = g0;
+    out[1] = g0 + g2;
+    out[2] = g2;
+    out[3] = g1;
+}
+
+static void wino_gn(int n, double g0, double g1, double g2, double *out) {
+    if (n == 6) wino_g6(g0, g1, g2, out);
+    else if (n == 5) wino_g5(g0, g1, g2, out);
+    else wino_g4(g0, g1, g2, out);
+}
+
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U) {
     frt_wino_pack_m(w, C, M, 4, U);
 }
 
+static void wino_pack_n(const float *w, int64_t C, int64_t M, int n, float *U);
+
 void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t tm, float *U) {
+    wino_pack_n(w, C, M, tm == 2 ? 4 : 6, U);
+}
+
+void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U) {
+    wino_pack_n(w, g->C, g->M, g->s == 2 ? 5 : g->m == 2 ? 4 : 6, U);
+}
+
+/* kind: transformed tile side 6 or 4, or 5 for the stride-2 form (its 4x4 distinct positions
+ * stored, frt_wino_upos) */
+static void wino_pack_n(const float *w, int64_t C, int64_t M, int kind, float *U) {
     int64_t Cp = (C + 7) / 8 * 8, np = (M + 15) / 16;
-    const int n = tm == 2 ? 4 : 6, P = n * n; /* transformed tile side, positions */
+    const int n = kind == 5 ? 4 : kind, P = n * n; /* stored side, positions */
     /* one input channel and 16-channel panel at a time: its 36 lines (one per plane, planes
        apart by a multiple of 4 KiB, so scattered single stores would thrash a cache set) are
        gathered in `line` and stored whole */
@@ -76,12 +114,8 @@ void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t tm, float *U)
             for (int64_t m = p * 16; m < M && m < p * 16 + 16; m++) {
                 const float *k = w + (m * C + c) * 9;
                 double t[3][6], u[6][6]; /* t: G applied to the kernel's columns; u = G k G^T */
-                for (int j = 0; j < 3; j++)
-                    if (n == 6) wino_g6(k[j], k[3 + j], k[6 + j], t[j]);
-                    else wino_g4(k[j], k[3 + j], k[6 + j], t[j]);
-                for (int i = 0; i < n; i++)
-                    if (n == 6) wino_g6(t[0][i], t[1][i], t[2][i], u[i]);
-                    else wino_g4(t[0][i], t[1][i], t[2][i], u[i]);
+                for (int j = 0; j < 3; j++) wino_gn(kind, k[j], k[3 + j], k[6 + j], t[j]);
+                for (int i = 0; i < n; i++) wino_gn(kind, t[0][i], t[1][i], t[2][i], u[i]);
                 for (int xi = 0; xi < P; xi++) line[xi][m % 16] = (float)u[xi / n][xi % n];
             }
             float *dst = U + (p * Cp + c) * 16;
@@ -136,7 +170,36 @@ static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0,
                     float o[4] = {r[i][0][l] - r[i][2][l], r[i][1][l] + r[i][2][l],
                                   r[i][2][l] - r[i][1][l], r[i][1][l] - r[i][3][l]};
                     for (int j = 0; j < 4; j++)
-                        V[((gi * g->T + (t - t0)) * 16 + i * 4 + j) * 8 + l] = o[j];
+                        V[gi * g->gs + ((t - t0) * 16 + i * 4 + j) * 8 + l] = o[j];
+                }
+        }
+    }
+}
+
+/* Stride 2: V = B^T d B of each 5x5 patch (the tile's 2x2 outputs read input rows / columns
+ * 4 t - pad .. + 4), B^T = [1 0 -1 0 0; 0 0 1 0 0; 0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0]. */
+static void itrans_s2_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                               float *V) {
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+        for (int64_t gi = 0; gi < g->Cg; gi++) {
+            int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
+            float d[5][5][8], r[5][5][8];
+            gather_patch(x, g, gi, iy0, ix0, 5, valid, &d[0][0][0]);
+            for (int j = 0; j < 5; j++) /* r = B^T d (columns) */
+                for (int l = 0; l < 8; l++) {
+                    r[0][j][l] = d[0][j][l] - d[2][j][l];
+                    r[1][j][l] = d[2][j][l];
+                    r[2][j][l] = d[4][j][l] - d[2][j][l];
+                    r[3][j][l] = d[1][j][l];
+                    r[4][j][l] = d[3][j][l];
+                }
+            for (int i = 0; i < 5; i++) /* then (r B) rows */
+                for (int l = 0; l < 8; l++) {
+                    float o[5] = {r[i][0][l] - r[i][2][l], r[i][2][l], r[i][4][l] - r[i][2][l],
+                                  r[i][1][l], r[i][3][l]};
+                    for (int j = 0; j < 5; j++)
+                        V[gi * g->gs + ((t - t0) * 25 + i * 5 + j) * 8 + l] = o[j];
                 }
         }
     }
@@ -144,6 +207,10 @@ static void itrans2_portable(const float *x, const frt_wino_geom *g, int64_t t0,
 
 void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                               float *V) {
+    if (g->s == 2) {
+        itrans_s2_portable(x, g, t0, nt, V);
+        return;
+    }
     if (g->m == 2) {
         itrans2_portable(x, g, t0, nt, V);
         return;
@@ -177,7 +244,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
                     float o[6] = {4.0f * d0 - 5.0f * d2 + d4, a + b, a - b, c + e, c - e,
                                   4.0f * d1 - 5.0f * d3 + d5};
                     for (int j = 0; j < 6; j++)
-                        V[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l] = o[j];
+                        V[gi * g->gs + ((t - t0) * 36 + i * 6 + j) * 8 + l] = o[j];
                 }
         }
     }
@@ -190,13 +257,13 @@ void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
                 float acc[16] = {0};
-                const float *u = U + (xi * np + p) * Cp * 16;
+                const float *u = U + (frt_wino_upos(g, xi) * np + p) * Cp * 16;
                 for (int64_t c = 0; c < Cp; c++) {
-                    float a = V[((c / 8 * g->T + t) * P + xi) * 8 + c % 8];
+                    float a = V[c / 8 * g->gs + (t * P + xi) * 8 + c % 8];
                     for (int m = 0; m < 16; m++) acc[m] += a * u[c * 16 + m];
                 }
                 for (int m = 0; m < 16; m++)
-                    O[(((2 * p + m / 8) * g->T + t) * P + xi) * 8 + m % 8] = acc[m];
+                    O[(2 * p + m / 8) * g->gs + (t * P + xi) * 8 + m % 8] = acc[m];
             }
 }
 
@@ -221,7 +288,7 @@ static void otrans2_portable(const float *O, const float *bias, const float *z, 
         int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
         for (int64_t gi = g0; gi < g1; gi++) {
             int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
-            const float *o = O + (gi * g->T + (t - t0)) * 16 * 8;
+            const float *o = O + gi * g->gs + (t - t0) * 16 * 8;
             for (int l = 0; l < 8; l++) {
                 float r[2][4];
                 for (int j = 0; j < 4; j++) {
@@ -241,9 +308,42 @@ static void otrans2_portable(const float *O, const float *bias, const float *z, 
     }
 }
 
+/* Stride 2: Y = A^T m A of each tile, A^T = [1 1 0 1 0; 0 1 1 0 1]. */
+static void otrans_s2_portable(const float *O, const float *bias, const float *z, float *y,
+                               const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                               int64_t g1) {
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
+            const float *o = O + gi * g->gs + (t - t0) * 25 * 8;
+            for (int l = 0; l < 8; l++) {
+                float r[2][5];
+                for (int j = 0; j < 5; j++) {
+                    float m0 = o[(0 * 5 + j) * 8 + l], m1 = o[(1 * 5 + j) * 8 + l],
+                          m2 = o[(2 * 5 + j) * 8 + l], m3 = o[(3 * 5 + j) * 8 + l],
+                          m4 = o[(4 * 5 + j) * 8 + l];
+                    r[0][j] = m0 + m1 + m3;
+                    r[1][j] = m1 + m2 + m4;
+                }
+                for (int i = 0; i < 2 && oy0 + i < g->OH; i++) {
+                    float q[2] = {r[i][0] + r[i][1] + r[i][3], r[i][1] + r[i][2] + r[i][4]};
+                    for (int j = 0; j < 2 && ox0 + j < g->OW; j++)
+                        oput(g, gi, l, valid, q[j], bias, z, y,
+                             grp_at(g, gi, g->OH, g->OW, oy0 + i, ox0 + j) + (size_t)l);
+                }
+            }
+        }
+    }
+}
+
 void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
                               const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                               int64_t g1) {
+    if (g->s == 2) {
+        otrans_s2_portable(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     if (g->m == 2) {
         otrans2_portable(O, bias, z, y, g, t0, nt, g0, g1);
         return;
@@ -257,7 +357,7 @@ void frt_wino_otrans_portable(const float *O, const float *bias, const float *z,
                 for (int l = 0; l < 8; l++) {
                     float m[6];
                     for (int i = 0; i < 6; i++)
-                        m[i] = O[((gi * g->T + (t - t0)) * 36 + i * 6 + j) * 8 + l];
+                        m[i] = O[gi * g->gs + ((t - t0) * 36 + i * 6 + j) * 8 + l];
                     float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4],
                           d34 = m[3] - m[4];
                     r[0][j][l] = m[0] + s12 + s34;
@@ -356,7 +456,7 @@ int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nspl
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {
-    float *V = scratch, *O = scratch + (size_t)g->P * (size_t)g->T * (size_t)(8 * g->Cg);
+    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Cg;
     int64_t np = g->Mp / 16, have = -1;
     for (int64_t i = i0; i < i1; i++) {
         int64_t blk = i / nsplit, s = i % nsplit;

@@ -24,12 +24,28 @@
  *   A^T = [1 1 1 0; 0 1 -1 -1];
  * below, 36 stands for P = (m + 2)^2 and 4 for m.
  *
+ * Stride 2 (g->s = 2, m = 2): the 3x3 stride-2 convolution by its polyphase form. In one
+ * dimension, outputs y0, y1 of a tile read input samples d0..d4 (d4 of y1 is d2 of the next
+ * tile): y0 = w0 d0 + w1 d1 + w2 d2, y1 = w0 d2 + w1 d3 + w2 d4, i.e. the 2-tap filter (w0, w2)
+ * over the even samples d0, d2, d4 (Winograd F(2, 2): 3 multiplies for 2 outputs) plus the 1-tap
+ * w1 over the odd samples d1, d3:
+ *   B^T = [1 0 -1 0 0; 0 0 1 0 0; 0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0],
+ *   G   = [1 0 0; 1 0 1; 0 0 1; 0 1 0; 0 1 0],   A^T = [1 1 0 1 0; 0 1 1 0 1];
+ * nested in two dimensions: 5x5 patches, 25 GEMMs (25 multiplies per 2x2 outputs instead of 36;
+ * all coefficients 0 or +-1, so no more rounding than a direct sum), tile t's patch at input row
+ * 4 (t / tw) - pt, column 4 (t % tw) - pl. P = 25 below; OH, OW are the stride-2 output's.
+ * Callers size and fill U with frt_wino_u_floats_geom / frt_wino_pack_geom. G's rows 3 and 4
+ * are equal, so U holds the 4x4 distinct positions only, [16][Mp/16][Cp][16]: position xi of
+ * the 5x5 tile reads U position frt_wino_upos(g, xi).
+ *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
- *   V  [Cg][T][36][8]        transformed input tiles of one block (scratch; a tile's 36
+ *   V  [Cg][T][36][8]        transformed input tiles of one block (scratch; groups gs floats
+ *                            apart, gs >= T 36 8 (frt_wino_geom); a tile's 36
  *                            positions contiguous, so the transforms stream through whole lines)
- *   O  [Mp/8][T][36][8]      GEMM results of one block (scratch; the GEMM rows 36 8 floats apart)
+ *   O  [Mp/8][T][36][8]      GEMM results of one block (scratch; groups gs floats apart, the
+ *                            GEMM rows 36 8 floats apart)
  *   bias [Mp] (zero past M; never NULL), z (residual, may be NULL) and y in the blocked layout of
  *   the output: y = act(conv + bias + z); padding lanes of y are written as 0, padding lanes of
  *   x and z are ignored (they may hold anything, NaN included). z may be y (read before written);
@@ -46,11 +62,14 @@ enum { FRT_WINO_NONE = 0, FRT_WINO_RELU, FRT_WINO_CLIP };
 
 typedef struct frt_wino_geom {
     int64_t C, M, H, W;          /* input channels / output channels, input image */
-    int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2, any bottom/right pad */
+    int64_t OH, OW;              /* output image: OH <= H + pt + 2 - 2 (stride 2: OH <=
+                                    (H + pt + 2 - 3) / 2 + 1), any bottom/right pad */
     int64_t pt, pl;              /* top / left pads, 0 <= pt, pl <= 2 */
     int64_t b;                   /* channel block of x, z and y: 8 or 16 */
     int64_t m;                   /* output tile side: 4 = F(4x4, 3x3) (also when 0), 2 = F(2x2,
                                     3x3) (see below) */
+    int64_t s;                   /* stride: 1 (also when 0) or 2 (the polyphase form above;
+                                    m is then 2) */
     int act;                     /* FRT_WINO_*: RELU max(0, v); CLIP min(hi, max(lo, v)) */
     float lo, hi;
     /* derived by frt_wino_geom_init */
@@ -58,7 +77,21 @@ typedef struct frt_wino_geom {
     int64_t P;                   /* positions of a transformed tile: (m + 2)^2, 36 or 16 */
     int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/m), ceil(OW/m)), th tw */
     int64_t T;                   /* tiles per block */
+    int64_t gs;                  /* floats between the 8-channel groups of V and O: T P 8, or
+                                    16 more where that is a multiple of 512 (cache sets) */
 } frt_wino_geom;
+
+/* Positions U holds (P but for the stride-2 form's 16, see above). */
+static inline int64_t frt_wino_u_positions(const frt_wino_geom *g) {
+    return g->s == 2 ? 16 : g->P;
+}
+
+/* The U position of tile position xi (xi itself but for the stride-2 form, see above). */
+static inline int64_t frt_wino_upos(const frt_wino_geom *g, int64_t xi) {
+    if (g->s != 2) return xi;
+    int64_t i = xi / 5, j = xi % 5;
+    return (i < 4 ? i : 3) * 4 + (j < 4 ? j : 3);
+}
 
 /* Fills the derived fields of g (T: tiles per block, 0 = the default for the shape). */
 void frt_wino_geom_init(frt_wino_geom *g, int64_t T);
@@ -67,12 +100,15 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T);
  * for one block of g. */
 size_t frt_wino_u_floats(int64_t C, int64_t M);
 size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m);
+size_t frt_wino_u_floats_geom(const frt_wino_geom *g); /* any m and s (g initialized) */
 size_t frt_wino_scratch_floats(const frt_wino_geom *g);
 
 /* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats; _m: for tile side m,
  * frt_wino_u_floats_m floats). */
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
 void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t m, float *U);
+/* The same for any m and s of an initialized g (frt_wino_u_floats_geom floats). */
+void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U);
 
 /* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).
  *   itrans: V from x (all Cg groups);

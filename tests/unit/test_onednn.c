@@ -126,6 +126,7 @@ typedef struct result {
     int relay_steps;    /* convolutions run on nChw8c between reorders ("onednn:conv_relay") */
     int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
     int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
+    int wino_s2;        /* stride-2 convolutions run by its polyphase form ("onednn:wino2x3s2") */
     int pool_split;     /* own pooling loops split over channel blocks ("onednn:*pool_blk*_split") */
     int bn_own;         /* own batch normalization loops ("onednn:batchnorm_blk...") */
     int bn_split;       /* of those, split over channel blocks ("..._split") */
@@ -171,6 +172,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->relay_steps += strcmp(kn, "onednn:conv_relay") == 0;
         r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
         r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
+        r->wino_s2 += strncmp(kn, "onednn:wino2x3s2", 16) == 0;
         r->pool_split += strstr(kn, "pool_blk") && kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
         r->bn_own += strncmp(kn, "onednn:batchnorm_blk", 20) == 0;
         r->bn_split += strncmp(kn, "onednn:batchnorm_blk", 20) == 0 && strcmp(kn + kl - 6, "_split") == 0;
@@ -869,7 +871,8 @@ static void test_huge_images(void) {
 
 /* The own Winograd F(4x4, 3x3) kernel (winoconv.c) in a chain of 3x3 stride-1 convolutions on
  * blocked data: padded channel blocks (20 -> 24 -> 40), pads 1 and 0, Relu, a residual FusedConv
- * (act(conv + Z)), a 1x1-output image (pads 0 on 3x3), a stride-2 3x3 (not Winograd) in between;
+ * (act(conv + Z)), a 1x1-output image (pads 0 on 3x3), a stride-2 3x3 (its stride-2 form,
+ * 48 -> 40 channels on a 28x27 image) in between;
  * batch 1 and 2; 1, 2 and 3 threads (the 48-channel layers are big enough to run as parts at 2
  * threads). FRT_WINO=1 takes every covered shape (the default rule, too, takes these). */
 static void test_wino(int64_t batch) {
@@ -896,6 +899,7 @@ static void test_wino(int64_t batch) {
     unsetenv("FRT_WINO");
     if (!g_on) return;
     CHECK_MSG(r.wino_steps == 4, "wino: %d Winograd steps", r.wino_steps);
+    CHECK_MSG(r.wino_s2 == 1, "wino: %d stride-2 Winograd steps", r.wino_s2);
     CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
 }
 

@@ -1,4 +1,4 @@
-/* The Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (src/ops/wino.h; all cases for each tile
+/* The Winograd F(4x4, 3x3), F(2x2, 3x3) and stride-2 convolutions (src/ops/wino.h; all cases for each tile
  * side): every tier's pieces from portable up to
  * the one this process runs, against a direct double-precision convolution over plain channel
  * indices, and the SIMD pieces against their portable twin. Blocks 8 and 16; channel counts with
@@ -27,22 +27,25 @@ typedef struct wcase {
 
 static int g_cases;
 static int64_t g_m = 4; /* tile side of the cases: 4 = F(4x4, 3x3), 2 = F(2x2, 3x3) */
+static int64_t g_s = 1; /* stride of the cases: 1, or 2 (the polyphase stride-2 form, m 2) */
 static double g_worst; /* max |y - ref| / S over all checked outputs */
 
 static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int act, int with_z,
                      int64_t T, int64_t nsplit) {
     int64_t C = d->C, M = d->M, H = d->H, W = d->W;
-    int64_t OH = H + d->pt + d->pb - 2, OW = W + d->pl + d->pr - 2;
+    int64_t OH = (H + d->pt + d->pb - 3) / g_s + 1, OW = (W + d->pl + d->pr - 3) / g_s + 1;
+    if (H + d->pt + d->pb < 3 || W + d->pl + d->pr < 3) return;
     if (OH < 1 || OW < 1) return;
     int64_t cb = (C + b - 1) / b, mb = (M + b - 1) / b;
     size_t nx = (size_t)(cb * H * W * b), ny = (size_t)(mb * OH * OW * b);
     float *xp = malloc((size_t)(C * H * W) * 4), *wt = malloc((size_t)(M * C * 9) * 4);
     float *bt = malloc((size_t)M * 4), *x = malloc(nx * 4), *y = malloc(ny * 4);
     float *y0 = malloc(ny * 4), *z = malloc(ny * 4);
-    float *U = malloc(frt_wino_u_floats_m(C, M, g_m) * 4);
     frt_wino_geom g = {.C = C, .M = M, .H = H, .W = W, .OH = OH, .OW = OW, .pt = d->pt,
-                       .pl = d->pl, .b = b, .m = g_m, .act = act, .lo = -0.5f, .hi = 0.75f};
+                       .pl = d->pl, .b = b, .m = g_m, .s = g_s, .act = act, .lo = -0.5f,
+                       .hi = 0.75f};
     frt_wino_geom_init(&g, T);
+    float *U = malloc(frt_wino_u_floats_geom(&g) * 4);
     float *bias = calloc((size_t)g.Mp, 4);
     float *sc = aligned_alloc(64, (frt_wino_scratch_floats(&g) * 4 + 63) / 64 * 64);
     t_fill(xp, (size_t)(C * H * W), (unsigned)(C * 7 + H * 3 + W));
@@ -59,7 +62,8 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
     for (int64_t k = 0; k < mb; k++)
         for (int64_t s = 0; s < OH * OW; s++)
             for (int64_t l = M - k * b; l < b; l++) z[(k * OH * OW + s) * b + l] = NAN;
-    frt_wino_pack_m(wt, C, M, g_m, U);
+    if (g_s == 2) frt_wino_pack_geom(wt, &g, U);
+    else frt_wino_pack_m(wt, C, M, g_m, U);
     const frt_wino_variant *pv = frt_wino_variant_get(FRT_ISA_PORTABLE);
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
     /* the variant split into items one by one (in reverse), the portable one in a single call */
@@ -83,7 +87,8 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
                         for (int64_t c = 0; c < C; c++)
                             for (int64_t i = 0; i < 3; i++)
                                 for (int64_t j = 0; j < 3; j++) {
-                                    int64_t ih = oh - d->pt + i, iw = ow - d->pl + j;
+                                    int64_t ih = oh * g_s - d->pt + i,
+                                            iw = ow * g_s - d->pl + j;
                                     if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
                                         double p = (double)wt[((m * C + c) * 3 + i) * 3 + j] *
                                                    xp[(c * H + ih) * W + iw];
@@ -101,9 +106,9 @@ static void run_case(const frt_wino_variant *v, const wcase *d, int64_t b, int a
                     if (badt == ny && !(fabs(y[at] - y0[at]) <= 2 * tol)) badt = at;
                 }
     CHECK_MSG(bad == ny && bad0 == ny && badt == ny,
-              "wino%s m=%lld b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld,%lld,%lld act %d z %d T %lld "
+              "wino%s m=%lld s=%lld b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld,%lld,%lld act %d z %d T %lld "
               "split %lld: element %zu/%zu/%zu is %g / %g (portable), want %g",
-              v->suffix, (long long)g_m, (long long)b, (long long)C, (long long)M, (long long)H, (long long)W,
+              v->suffix, (long long)g_m, (long long)g_s, (long long)b, (long long)C, (long long)M, (long long)H, (long long)W,
               (long long)d->pt, (long long)d->pb, (long long)d->pl, (long long)d->pr, act,
               with_z, (long long)g.T, (long long)nsplit, bad, bad0, badt,
               bad < ny ? y[bad] : bad0 < ny ? y[bad0] : badt < ny ? y[badt] : 0.0,
@@ -136,7 +141,9 @@ static void test_cases(void) {
                             d.pt = (int64_t)(r % 3u), d.pb = (int64_t)(r / 3 % 3u);
                             d.pl = (int64_t)(r / 9 % 3u), d.pr = (int64_t)(r / 27 % 3u);
                         }
-                        int64_t T = k % 4 == 0 ? 0 : (int64_t)(k % 4) * 5 - 4; /* 0, 1, 6, 11 */
+                        /* 0, 1, 6, 11 or 16 (16 tiles: V and O groups 16 P 8 floats, a
+                           multiple of 512, padded apart: frt_wino_geom.gs) */
+                        int64_t T = k % 4 == 0 ? 0 : k % 8 == 7 ? 16 : (int64_t)(k % 4) * 5 - 4;
                         run_case(v, &d, b, (int)(k % 3), (int)(k % 2), T, (int64_t)(k % 3) + 1);
                     }
         /* realistic sizes: several tile blocks, many panels, all activations */
@@ -151,7 +158,7 @@ static void test_cases(void) {
         wcase d4 = {512, 512, 7, 7, 1, 1, 1, 1};
         run_case(v, &d4, 8, FRT_WINO_RELU, 1, 48, 1);
     }
-    printf("wino m=%lld: %d cases, worst |y - ref| / sum|w x| = %.3g\n", (long long)g_m, g_cases,
+    printf("wino m=%lld s=%lld: %d cases, worst |y - ref| / sum|w x| = %.3g\n", (long long)g_m, (long long)g_s, g_cases,
            g_worst);
 }
 
@@ -234,6 +241,8 @@ int main(void) {
     test_plan();
     test_cases();
     g_m = 2, g_cases = 0, g_worst = 0;
+    test_cases();
+    g_s = 2, g_cases = 0, g_worst = 0;
     test_cases();
     TEST_MAIN_END();
 }

@@ -571,11 +571,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_status st = frt_dn_pw_select(c, k, L, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
-    /* 3x3, stride 1, undilated, ungrouped: the own Winograd F(4x4, 3x3) where it beats oneDNN's
-       direct kernel (winoconv.c; oneDNN 2.6 has Winograd on AVX-512 only) */
+    /* 3x3, stride 1 or 2, undilated, ungrouped: the own Winograd F(4x4, 3x3) / F(2x2, 3x3) / its
+       stride-2 form where it beats oneDNN's direct kernel (winoconv.c; oneDNN 2.6 has Winograd
+       on AVX-512 only) */
     if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 &&
-        sp.s[0] == 1 && sp.s[1] == 1 && sp.d[0] == 1 && sp.d[1] == 1) {
-        frt_status st = frt_dn_wino_select(c, k, L, pl[0], pl[1], g_model_threads);
+        sp.s[0] == sp.s[1] && (sp.s[0] == 1 || sp.s[0] == 2) && sp.d[0] == 1 && sp.d[1] == 1) {
+        frt_status st = frt_dn_wino_select(c, k, L, pl[0], pl[1], sp.s[0], g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     dnnl_convolution_desc_t cd;

@@ -76,12 +76,12 @@ static size_t wino_scratch(const frt_step *s, const frt_value *values) {
  * ms per layer, F(2x2) 2.7-3.1, F(4x4) 3.1-3.3 (FRT_WINO_SMALL=0|2|4, interleaved profiles, load
  * ~5); whole model p50 27.4-28.1 -> 25.5-26.0 ms in 4 interleaved pairs. */
 static bool wino_wins(const frt_wino_geom *g, double per_tile) {
-    double ubytes = (double)frt_wino_u_floats_m(g->C, g->M, g->m) * sizeof(float);
+    double ubytes = (double)frt_wino_u_floats_geom(g) * sizeof(float);
     return ubytes <= (double)g->ntiles * per_tile;
 }
 
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
-                              int64_t pl, int threads) {
+                              int64_t pl, int64_t stride, int threads) {
     const char *env = getenv("FRT_WINO");
     bool force = env && !strcmp(env, "1");
     if (env && !strcmp(env, "0")) return FRT_DECLINE;
@@ -89,10 +89,12 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     const frt_value *Y = c->out[0];
     if (X->rank != 4 || Wt->rank != 4 || Wt->dims[2] != 3 || Wt->dims[3] != 3 ||
         Wt->dims[1] != X->dims[1] || Y->rank != 4 || Y->dims[1] != Wt->dims[0] ||
-        (L->block != 8 && L->block != 16) || pt < 0 || pl < 0)
+        (L->block != 8 && L->block != 16) || pt < 0 || pl < 0 || pt > 2 || pl > 2 ||
+        (stride != 1 && stride != 2))
         return FRT_DECLINE;
     frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
-                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = pt, .pl = pl, .b = L->block};
+                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = pt, .pl = pl, .b = L->block,
+                       .s = stride};
     /* the AVX-512 tier keeps oneDNN (its own Winograd there); AVX2 where it wins, F(4x4) or
        else F(2x2) (wino_wins). Tuning aids: FRT_WINO_M=2|4 forces the tile side of every
        Winograd layer; FRT_WINO_SMALL=0|4|2 what shapes that fail the F(4x4) rule run: oneDNN,
@@ -109,8 +111,21 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     bool wins = force;
     g.m = me && atoll(me) == 2 ? 2 : 4;
     frt_wino_geom_init(&g, 0);
+    /* stride 2 (wino.h; m is 2): 16 C M floats of U, 50 C M flops per tile. In resnet50 (Zen 3,
+       1 thread, flatrt bench --profile, FRT_WINO_S2=0|1 alternated) against oneDNN's direct
+       kernel: 128->128 56x56 -> 28x28 (196 tiles) 2.63 -> 2.22 ms, 256->256 28x28 -> 14x14 (49
+       tiles, 85 KB of U per tile) 2.71 -> 2.40, 512->512 14x14 -> 7x7 (16 tiles, 1 MiB per
+       tile) slower (4.5-4.9 -> 5.3-5.7 under load). At 2 threads (chrt -f 1, load ~7) its
+       parts scale worse than oneDNN's split (the first two 1.75 / 1.59 ms against 1.44 / 1.43):
+       oneDNN keeps stride 2 there. Rule: 1 thread, at most 0.75 MiB of U per tile;
+       FRT_WINO_S2=0 declines every stride-2 shape, 1 takes every one the rule does not (A/B). */
+    const char *s2 = getenv("FRT_WINO_S2");
+    if (g.s == 2 && s2 && !strcmp(s2, "0")) return FRT_DECLINE;
+    if (g.s == 2 && s2 && !strcmp(s2, "1")) wins = true;
+    if (g.s == 2 && !wins && (threads > 1 || !wino_wins(&g, 0.75 * 1048576.0)))
+        return FRT_DECLINE;
     if (!wins && wino_wins(&g, 1048576.0)) wins = true;
-    if (!wins && !(me && *me)) {
+    if (!wins && g.s == 1 && !(me && *me)) {
         int64_t small = se && *se ? atoll(se) : 2;
         if (small == 4) wins = true;
         if (small == 2) {
@@ -119,13 +134,16 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
             wins = (se && *se) || wino_wins(&g, 1.25 * 1048576.0);
         }
     }
-    if (T <= 0 && frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float) > 1048576)
+    /* stride 2: blocks of 24 tiles (fewer passes over U than the L2 budget's 6; resnet50's
+       layer2.0 / layer3.0 at 1 thread 2.28 / 2.37 -> 2.17 / 2.24 ms, FRT_WINO_T, chrt -f 1) */
+    if (T <= 0 && g.s == 2) T = 24;
+    if (T <= 0 && frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576)
         T = 48; /* U beyond L2: fewer blocks, fewer passes over U (14x14: one block) */
     frt_wino_geom_init(&g, T);
     frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
     dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
-    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats_m(g.C, g.M, g.m) * sizeof(float), 64);
+    float *U = frt_arena_alloc(c->arena, frt_wino_u_floats_geom(&g) * sizeof(float), 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)g.Mp * sizeof *bias, 64);
     const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
@@ -134,7 +152,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     memset(p, 0, sizeof *p);
     memset(bias, 0, (size_t)g.Mp * sizeof *bias);
     if (B) memcpy(bias, B->data, (size_t)g.M * sizeof *bias);
-    frt_wino_pack_m(Wt->data, g.C, g.M, g.m, U);
+    frt_wino_pack_geom(Wt->data, &g, U);
     p->g = g;
     p->U = U;
     p->bias = bias;
@@ -158,7 +176,8 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     k->params = p;
     k->fn = wino_run;
     k->scratch = wino_scratch;
-    if (g.m == 2) k->name = p->parts > 1 ? "wino2x3_split" : "wino2x3";
+    if (g.s == 2) k->name = p->parts > 1 ? "wino2x3s2_split" : "wino2x3s2";
+    else if (g.m == 2) k->name = p->parts > 1 ? "wino2x3_split" : "wino2x3";
     else k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
     k->in_layouts = in;
     k->out_layouts = out;

@@ -1,6 +1,6 @@
 /* The oneDNN provider's own Winograd F(4x4, 3x3) convolution (src/ops/onednn/winoconv.c, the
  * kernel in src/ops/wino.h): a 3x3, stride-1, undilated, ungrouped Conv / FusedConv on blocked
- * input and output (layout L), in place of oneDNN's direct convolution, which oneDNN 2.6 runs
+ * input and output (layout L; stride 1, or 2 in its polyphase form), in place of oneDNN's direct convolution, which oneDNN 2.6 runs
  * without Winograd below AVX-512. Internal to the provider. */
 #ifndef FRT_OPS_ONEDNN_WINOCONV_H
 #define FRT_OPS_ONEDNN_WINOCONV_H
@@ -14,10 +14,11 @@
  * FRT_DECLINE (the caller then uses oneDNN) outside that, or where oneDNN is expected to be faster
  * (the rule in winoconv.c, from the shape). The environment variable FRT_WINO overrides the rule
  * at load: "0" never takes it, "1" takes every covered shape on any tier (tests, A/B). The caller
- * checked group 1, kernel 3x3, stride 1, dilation 1, and that the input is read in L (a plain
+ * checked group 1, kernel 3x3, stride 1 or 2 in both dimensions (`stride`), dilation 1, and
+ * that the input is read in L (a plain
  * producer gets a reorder). Any other status
  * is a load failure. */
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
-                              int64_t pl, int threads);
+                              int64_t pl, int64_t stride, int threads);
 
 #endif

@@ -102,7 +102,7 @@ static void itrans2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int
         for (int64_t t = t0; t < t0 + nt; t++) {
             int64_t iy0 = t / g->tw * 2 - g->pt, ix0 = t % g->tw * 2 - g->pl;
             bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 4 <= g->H && ix0 + 4 <= g->W && !lastg;
-            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 16 * 8;
             __m256 d[4][4];
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) {
@@ -134,8 +134,60 @@ static void itrans2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int
     }
 }
 
+/* Stride 2 (wino.h): B^T d B of each 5x5 patch, 25 vectors in registers (B^T only subtracts:
+ * rows 0 and 2 minus row 2's neighbour, the odd rows copied); patches at the image edges or in a
+ * group with padding lanes are gathered with zeros first. */
+static void itrans_s2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                           float *V) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
+    const bool part = g->C % 8 != 0;
+    const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
+    for (int64_t gi = 0; gi < g->Cg; gi++) {
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        bool lastg = part && gi == g->Cg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
+            bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 5 <= g->H && ix0 + 5 <= g->W && !lastg;
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 25 * 8;
+            __m256 d[5][5];
+            for (int i = 0; i < 5; i++)
+                for (int j = 0; j < 5; j++) {
+                    int64_t yy = iy0 + i, xx = ix0 + j;
+                    if (inner) {
+                        d[i][j] = _mm256_loadu_ps(xg + (size_t)yy * rs + (size_t)xx * cs);
+                        continue;
+                    }
+                    __m256 u = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W
+                                   ? _mm256_loadu_ps(xg + (size_t)yy * rs + (size_t)xx * cs)
+                                   : zero;
+                    d[i][j] = lastg ? _mm256_and_ps(u, last) : u;
+                }
+            __m256 r[5][5];
+            for (int j = 0; j < 5; j++) { /* B^T d down the columns */
+                r[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
+                r[1][j] = d[2][j];
+                r[2][j] = _mm256_sub_ps(d[4][j], d[2][j]);
+                r[3][j] = d[1][j];
+                r[4][j] = d[3][j];
+            }
+            for (int i = 0; i < 5; i++) { /* then B along the rows */
+                _mm256_storeu_ps(v + (size_t)(i * 5 + 0) * 8, _mm256_sub_ps(r[i][0], r[i][2]));
+                _mm256_storeu_ps(v + (size_t)(i * 5 + 1) * 8, r[i][2]);
+                _mm256_storeu_ps(v + (size_t)(i * 5 + 2) * 8, _mm256_sub_ps(r[i][4], r[i][2]));
+                _mm256_storeu_ps(v + (size_t)(i * 5 + 3) * 8, r[i][1]);
+                _mm256_storeu_ps(v + (size_t)(i * 5 + 4) * 8, r[i][3]);
+            }
+        }
+    }
+}
+
 void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                           float *V) {
+    if (g->s == 2) {
+        itrans_s2_avx2(x, g, t0, nt, V);
+        return;
+    }
     if (g->m == 2) {
         itrans2_avx2(x, g, t0, nt, V);
         return;
@@ -153,7 +205,7 @@ void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, in
         for (int64_t t = t0; t < t0 + nt; t++) {
             int64_t iy0 = t / g->tw * 4 - g->pt, ix0 = t % g->tw * 4 - g->pl;
             bool inner = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= g->H && ix0 + 6 <= g->W;
-            float *v = V + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 36 * 8;
             if (inner && !lastg) {
                 itrans_patch(xg + (size_t)iy0 * rs + (size_t)ix0 * cs, rs, cs, v, xs);
                 continue;
@@ -224,13 +276,21 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
     /* V [Cg][T][P][8], O [Mp/8][T][P][8]: rows (tiles) P 8 floats apart */
     size_t P = (size_t)g->P;
     size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
-    size_t gs = (size_t)g->T * rs; /* between 8-channel groups */
-    const gemm_fn *k = P * Cp * (size_t)g->Mp * sizeof(float) > 1048576 ? gemm_pf : gemm_plain;
-    for (size_t xi = 0; xi < P; xi++) {
+    size_t gs = (size_t)g->gs; /* between 8-channel groups */
+    const gemm_fn *k = (size_t)frt_wino_u_positions(g) * Cp * (size_t)g->Mp * sizeof(float) > 1048576
+                           ? gemm_pf
+                           : gemm_plain;
+    /* the stride-2 form's positions in an order where those that share U (frt_wino_upos) are
+       adjacent: rows 0-2, then rows 3 and 4 column by column (so U's last 4x4 row is read
+       once from beyond the L2, its lines of (3, j) reused by (4, j)) */
+    static const uint8_t s2_order[25] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                         13, 14, 15, 20, 16, 21, 17, 22, 18, 23, 19, 24};
+    for (size_t q = 0; q < P; q++) {
+        size_t xi = g->s == 2 ? s2_order[q] : q;
         const float *a0 = V + xi * 8;
         float *o0 = O + xi * 8;
         for (size_t p = (size_t)p0; p < (size_t)p1; p++) {
-            const float *u = U + (xi * np + p) * Cp * 16;
+            const float *u = U + ((size_t)frt_wino_upos(g, (int64_t)xi) * np + p) * Cp * 16;
             float *op = o0 + 2 * p * gs;
             int64_t t = 0;
             for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
@@ -322,7 +382,7 @@ static void otrans2_avx2(const float *O, const float *bias, const float *z, floa
             int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
             int64_t ni = g->OH - oy0 < 2 ? g->OH - oy0 : 2;
             int64_t nj = g->OW - ox0 < 2 ? g->OW - ox0 : 2;
-            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 16 * 8;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 16 * 8;
             __m256 r0[4], r1[4];
             for (int j = 0; j < 4; j++) { /* A^T down the columns */
                 __m256 m0 = _mm256_loadu_ps(o + (size_t)(0 * 4 + j) * 8);
@@ -352,9 +412,58 @@ static void otrans2_avx2(const float *O, const float *bias, const float *z, floa
     }
 }
 
+/* Stride 2 (wino.h): A^T m A of each tile (25 vectors; A^T adds rows {0, 1, 3} and
+ * {1, 2, 4}), the epilogue of oepi; the last group's padding lanes written as 0. */
+static void otrans_s2_avx2(const float *O, const float *bias, const float *z, float *y,
+                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                           int64_t g1) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
+    const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        const __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+        const bool lastg = gi == g->Mg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t oy0 = t / g->tw * 2, ox0 = t % g->tw * 2;
+            int64_t ni = g->OH - oy0 < 2 ? g->OH - oy0 : 2;
+            int64_t nj = g->OW - ox0 < 2 ? g->OW - ox0 : 2;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 25 * 8;
+            __m256 r0[5], r1[5];
+            for (int j = 0; j < 5; j++) { /* A^T down the columns */
+                __m256 m1 = _mm256_loadu_ps(o + (size_t)(1 * 5 + j) * 8);
+                r0[j] = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(o + (size_t)j * 8), m1),
+                                      _mm256_loadu_ps(o + (size_t)(3 * 5 + j) * 8));
+                r1[j] = _mm256_add_ps(_mm256_add_ps(m1, _mm256_loadu_ps(o + (size_t)(2 * 5 + j) * 8)),
+                                      _mm256_loadu_ps(o + (size_t)(4 * 5 + j) * 8));
+            }
+            for (int i = 0; i < ni; i++) {
+                const __m256 *r = i ? r1 : r0;
+                __m256 q[2] = {_mm256_add_ps(_mm256_add_ps(r[0], r[1]), r[3]),
+                               _mm256_add_ps(_mm256_add_ps(r[1], r[2]), r[4])};
+                size_t at = yg + (size_t)(((oy0 + i) * g->OW + ox0) * g->b);
+                for (int j = 0; j < nj; j++) {
+                    size_t aj = at + (size_t)(j * g->b);
+                    __m256 v = oepi(q[j], bv, z ? z + aj : NULL, g->act, lo, hi);
+                    if (lastg) {
+                        v = _mm256_and_ps(v, last);
+                        /* a 16-lane block's second group past M: all padding */
+                        if ((gi * 8) % g->b + 8 < g->b) _mm256_storeu_ps(y + aj + 8, zero);
+                    }
+                    _mm256_storeu_ps(y + aj, v);
+                }
+            }
+        }
+    }
+}
+
 void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                           int64_t g1) {
+    if (g->s == 2) {
+        otrans_s2_avx2(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     if (g->m == 2) {
         otrans2_avx2(O, bias, z, y, g, t0, nt, g0, g1);
         return;
@@ -372,7 +481,7 @@ void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, flo
             int64_t oy0 = t / g->tw * 4, ox0 = t % g->tw * 4;
             int64_t ni = g->OH - oy0 < 4 ? g->OH - oy0 : 4;
             int64_t nj = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
-            const float *o = O + ((size_t)gi * (size_t)g->T + (size_t)(t - t0)) * 36 * 8;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * 36 * 8;
             if (ni == 4 && nj == 4 && gi != g->Mg - 1) { /* a whole tile: the fast path */
                 __m256 bv = _mm256_loadu_ps(bias + gi * 8);
                 size_t at = yg + (size_t)((oy0 * g->OW + ox0) * g->b);
