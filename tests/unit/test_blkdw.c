@@ -99,7 +99,11 @@ static void run_case(const frt_blkdw_variant *v, const dcase *d, int64_t b, int 
 static void test_loops(void) {
     static const int64_t bs[] = {8, 16};
     static const int64_t Cs[] = {1, 9, 16, 24, 40};
-    static const int64_t HWs[][2] = {{1, 1}, {2, 3}, {5, 7}, {7, 7}, {13, 30}, {14, 14}, {9, 37}};
+    /* 7x7, 14x14, 28x28, 13x13, 6x27, 9x42: widths whose outputs fill rows of 7 (the AVX2 3x3
+       row path, x86/blkdw_impl.h bd_row7: left edge, right edge passed by 0 or 1 column, top
+       and bottom rows, stride 1 and 2) */
+    static const int64_t HWs[][2] = {{1, 1},   {2, 3},   {5, 7},  {7, 7}, {13, 30},
+                                     {14, 14}, {9, 37},  {28, 28}, {13, 13}, {6, 27}, {9, 42}};
     static const int64_t Ks[] = {3, 5, 1, 2, 7};
     for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++)
         for (size_t bi = 0; bi < 2; bi++) {

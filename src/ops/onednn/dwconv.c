@@ -79,10 +79,14 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        51, 960 at 7x7 25 vs 27), stride 2 is even (96 ch 112->56 144 vs 139, 144 ch 56->28 56 vs
        54); SiLU applied at the store is slower than oneDNN's kernel + the SiLU loop after it
        (144 ch 56x56 341 vs 302, 5x5 240 ch 28x28 269 vs 200), so SiLU runs as that loop here
-       too (p->silu). */
+       too (p->silu). Since the AVX2 3x3 rows run in tiles of 7 with the edges inside them
+       (blkdw_impl.h bd_row7), stride 2 wins too: mobilenet_v2's stride-2 layers 169 -> 156 us
+       (96 ch 112->56), 64 -> 58, 23 -> 19, 21 -> 16 with the kernel before that change
+       (FRT_DNNL_OWN_DW=1 against the default, min of 3 profiles); the row tiles took the
+       microbenchmark of its 3x3 layers (min of 200 runs, warm) from 883 to 794 us. */
     int64_t OW = Y->dims[3], b = L->block, cb = (C + b - 1) / b;
     bool wins = b == 16 ? (act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56)
-                        : geo->s[0] == 1 && K == 3;
+                        : K == 3;
     if (!force && (!(b == 16 || b == 8) || !wins)) return FRT_DECLINE;
     dn_dw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(cb * K * K * b) * sizeof *w, 64);
