@@ -99,9 +99,8 @@ static void run_case(const frt_blkdw_variant *v, const dcase *d, int64_t b, int 
 static void test_loops(void) {
     static const int64_t bs[] = {8, 16};
     static const int64_t Cs[] = {1, 9, 16, 24, 40};
-    /* 7x7, 14x14, 28x28, 13x13, 6x27, 9x42: widths whose outputs fill rows of 7 (the AVX2 3x3
-       row path, x86/blkdw_impl.h bd_row7: left edge, right edge passed by 0 or 1 column, top
-       and bottom rows, stride 1 and 2) */
+    /* 7x7, 14x14, 28x28, 13x13, 6x27, 9x42: widths whose outputs fill rows of 7 (the AVX2 row
+       tiles, x86/blkdw_impl.h bd_tile7; more below) */
     static const int64_t HWs[][2] = {{1, 1},   {2, 3},   {5, 7},  {7, 7}, {13, 30},
                                      {14, 14}, {9, 37},  {28, 28}, {13, 13}, {6, 27}, {9, 42}};
     static const int64_t Ks[] = {3, 5, 1, 2, 7};
@@ -136,6 +135,19 @@ static void test_loops(void) {
                             }
                             int act = (int)((ci + hi + ki + (size_t)S) % 5);
                             run_case(v, &d, b, act);
+                        }
+            /* the AVX2 row tiles (bd_tile7: left pad K / 2, output widths 7 and 14): the right
+               edge passed by 0 to K / 2 columns, left and right edges in one tile (width 7),
+               kernel rows cut at the top and bottom (height 2 to 6), stride 1 and 2 */
+            for (int64_t K = 3; K <= 5; K += 2)
+                for (int64_t S = 1; S <= 2; S++)
+                    for (int64_t W = 7; W <= 30; W++)
+                        for (int64_t pr = 0; pr <= K / 2; pr++) {
+                            int64_t OW = (W + K / 2 + pr - K) / S + 1;
+                            if (OW != 7 && OW != 14) continue;
+                            int64_t H = 2 + (W + pr) % 5;
+                            dcase d = {9, H, W, K, S, K / 2, (W + pr) % 2 ? K / 2 : 0, K / 2, pr};
+                            run_case(v, &d, b, (int)((W + pr + K + S) % 5));
                         }
             /* every activation on the common geometries (3x3 and 5x5, stride 1 and 2) */
             for (int act = 0; act < 5; act++)

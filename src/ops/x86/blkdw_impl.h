@@ -106,56 +106,42 @@ BLKDW_INLINE void bd_tile_full(const float *xr, int64_t rs, const V *wv, V bv, f
 }
 
 #if VW == 8
-/* AVX2, 3x3 with left pad 1: T outputs of a row from the input rows at x0, x1, x2 (kernel rows
- * 0..2, each pointing at column c0 = ow S of its row, ow the tile's first output; only kernel
- * rows [I0, I1) are read: the others lie outside the image). Input column c0 - 1 + c feeds output
- * t through tap j = c - t S. left: c0 = 0, the tap at column -1 (c = 0) is skipped; right: the
- * last column ((T - 1) S + 2: only the last output's tap j = 2) lies past the image and is skipped.
- * Per kernel row its 3 weights are loaded into registers and every input vector once, feeding
- * the (up to 3) outputs it touches: T accumulators + 3 weights + the input fit the 16 ymm
- * registers and every address is a row pointer plus a constant. (The generic tiles made GCC keep
- * all 9 weights live, spill accumulators through the stack and load per-column offsets, and the
- * edge columns took a bounds-checked loop each.) Per output the same chain of FMAs as the generic
- * loop (rows, then columns, in order, the taps outside the image left out), so the same bits. */
-BLKDW_INLINE void bd_tile7(const float *x0, const float *x1, const float *x2, const V *wv, V bv,
-                           float *y, bool left, bool right, const int S, const int T,
-                           const int I0, const int I1, int act, V lo, V hi) {
+/* AVX2, K x K (3 or 5) with left pad K / 2: T outputs of a row, kernel rows [i0, i1) inside the
+ * image; xr: input row ih0 + i0 at column c0 = ow S (ow the tile's first output), rows rs floats
+ * apart. Input column c0 - K / 2 + c feeds output t through tap j = c - t S; the first lskip
+ * columns (left of the image: the row's first tile) and the last rskip (past its right edge: the
+ * last tile) are left out. Per kernel row its K weights are loaded into registers and every
+ * input vector once, feeding the outputs it touches: T accumulators + K weights + the input fit
+ * the 16 ymm registers and every address is the row pointer plus a constant. (The generic tiles
+ * made GCC keep all the weights live, spill accumulators through the stack and load per-column
+ * offsets, and the edge columns took a bounds-checked loop each.) Per output the same chain of
+ * FMAs as the generic loop (rows, then columns, in order, the taps outside the image left out),
+ * so the same bits. */
+BLKDW_INLINE void bd_tile7(const float *xr, int64_t rs, int64_t i0, int64_t i1, const V *wv,
+                           V bv, float *y, int lskip, int rskip, const int K, const int S,
+                           const int T, int act, V lo, V hi) {
+    const int NC = (T - 1) * S + K; /* input columns of the tile */
     V acc[8];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) acc[t] = bv;
-#pragma GCC unroll 3
-    for (int i = I0; i < I1; i++) {
-        const float *xi = (i == 0 ? x0 : i == 1 ? x1 : x2) - VW; /* column c0 - 1 */
-        V w0 = wv[i * 3], w1 = wv[i * 3 + 1], w2 = wv[i * 3 + 2];
-#pragma GCC unroll 32
-        for (int c = 0; c < (T - 1) * S + 3; c++) {
-            if ((c == 0 && left) || (c == (T - 1) * S + 2 && right)) continue;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = xr + (i - i0) * rs - (K / 2) * VW; /* column c0 - K / 2 */
+        V w[5];
+#pragma GCC unroll 5
+        for (int j = 0; j < K; j++) w[j] = wv[i * K + j];
+#pragma GCC unroll 40
+        for (int c = 0; c < NC; c++) {
+            if (c < lskip || c >= NC - rskip) continue;
             V xv = vload(xi + c * VW);
 #pragma GCC unroll 8
             for (int t = 0; t < T; t++) {
                 int j = c - t * S;
-                if (j == 0) acc[t] = vfma(xv, w0, acc[t]);
-                else if (j == 1) acc[t] = vfma(xv, w1, acc[t]);
-                else if (j == 2) acc[t] = vfma(xv, w2, acc[t]);
+                if (j >= 0 && j < K) acc[t] = vfma(xv, w[j], acc[t]);
             }
         }
     }
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) vstore(y + t * VW, bd_act(acc[t], act, lo, hi));
-}
-
-/* One output row of a 3x3 block with left pad 1 and OW a multiple of 7, kernel rows [I0, I1)
- * inside the image: tiles of 7 outputs (7 accumulators), the first with the left edge, the last
- * with the right one when its last tap passes the image (rover). x0: input row of kernel row 0
- * (any valid pointer when I0 = 1), rs floats apart. */
-BLKDW_INLINE void bd_row7(const float *x0, const float *x1, const float *x2, const V *wv, V bv,
-                          float *yr, int64_t OW, bool rover, const int S, const int I0,
-                          const int I1, int act, V lo, V hi) {
-    for (int64_t ow = 0; ow < OW; ow += 7) {
-        int64_t o = ow * S * VW;
-        bd_tile7(x0 + o, x1 + o, x2 + o, wv, bv, yr + ow * VW, ow == 0, rover && ow + 7 == OW, S,
-                 7, I0, I1, act, lo, hi);
-    }
 }
 #endif
 
@@ -195,10 +181,11 @@ BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
     if (ow_hi > OW) ow_hi = OW;
     if (ow_hi < ow_lo) ow_hi = ow_lo;
 #if VW == 8
-    /* 3x3, left pad 1, rows in tiles of 7 (mobilenet widths 7 << k): the last output's taps pass
-       the image's right edge by at most one column (rover) */
-    int64_t over = (OW - 1) * S + 2 - W; /* columns the last output's taps pass the last one */
-    bool rows7 = K == 3 && g->pl == 1 && OW % 7 == 0 && over <= 1;
+    /* left pad K / 2 and OW a multiple of 7 (mobilenet / efficientnet widths 7 << k): rows in
+       tiles of 7 with the edges inside the first and the last; the last output's taps pass the
+       image's right edge by `over` <= K / 2 columns */
+    int64_t over = (OW - 1) * S + K - 1 - g->pl - (W - 1);
+    bool rows7 = g->pl == K / 2 && OW % 7 == 0 && over <= K / 2 && W >= K;
 #endif
     for (int64_t oh = 0; oh < g->OH; oh++) {
         int64_t ih0 = oh * S - g->pt;
@@ -209,19 +196,11 @@ BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
         /* input row ih0 + i0 (inside the image when i1 > i0) */
         const float *xr = i1 > i0 ? xk + (ih0 + i0) * rs : xk;
 #if VW == 8
-        if (rows7 && i0 <= 1 && i1 >= 2) {
-            /* kernel row i is input row ih0 + i (rows outside the image: not read) */
-            const float *q[3];
-            for (int i = 0; i < 3; i++) q[i] = i >= i0 && i < i1 ? xk + (ih0 + i) * rs : xk;
-            bool rover = over == 1;
-            if (i0 == 0 && i1 == 3)
-                bd_row7(q[0], q[1], q[2], wv, bv, yr, OW, rover, S, 0, 3, act, lo, hi);
-            else if (i0 == 1 && i1 == 3)
-                bd_row7(q[0], q[1], q[2], wv, bv, yr, OW, rover, S, 1, 3, act, lo, hi);
-            else if (i0 == 0)
-                bd_row7(q[0], q[1], q[2], wv, bv, yr, OW, rover, S, 0, 2, act, lo, hi);
-            else
-                bd_row7(q[0], q[1], q[2], wv, bv, yr, OW, rover, S, 1, 2, act, lo, hi);
+        if (rows7 && i1 > i0) {
+            for (int64_t ow = 0; ow < OW; ow += 7)
+                bd_tile7(xr + ow * S * VW, rs, i0, i1, wv, bv, yr + ow * VW,
+                         ow == 0 ? K / 2 : 0, ow + 7 == OW && over > 0 ? (int)over : 0, K, S, 7,
+                         act, lo, hi);
             continue;
         }
 #endif
