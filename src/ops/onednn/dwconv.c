@@ -83,10 +83,15 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        (blkdw_impl.h bd_row7), stride 2 wins too: mobilenet_v2's stride-2 layers 169 -> 156 us
        (96 ch 112->56), 64 -> 58, 23 -> 19, 21 -> 16 with the kernel before that change
        (FRT_DNNL_OWN_DW=1 against the default, min of 3 profiles); the row tiles took the
-       microbenchmark of its 3x3 layers (min of 200 runs, warm) from 883 to 794 us. */
+       microbenchmark of its 3x3 layers (min of 200 runs, warm) from 883 to 794 us. With the row
+       tiles 5x5 wins as well: efficientnet_b0's 5x5 layers (SiLU) against oneDNN's jit_dw
+       (FRT_DNNL_OWN_DW=1 against the default, min per node of 3 profiles on a loaded host):
+       672 ch 14x14 318 -> 188, 231 -> 115, 190 -> 81 us; 240 ch 28x28 332 -> 209; 1152 ch 7x7
+       239 -> 51, 78 -> 51, 76 -> 50; stride 2 144 ch 56->28 149 -> 119, 672 ch 14->7 50 -> 37.
+       So on the AVX2 tier every 3x3 and 5x5 layer of stride 1 or 2 runs here. */
     int64_t OW = Y->dims[3], b = L->block, cb = (C + b - 1) / b;
     bool wins = b == 16 ? (act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56)
-                        : K == 3;
+                        : true;
     if (!force && (!(b == 16 || b == 8) || !wins)) return FRT_DECLINE;
     dn_dw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(cb * K * K * b) * sizeof *w, 64);
