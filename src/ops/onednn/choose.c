@@ -18,6 +18,9 @@
  * In a model the weights come from L3 or memory, not from a loop's warm cache: 4x3 wins from
  * 13x13 up while its transformed weights fit the 1 MB L2, and loses when they do not (2.25x the
  * weight bytes of 2x3); 2x3 also wins for 32 output channels at 14x14. */
+#if FRT_HAVE_DNNL /* (compiled either way, CMakeLists.txt: the -DFRT_USE_DNNL=OFF build linked
+                     calls to oneDNN from here) */
+
 #include "choose.h"
 
 #include <stdlib.h>
@@ -65,3 +68,5 @@ dnnl_status_t frt_dn_pd_prefer(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t o
     }
     return dnnl_unimplemented;
 }
+
+#endif /* FRT_HAVE_DNNL */
