@@ -8,6 +8,7 @@
 #ifndef FRT_OPS_BLKDW_H
 #define FRT_OPS_BLKDW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cpu.h"
@@ -51,6 +52,12 @@ const frt_blkdw_variant *frt_blkdw_variant_get(frt_isa cap, int64_t b);
 /* The loop to run for block size b, kernel K and stride S on tier cap or below: the variant's, or
  * the portable one for a geometry the variant does not take. */
 frt_blkdw_fn frt_blkdw_get(frt_isa cap, int64_t b, int64_t K, int64_t S);
+
+/* Whether the AVX2 loop (b = 8) runs geometry g in its row tiles of 7 outputs (x86/blkdw_impl.h
+ * bd_tile7): left pad K / 2, OW a multiple of 7, the last output's taps past the right edge by
+ * at most K / 2 columns. There an activation applied at the store costs less than a pass over
+ * the output after it (SiLU: onednn/dwconv.c). */
+bool frt_blkdw_row_tiles(const frt_blkdw_geom *g);
 
 /* Packs plain depthwise weights wt[C][1][K][K] and bias (NULL: zero) into the blocked w and
  * bias_out of frt_blkdw_geom (ceil(C/b) K K b and ceil(C/b) b floats). */

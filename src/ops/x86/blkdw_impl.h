@@ -185,7 +185,7 @@ BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
        tiles of 7 with the edges inside the first and the last; the last output's taps pass the
        image's right edge by `over` <= K / 2 columns */
     int64_t over = (OW - 1) * S + K - 1 - g->pl - (W - 1);
-    bool rows7 = g->pl == K / 2 && OW % 7 == 0 && over <= K / 2 && W >= K;
+    bool rows7 = frt_blkdw_row_tiles(g);
 #endif
     for (int64_t oh = 0; oh < g->OH; oh++) {
         int64_t ih0 = oh * S - g->pt;
