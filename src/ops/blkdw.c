@@ -62,12 +62,6 @@ void frt_blkdw_portable(const float *x, const float *w, const float *bias, float
     }
 }
 
-bool frt_blkdw_row_tiles(const frt_blkdw_geom *g) {
-    int64_t over = (g->OW - 1) * g->S + g->K - 1 - g->pl - (g->W - 1);
-    return (g->K == 3 || g->K == 5) && (g->S == 1 || g->S == 2) && g->pl == g->K / 2 &&
-           g->OW % 7 == 0 && over <= g->K / 2 && g->W >= g->K;
-}
-
 static const frt_blkdw_variant blkdw_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
