@@ -8,6 +8,7 @@
 #ifndef FRT_OPS_BLKDW_H
 #define FRT_OPS_BLKDW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cpu.h"
@@ -29,6 +30,10 @@ typedef struct frt_blkdw_geom {
     int64_t K, S, pt, pl;
     int act;
     float lo, hi;               /* CLIP bounds */
+    /* Floats between consecutive channel blocks of x (xbs) and of y (ybs); 0 means whole images
+     * (H W b and OH OW b). A fused step (blkir.h) runs row strips held in scratch buffers of more
+     * rows than the strip with them. */
+    int64_t xbs, ybs;
 } frt_blkdw_geom;
 
 typedef void (*frt_blkdw_fn)(const float *x, const float *w, const float *bias, float *y,
@@ -47,6 +52,16 @@ const frt_blkdw_variant *frt_blkdw_variant_get(frt_isa cap, int64_t b);
 /* The loop to run for block size b, kernel K and stride S on tier cap or below: the variant's, or
  * the portable one for a geometry the variant does not take. */
 frt_blkdw_fn frt_blkdw_get(frt_isa cap, int64_t b, int64_t K, int64_t S);
+
+/* Whether the AVX2 loop (b = 8) runs geometry g in its row tiles of 7 outputs (x86/blkdw_impl.h
+ * bd_tile7): left pad K / 2, OW a multiple of 7, the last output's taps past the right edge by
+ * at most K / 2 columns. There an activation applied at the store costs less than a pass over
+ * the output after it (SiLU: onednn/dwconv.c). (Inline: the loop files call nothing of blkdw.c.) */
+static inline bool frt_blkdw_row_tiles(const frt_blkdw_geom *g) {
+    int64_t over = (g->OW - 1) * g->S + g->K - 1 - g->pl - (g->W - 1);
+    return (g->K == 3 || g->K == 5) && (g->S == 1 || g->S == 2) && g->pl == g->K / 2 &&
+           g->OW % 7 == 0 && over <= g->K / 2 && g->W >= g->K;
+}
 
 /* Packs plain depthwise weights wt[C][1][K][K] and bias (NULL: zero) into the blocked w and
  * bias_out of frt_blkdw_geom (ceil(C/b) K K b and ceil(C/b) b floats). */

@@ -53,7 +53,7 @@ static void run_case(const frt_blkdw_variant *v, const dcase *d, int64_t b, int 
                 x[(k * H * W + s) * b + l] = c < C ? xp[c * H * W + s] : NAN;
             }
     frt_blkdw_pack(wt, bt, C, K, b, w, bias);
-    frt_blkdw_geom g = {C, H, W, OH, OW, K, S, d->pt, d->pl, act, -0.5f, 1.5f};
+    frt_blkdw_geom g = {C, H, W, OH, OW, K, S, d->pt, d->pl, act, -0.5f, 1.5f, 0, 0};
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
     frt_blkdw_get(v->isa, b, K, S)(x, w, bias, y, &g, b);
     frt_blkdw_portable(x, w, bias, y0, &g, b);
@@ -99,7 +99,10 @@ static void run_case(const frt_blkdw_variant *v, const dcase *d, int64_t b, int 
 static void test_loops(void) {
     static const int64_t bs[] = {8, 16};
     static const int64_t Cs[] = {1, 9, 16, 24, 40};
-    static const int64_t HWs[][2] = {{1, 1}, {2, 3}, {5, 7}, {7, 7}, {13, 30}, {14, 14}, {9, 37}};
+    /* 7x7, 14x14, 28x28, 13x13, 6x27, 9x42: widths whose outputs fill rows of 7 (the AVX2 row
+       tiles, x86/blkdw_impl.h bd_tile7; more below) */
+    static const int64_t HWs[][2] = {{1, 1},   {2, 3},   {5, 7},  {7, 7}, {13, 30},
+                                     {14, 14}, {9, 37},  {28, 28}, {13, 13}, {6, 27}, {9, 42}};
     static const int64_t Ks[] = {3, 5, 1, 2, 7};
     for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++)
         for (size_t bi = 0; bi < 2; bi++) {
@@ -133,6 +136,19 @@ static void test_loops(void) {
                             int act = (int)((ci + hi + ki + (size_t)S) % 5);
                             run_case(v, &d, b, act);
                         }
+            /* the AVX2 row tiles (bd_tile7: left pad K / 2, output widths 7 and 14): the right
+               edge passed by 0 to K / 2 columns, left and right edges in one tile (width 7),
+               kernel rows cut at the top and bottom (height 2 to 6), stride 1 and 2 */
+            for (int64_t K = 3; K <= 5; K += 2)
+                for (int64_t S = 1; S <= 2; S++)
+                    for (int64_t W = 7; W <= 30; W++)
+                        for (int64_t pr = 0; pr <= K / 2; pr++) {
+                            int64_t OW = (W + K / 2 + pr - K) / S + 1;
+                            if (OW != 7 && OW != 14) continue;
+                            int64_t H = 2 + (W + pr) % 5;
+                            dcase d = {9, H, W, K, S, K / 2, (W + pr) % 2 ? K / 2 : 0, K / 2, pr};
+                            run_case(v, &d, b, (int)((W + pr + K + S) % 5));
+                        }
             /* every activation on the common geometries (3x3 and 5x5, stride 1 and 2) */
             for (int act = 0; act < 5; act++)
                 for (int64_t K = 3; K <= 5; K += 2)
@@ -162,7 +178,7 @@ static void test_specials(void) {
                     /* centre tap only; the others multiply x too: make them see 0 */
                     for (int s = 0; s < 9; s++)
                         if (s != 4) x[s * b] = 0.0f;
-                    frt_blkdw_geom g = {1, 3, 3, 1, 1, 3, 1, 0, 0, act, -0.5f, 1.5f};
+                    frt_blkdw_geom g = {1, 3, 3, 1, 1, 3, 1, 0, 0, act, -0.5f, 1.5f, 0, 0};
                     frt_blkdw_get(v->isa, b, 3, 1)(x, w, bias, y, &g, b);
                     double r = ref_act(act, in[i], -0.5, 1.5);
                     if (act == FRT_BLKDW_SILU && in[i] == -INFINITY) r = NAN;

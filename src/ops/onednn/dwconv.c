@@ -79,10 +79,19 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        51, 960 at 7x7 25 vs 27), stride 2 is even (96 ch 112->56 144 vs 139, 144 ch 56->28 56 vs
        54); SiLU applied at the store is slower than oneDNN's kernel + the SiLU loop after it
        (144 ch 56x56 341 vs 302, 5x5 240 ch 28x28 269 vs 200), so SiLU runs as that loop here
-       too (p->silu). */
+       too (p->silu). Since the AVX2 3x3 rows run in tiles of 7 with the edges inside them
+       (blkdw_impl.h bd_row7), stride 2 wins too: mobilenet_v2's stride-2 layers 169 -> 156 us
+       (96 ch 112->56), 64 -> 58, 23 -> 19, 21 -> 16 with the kernel before that change
+       (FRT_DNNL_OWN_DW=1 against the default, min of 3 profiles); the row tiles took the
+       microbenchmark of its 3x3 layers (min of 200 runs, warm) from 883 to 794 us. With the row
+       tiles 5x5 wins as well: efficientnet_b0's 5x5 layers (SiLU) against oneDNN's jit_dw
+       (FRT_DNNL_OWN_DW=1 against the default, min per node of 3 profiles on a loaded host):
+       672 ch 14x14 318 -> 188, 231 -> 115, 190 -> 81 us; 240 ch 28x28 332 -> 209; 1152 ch 7x7
+       239 -> 51, 78 -> 51, 76 -> 50; stride 2 144 ch 56->28 149 -> 119, 672 ch 14->7 50 -> 37.
+       So on the AVX2 tier every 3x3 and 5x5 layer of stride 1 or 2 runs here. */
     int64_t OW = Y->dims[3], b = L->block, cb = (C + b - 1) / b;
     bool wins = b == 16 ? (act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56)
-                        : geo->s[0] == 1 && K == 3;
+                        : true;
     if (!force && (!(b == 16 || b == 8) || !wins)) return FRT_DECLINE;
     dn_dw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(cb * K * K * b) * sizeof *w, 64);
@@ -102,7 +111,10 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     p->w = w;
     p->bias = bias;
     p->b = b;
-    if (b == 8 && act == FRT_BLKDW_SILU) {
+    /* (with the row tiles SiLU at the store wins: cold output, just-written input, min of 12:
+       32 ch 112x112 297 -> 237 us, 96 ch 112->56 320 -> 236, 144 ch 56x56 326 -> 265, 5x5 144
+       ch 56->28 226 -> 213, 5x5 240 ch 28x28 179 -> 169, 480 ch 14x14 66 -> 55) */
+    if (b == 8 && act == FRT_BLKDW_SILU && !frt_blkdw_row_tiles(&p->g)) {
         p->g.act = FRT_BLKDW_NONE;
         p->silu = frt_actp_variant_get(c->isa)->pointwise;
     }

@@ -16,6 +16,7 @@
 
 #define BLKDW_INLINE static inline __attribute__((always_inline))
 
+
 /* e^x for x <= 88 (clamped below at -104): Cody-Waite split of ln2 and a degree-6 polynomial;
  * NaN stays NaN. */
 BLKDW_INLINE V bd_exp(V x) {
@@ -104,6 +105,46 @@ BLKDW_INLINE void bd_tile_full(const float *xr, int64_t rs, const V *wv, V bv, f
     for (int t = 0; t < T; t++) vstore(y + t * VW, bd_act(acc[t], act, lo, hi));
 }
 
+#if VW == 8
+/* AVX2, K x K (3 or 5) with left pad K / 2: T outputs of a row, kernel rows [i0, i1) inside the
+ * image; xr: input row ih0 + i0 at column c0 = ow S (ow the tile's first output), rows rs floats
+ * apart. Input column c0 - K / 2 + c feeds output t through tap j = c - t S; the first lskip
+ * columns (left of the image: the row's first tile) and the last rskip (past its right edge: the
+ * last tile) are left out. Per kernel row its K weights are loaded into registers and every
+ * input vector once, feeding the outputs it touches: T accumulators + K weights + the input fit
+ * the 16 ymm registers and every address is the row pointer plus a constant. (The generic tiles
+ * made GCC keep all the weights live, spill accumulators through the stack and load per-column
+ * offsets, and the edge columns took a bounds-checked loop each.) Per output the same chain of
+ * FMAs as the generic loop (rows, then columns, in order, the taps outside the image left out),
+ * so the same bits. */
+BLKDW_INLINE void bd_tile7(const float *xr, int64_t rs, int64_t i0, int64_t i1, const V *wv,
+                           V bv, float *y, int lskip, int rskip, const int K, const int S,
+                           const int T, int act, V lo, V hi) {
+    const int NC = (T - 1) * S + K; /* input columns of the tile */
+    V acc[8];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) acc[t] = bv;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = xr + (i - i0) * rs - (K / 2) * VW; /* column c0 - K / 2 */
+        V w[5];
+#pragma GCC unroll 5
+        for (int j = 0; j < K; j++) w[j] = wv[i * K + j];
+#pragma GCC unroll 40
+        for (int c = 0; c < NC; c++) {
+            if (c < lskip || c >= NC - rskip) continue;
+            V xv = vload(xi + c * VW);
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) {
+                int j = c - t * S;
+                if (j >= 0 && j < K) acc[t] = vfma(xv, w[j], acc[t]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) vstore(y + t * VW, bd_act(acc[t], act, lo, hi));
+}
+#endif
+
 /* one output at column ow with column bounds checks; xr as for bd_tile at column 0 of the row
  * (c0 = ow S - pl may be outside [0, W)) */
 BLKDW_INLINE void bd_edge(const float *xr, int64_t rs, int64_t c0, int64_t W, int64_t i0,
@@ -139,6 +180,13 @@ BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
     if (ow_lo > OW) ow_lo = OW;
     if (ow_hi > OW) ow_hi = OW;
     if (ow_hi < ow_lo) ow_hi = ow_lo;
+#if VW == 8
+    /* left pad K / 2 and OW a multiple of 7 (mobilenet / efficientnet widths 7 << k): rows in
+       tiles of 7 with the edges inside the first and the last; the last output's taps pass the
+       image's right edge by `over` <= K / 2 columns */
+    int64_t over = (OW - 1) * S + K - 1 - g->pl - (W - 1);
+    bool rows7 = frt_blkdw_row_tiles(g);
+#endif
     for (int64_t oh = 0; oh < g->OH; oh++) {
         int64_t ih0 = oh * S - g->pt;
         int64_t i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < K ? H - ih0 : K;
@@ -147,13 +195,22 @@ BLKDW_INLINE void bd_block(const float *xk, const float *wk, V bv, float *yk,
         float *yr = yk + oh * OW * VW;
         /* input row ih0 + i0 (inside the image when i1 > i0) */
         const float *xr = i1 > i0 ? xk + (ih0 + i0) * rs : xk;
+#if VW == 8
+        if (rows7 && i1 > i0) {
+            for (int64_t ow = 0; ow < OW; ow += 7)
+                bd_tile7(xr + ow * S * VW, rs, i0, i1, wv, bv, yr + ow * VW,
+                         ow == 0 ? K / 2 : 0, ow + 7 == OW && over > 0 ? (int)over : 0, K, S, 7,
+                         act, lo, hi);
+            continue;
+        }
+#endif
         int64_t ow = 0;
         for (; ow < ow_lo; ow++)
             bd_edge(xr, rs, ow * S - g->pl, W, i0, i1, wv, bv, yr + ow * VW, K, act, lo, hi);
         if (full)
             for (; ow + BLKDW_T <= ow_hi; ow += BLKDW_T)
-                bd_tile_full(xr + (ow * S - g->pl) * VW, rs, wv, bv, yr + ow * VW, K, S, BLKDW_T,
-                             act, lo, hi);
+                bd_tile_full(xr + (ow * S - g->pl) * VW, rs, wv, bv, yr + ow * VW, K, S,
+                             BLKDW_T, act, lo, hi);
         else
             for (; ow + BLKDW_T <= ow_hi; ow += BLKDW_T)
                 bd_tile(xr + (ow * S - g->pl) * VW, rs, i0, i1, wv, bv, yr + ow * VW, K, S,
@@ -198,10 +255,11 @@ void BLKDW_NAME(const float *x, const float *w, const float *bias, float *y,
         : g->K == 5 && g->S == 2 ? bd_run_5_2
                                  : NULL;
     if (!run || b != VW) return; /* not a geometry of this loop: frt_blkdw_get never picks it */
-    int64_t cb = (g->C + VW - 1) / VW, osz = g->OH * g->OW * VW;
+    int64_t cb = (g->C + VW - 1) / VW;
+    int64_t xbs = g->xbs ? g->xbs : g->H * g->W * VW, ybs = g->ybs ? g->ybs : g->OH * g->OW * VW;
     for (int64_t k = 0; k < cb; k++) {
-        float *yk = y + k * osz;
-        run(x + k * g->H * g->W * VW, w + k * g->K * g->K * VW, vload(bias + k * VW), yk, g);
+        float *yk = y + k * ybs;
+        run(x + k * xbs, w + k * g->K * g->K * VW, vload(bias + k * VW), yk, g);
         int64_t valid = g->C - k * VW;
         /* padding lanes: zero weights and bias, but the input's padding lanes may hold anything */
         if (valid < VW)
