@@ -141,20 +141,3 @@ add_test(NAME runtime.const_buffer
           ${FRT_DIGITS_DIR}/digits.onnx)
 set_tests_properties(runtime.const_buffer PROPERTIES FIXTURES_REQUIRED frt_models LABELS runtime
   TIMEOUT 600)
-
-# flatrt::InvertedResidual (passes/fuse_cnn.c, off by default: FRT_FUSE_IR=1): MobileNetV2's
-# blocks as one node, the oneDNN provider's row-strip kernel (onednn/irconv.c) at 1 and 2 threads,
-# and the builtin plain reference (ops/invres.c) where the provider is told to decline it.
-if(FRT_USE_DNNL)
-  foreach(t 1 2)
-    add_test(NAME e2e.mobilenet_v2_invres_threads${t}
-             COMMAND check_model ${FRT_MODELS_DIR}/mobilenet_v2 --threads ${t})
-    set_tests_properties(e2e.mobilenet_v2_invres_threads${t} PROPERTIES
-                         FIXTURES_REQUIRED frt_models LABELS e2e TIMEOUT 600
-                         ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_FUSE_IR=1")
-  endforeach()
-  add_test(NAME e2e.mobilenet_v2_invres_ref COMMAND check_model ${FRT_MODELS_DIR}/mobilenet_v2)
-  set_tests_properties(e2e.mobilenet_v2_invres_ref PROPERTIES FIXTURES_REQUIRED frt_models
-                       LABELS e2e TIMEOUT 600
-                       ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_FUSE_IR=1;FRT_DNNL_SKIP=InvertedResidual")
-endif()

@@ -33,10 +33,9 @@ static float act1(const frt_blkdw_geom *g, float v) {
 void frt_blkdw_portable(const float *x, const float *w, const float *bias, float *y,
                         const frt_blkdw_geom *g, int64_t b) {
     int64_t cb = (g->C + b - 1) / b, K = g->K, S = g->S;
-    int64_t xbs = g->xbs ? g->xbs : g->H * g->W * b, ybs = g->ybs ? g->ybs : g->OH * g->OW * b;
     for (int64_t k = 0; k < cb; k++) {
-        const float *xk = x + k * xbs, *wk = w + k * K * K * b;
-        float *yk = y + k * ybs;
+        const float *xk = x + k * g->H * g->W * b, *wk = w + k * K * K * b;
+        float *yk = y + k * g->OH * g->OW * b;
         int64_t valid = g->C - k * b < b ? g->C - k * b : b;
         for (int64_t oh = 0; oh < g->OH; oh++)
             for (int64_t ow = 0; ow < g->OW; ow++) {

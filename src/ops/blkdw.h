@@ -30,10 +30,6 @@ typedef struct frt_blkdw_geom {
     int64_t K, S, pt, pl;
     int act;
     float lo, hi;               /* CLIP bounds */
-    /* Floats between consecutive channel blocks of x (xbs) and of y (ybs); 0 means whole images
-     * (H W b and OH OW b). A fused step (blkir.h) runs row strips held in scratch buffers of more
-     * rows than the strip with them. */
-    int64_t xbs, ybs;
 } frt_blkdw_geom;
 
 typedef void (*frt_blkdw_fn)(const float *x, const float *w, const float *bias, float *y,

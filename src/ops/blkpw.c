@@ -27,19 +27,18 @@ static inline float act1(const frt_blkpw_geom *g, float v) {
 
 void frt_blkpw_portable(const float *x, const float *w, const float *bias, const float *z,
                         float *y, const frt_blkpw_geom *g, int64_t s0, int64_t s1) {
-    int64_t C = g->C, mb = (g->M + 7) / 8;
-    int64_t xs = g->xs ? g->xs : g->S, ys = g->ys ? g->ys : g->S;
+    int64_t C = g->C, S = g->S, mb = (g->M + 7) / 8;
     for (int64_t m = 0; m < mb; m++)
         for (int64_t s = s0; s < s1; s++)
             for (int l = 0; l < 8; l++) {
-                size_t at = (size_t)((m * ys + s) * 8 + l);
+                size_t at = (size_t)((m * S + s) * 8 + l);
                 if (m * 8 + l >= g->M) {
                     y[at] = 0.0f;
                     continue;
                 }
                 float acc = bias[m * 8 + l];
                 for (int64_t c = 0; c < C; c++)
-                    acc = fmaf(x[((c / 8) * xs + s) * 8 + c % 8], w[(m * C + c) * 8 + l], acc);
+                    acc = fmaf(x[((c / 8) * S + s) * 8 + c % 8], w[(m * C + c) * 8 + l], acc);
                 if (z) acc += z[at];
                 y[at] = act1(g, acc);
             }

@@ -30,10 +30,6 @@ typedef struct frt_blkpw_geom {
     int64_t C, M, S;
     int act;
     float lo, hi;
-    /* Distances in pixels between consecutive channel blocks of x (xs) and of y and z (ys); 0
-     * means S (whole images). A fused step (blkir.h) reads and writes row strips of larger
-     * images or of scratch buffers with them: block k of x then starts at x + k xs 8. */
-    int64_t xs, ys;
 } frt_blkpw_geom;
 
 typedef void (*frt_blkpw_fn)(const float *x, const float *w, const float *bias, const float *z,

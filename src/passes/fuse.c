@@ -282,10 +282,7 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
             removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
         if (FRT_OP_BUILT(Sigmoid) && strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
-    int r = frt_pass_fuse_invres(g, arena, st); /* fuse_cnn.c */
-    if (r < 0) return -1;
-    removed += r;
-    r = frt_pass_fuse_xf(g, arena, st);
+    int r = frt_pass_fuse_xf(g, arena, st);
     if (r < 0) return -1;
     if (FRT_OP_BUILT(Mul))
         for (size_t i = 0; i < g->n_nodes; i++) mul_big_first(g, &g->nodes[i]);

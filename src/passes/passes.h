@@ -35,10 +35,6 @@ int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), 
 /* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
  * frt_pass_fuse. Returns the number of nodes removed. */
 int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
-/* MobileNetV2's inverted-residual blocks (1x1, 3x3 depthwise, 1x1 [+ residual]) into
- * flatrt::InvertedResidual where the oneDNN provider runs them, with FRT_FUSE_IR=1 only
- * (fuse_cnn.c); returns the nodes removed, or -1 with *st set. */
-int frt_pass_fuse_invres(frt_graph *g, frt_arena *arena, frt_status *st);
 /* Moves an AveragePool without pads (after an optional all-zero Pad) in front of the 1x1 Conv
  * node `conv` that feeds it (src/passes/fuse_pool.c), called by frt_pass_fuse. *swapped is set
  * when it did: the pool then sits at conv's index and the conv at the pool's. Returns the number

@@ -53,7 +53,7 @@ static void run_case(const frt_blkdw_variant *v, const dcase *d, int64_t b, int 
                 x[(k * H * W + s) * b + l] = c < C ? xp[c * H * W + s] : NAN;
             }
     frt_blkdw_pack(wt, bt, C, K, b, w, bias);
-    frt_blkdw_geom g = {C, H, W, OH, OW, K, S, d->pt, d->pl, act, -0.5f, 1.5f, 0, 0};
+    frt_blkdw_geom g = {C, H, W, OH, OW, K, S, d->pt, d->pl, act, -0.5f, 1.5f};
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
     frt_blkdw_get(v->isa, b, K, S)(x, w, bias, y, &g, b);
     frt_blkdw_portable(x, w, bias, y0, &g, b);
@@ -178,7 +178,7 @@ static void test_specials(void) {
                     /* centre tap only; the others multiply x too: make them see 0 */
                     for (int s = 0; s < 9; s++)
                         if (s != 4) x[s * b] = 0.0f;
-                    frt_blkdw_geom g = {1, 3, 3, 1, 1, 3, 1, 0, 0, act, -0.5f, 1.5f, 0, 0};
+                    frt_blkdw_geom g = {1, 3, 3, 1, 1, 3, 1, 0, 0, act, -0.5f, 1.5f};
                     frt_blkdw_get(v->isa, b, 3, 1)(x, w, bias, y, &g, b);
                     double r = ref_act(act, in[i], -0.5, 1.5);
                     if (act == FRT_BLKDW_SILU && in[i] == -INFINITY) r = NAN;

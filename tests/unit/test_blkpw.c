@@ -47,7 +47,7 @@ static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S
                 z[(k * S + s) * 8 + l] = m < M ? zp[m * S + s] : NAN;
             }
     frt_blkpw_pack(wt, bt, C, M, w, bias);
-    frt_blkpw_geom g = {C, M, S, act, -0.5f, 1.5f, 0, 0};
+    frt_blkpw_geom g = {C, M, S, act, -0.5f, 1.5f};
     const float *zz = NULL;
     if (zmode == 1) zz = z;
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
@@ -145,7 +145,7 @@ static void test_specials(void) {
                 /* 1 -> 1 channel, 1 pixel, weight 1, no bias: the output is act(x) */
                 float x[8], w[8] = {1}, bias[8] = {0}, y[8];
                 for (int l = 0; l < 8; l++) x[l] = l ? NAN : in[i];
-                frt_blkpw_geom g = {1, 1, 1, act, -0.5f, 1.5f, 0, 0};
+                frt_blkpw_geom g = {1, 1, 1, act, -0.5f, 1.5f};
                 v->run(x, w, bias, NULL, y, &g, 0, 1);
                 double r = ref_act(act, in[i]);
                 bool ok = isnan(r) ? isnan(y[0]) : y[0] == r;

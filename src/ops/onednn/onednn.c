@@ -48,7 +48,6 @@
 #include "choose.h"
 #include "dwconv.h"
 #include "gemvconv.h"
-#include "irconv.h"
 #include "pwconv.h"
 #include "onednn_impl.h"
 #include "relay.h"
@@ -1367,8 +1366,7 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
     if (!L) return decline(c, "ISA tier below AVX2");
     const char *t = def->op_type;
     bool internal = !strcmp(def->domain, FRT_DOMAIN_INTERNAL);
-    if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0 &&
-        strcmp(t, "InvertedResidual") != 0)
+    if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0)
         return decline(c, "internal op");
     if (!engine()) return decline(c, "no oneDNN CPU engine");
     /* oneDNN plans a primitive's work split for the thread count current at its creation: one
@@ -1384,10 +1382,6 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
                 return decline(c, "listed in FRT_DNNL_SKIP");
     }
     if (!strcmp(t, "Conv") || !strcmp(t, "FusedConv")) return conv_select(def, c, k, L);
-    if (!strcmp(t, "InvertedResidual")) { /* fuse_cnn.c; the strip kernel: irconv.c */
-        frt_status st = frt_dn_ir_select(c, k, L, g_model_threads);
-        return st == FRT_DECLINE ? decline(c, "inverted-residual shape not covered") : st;
-    }
     if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool") ||
         !strcmp(t, "GlobalMaxPool"))
         return pool_select(def, c, k, L);

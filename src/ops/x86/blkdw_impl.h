@@ -255,11 +255,10 @@ void BLKDW_NAME(const float *x, const float *w, const float *bias, float *y,
         : g->K == 5 && g->S == 2 ? bd_run_5_2
                                  : NULL;
     if (!run || b != VW) return; /* not a geometry of this loop: frt_blkdw_get never picks it */
-    int64_t cb = (g->C + VW - 1) / VW;
-    int64_t xbs = g->xbs ? g->xbs : g->H * g->W * VW, ybs = g->ybs ? g->ybs : g->OH * g->OW * VW;
+    int64_t cb = (g->C + VW - 1) / VW, osz = g->OH * g->OW * VW;
     for (int64_t k = 0; k < cb; k++) {
-        float *yk = y + k * ybs;
-        run(x + k * xbs, w + k * g->K * g->K * VW, vload(bias + k * VW), yk, g);
+        float *yk = y + k * osz;
+        run(x + k * g->H * g->W * VW, w + k * g->K * g->K * VW, vload(bias + k * VW), yk, g);
         int64_t valid = g->C - k * VW;
         /* padding lanes: zero weights and bias, but the input's padding lanes may hold anything */
         if (valid < VW)

@@ -19,7 +19,7 @@ static inline __attribute__((always_inline)) void tile(const float *x, const flo
                                                        float *y, const frt_blkpw_geom *g,
                                                        int64_t m0, int64_t s, const int NB,
                                                        const int NP, const int ACT) {
-    const int64_t C = g->C, XS = g->xs ? g->xs : g->S, YS = g->ys ? g->ys : g->S;
+    const int64_t C = g->C, S = g->S;
     __m256 acc[3][8];
     _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) {
         __m256 b = _mm256_loadu_ps(bias + (m0 + j) * 8);
@@ -28,7 +28,7 @@ static inline __attribute__((always_inline)) void tile(const float *x, const flo
     const float *wj[3];
     _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) wj[j] = w + (m0 + j) * C * 8;
     for (int64_t c0 = 0; c0 < C; c0 += 8) {
-        const float *xp = x + ((c0 / 8) * XS + s) * 8;
+        const float *xp = x + ((c0 / 8) * S + s) * 8;
         int64_t n = C - c0 < 8 ? C - c0 : 8;
         /* this block's lines 4 tiles ahead (one stream per input channel block) */
         _mm_prefetch((const char *)(xp + 4 * NP * 8), _MM_HINT_T0);
@@ -59,7 +59,7 @@ static inline __attribute__((always_inline)) void tile(const float *x, const flo
         int64_t m = m0 + j, valid = g->M - m * 8;
         __m256 keep = lane_mask(valid < 8 ? valid : 8);
         _Pragma("GCC unroll 8") for (int i = 0; i < NP; i++) {
-            size_t at = (size_t)((m * YS + s + i) * 8);
+            size_t at = (size_t)((m * S + s + i) * 8);
             __m256 v = acc[j][i];
             if (z) v = _mm256_add_ps(v, _mm256_loadu_ps(z + at));
             if (ACT == FRT_BLKPW_RELU) v = _mm256_max_ps(zero, v);
