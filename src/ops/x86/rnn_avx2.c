@@ -182,14 +182,16 @@ static inline void st(float *p, __m256i m, int full, __m256 v) {
     else _mm256_maskstore_ps(p, m, v);
 }
 
-/* One pass over the inputs k for NG groups: acc[r][n][u] (MR rows x NG groups x P gates, in pre:
- * [group][row][gate][unit]) += h_prev[r] * the pass's P gate slices of group n (Bq + n * gs:
- * [K][P*8]); k runs down when rev. The prefetches run RNN_PF inputs ahead along the same
- * direction (addresses possibly outside R, never dereferenced). */
+/* One pass over the inputs k for NG slices: acc[r][n][u] (MR rows x NG slices x P vectors of 8
+ * units, at pre + r * sr + n * sn + u * 8) += h_prev[r] * slice n (Bq + n * gs: [K][P*8]); k runs
+ * down when rev. The prefetches run RNN_PF inputs ahead along the same direction (addresses
+ * possibly outside R, never dereferenced). The GRU passes call it with slices = unit groups
+ * (pre: [group][row][gate][unit]), the LSTM passes with slices = gates (pre: [row][gate][LW]). */
 static inline __attribute__((always_inline)) void kpass(const int MR, const int NG, const int P,
                                                         int64_t K, const float *A, int64_t lda,
                                                         const float *Bq, int64_t gs, int rev,
-                                                        float *pre) {
+                                                        float *pre, const int64_t sr,
+                                                        const int64_t sn) {
     __m256 acc[4][4][3];
 #pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
@@ -197,7 +199,7 @@ static inline __attribute__((always_inline)) void kpass(const int MR, const int 
         for (int n = 0; n < NG; n++)
 #pragma GCC unroll 3
             for (int u = 0; u < P; u++)
-                acc[r][n][u] = _mm256_load_ps(pre + ((n * 4 + r) * 4 + u) * GW);
+                acc[r][n][u] = _mm256_load_ps(pre + r * sr + n * sn + u * GW);
     const int64_t kd = rev ? -1 : 1, pf = kd * RNN_PF * P * GW * (int64_t)sizeof(float);
     for (int64_t kk = 0, k = rev ? K - 1 : 0; kk < K; kk++, k += kd) {
         __m256 bv[4][3];
@@ -226,7 +228,7 @@ static inline __attribute__((always_inline)) void kpass(const int MR, const int 
         for (int n = 0; n < NG; n++)
 #pragma GCC unroll 3
             for (int u = 0; u < P; u++)
-                _mm256_store_ps(pre + ((n * 4 + r) * 4 + u) * GW, acc[r][n][u]);
+                _mm256_store_ps(pre + r * sr + n * sn + u * GW, acc[r][n][u]);
 }
 
 /* Block shapes (rows, groups) per kind: at most 12 accumulators. */
@@ -234,7 +236,7 @@ static inline __attribute__((always_inline)) void kpass(const int MR, const int 
     static NOINLINE void kpass_##MR##_##NG##_##P(int64_t K, const float *A, int64_t lda,         \
                                                  const float *Bq, int64_t gs, int rev,           \
                                                  float *pre) {                                   \
-        kpass(MR, NG, P, K, A, lda, Bq, gs, rev, pre);                                           \
+        kpass(MR, NG, P, K, A, lda, Bq, gs, rev, pre, 4 * GW, 16 * GW);                          \
     }
 KPASS(1, 4, 3)
 KPASS(2, 2, 3)
@@ -391,55 +393,12 @@ void frt_rnn_gru_step_avx2(const frt_rnn_step_args *a) {
  * (latency 4, 2 per cycle: 8 in flight) have slack. */
 #define LW 24 /* units per supergroup */
 
-/* acc[r][p][v] (pre: [row][gate][LW]) += h_prev[r] * passes [p0, p0+NPA) (Bq: pass p0, passes
- * ps floats apart, [K][NV*8] each); k runs down when rev. */
-static inline __attribute__((always_inline)) void lpass(const int MR, const int NPA, const int NV,
-                                                        int64_t K, const float *A, int64_t lda,
-                                                        const float *Bq, int64_t ps, int rev,
-                                                        float *pre) {
-    __m256 acc[4][4][3];
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-        for (int p = 0; p < NPA; p++)
-#pragma GCC unroll 3
-            for (int v = 0; v < NV; v++)
-                acc[r][p][v] = _mm256_load_ps(pre + (r * 4 + p) * LW + v * GW);
-    const int64_t kd = rev ? -1 : 1, pf = kd * RNN_PF * NV * GW * (int64_t)sizeof(float);
-    for (int64_t kk = 0, k = rev ? K - 1 : 0; kk < K; kk++, k += kd) {
-        __m256 bv[4][3];
-#pragma GCC unroll 4
-        for (int p = 0; p < NPA; p++) {
-            const float *b = Bq + p * ps + k * NV * GW;
-            const uintptr_t pa = (uintptr_t)b + (uintptr_t)pf;
-            _mm_prefetch((const char *)pa, _MM_HINT_T0);
-            if (NV == 3) _mm_prefetch((const char *)(pa + 64), _MM_HINT_T0);
-#pragma GCC unroll 3
-            for (int v = 0; v < NV; v++) bv[p][v] = _mm256_loadu_ps(b + v * GW);
-        }
-#pragma GCC unroll 4
-        for (int r = 0; r < MR; r++) {
-            __m256 x = _mm256_broadcast_ss(A + r * lda + k);
-#pragma GCC unroll 4
-            for (int p = 0; p < NPA; p++)
-#pragma GCC unroll 3
-                for (int v = 0; v < NV; v++)
-                    acc[r][p][v] = _mm256_fmadd_ps(x, bv[p][v], acc[r][p][v]);
-        }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-        for (int p = 0; p < NPA; p++)
-#pragma GCC unroll 3
-            for (int v = 0; v < NV; v++)
-                _mm256_store_ps(pre + (r * 4 + p) * LW + v * GW, acc[r][p][v]);
-}
-
+/* acc[r][p][v] (pre: [row][gate][LW]) += h_prev[r] * passes [p0, p0+NPA) (Bq: pass p0, passes ps
+ * floats apart, [K][NV*8] each); k runs down when rev. */
 #define LPASS(MR, NPA, NV)                                                                       \
     static NOINLINE void lpass_##MR##_##NV(int64_t K, const float *A, int64_t lda,               \
                                            const float *Bq, int64_t ps, int rev, float *pre) {   \
-        lpass(MR, NPA, NV, K, A, lda, Bq, ps, rev, pre);                                         \
+        kpass(MR, NPA, NV, K, A, lda, Bq, ps, rev, pre, 4 * LW, LW);                             \
     }
 LPASS(1, 4, 1)
 LPASS(1, 4, 2)
