@@ -1,5 +1,6 @@
 /* AVX2 loops over nChw8c-blocked activations (blocked.h). */
 #include <immintrin.h>
+#include <stdbool.h>
 
 #include "ops/blocked.h"
 
@@ -254,4 +255,66 @@ void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int
             const __m256 keep = real_lanes(g->C, k * b + l0);
             pool_part(g, x + k * in_blk + l0, y + k * out_blk + l0, b, keep);
         }
+}
+
+/* ---- channel gather (blocked.h): per chunk, each source chunk's vector at position s is
+ * permuted into output lane order (vpermps); the first is masked to its lanes (and with
+ * all-ones or zero: lanes of no source +0), the others blended in on their masks (bit copies).
+ * One source taking lanes in order (a chunk copied whole) is a plain copy. ---- */
+
+static __m256 gather_mask(uint32_t m) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i v = _mm256_and_si256(_mm256_set1_epi32((int)m), bit);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, bit));
+}
+
+/* Chunk of n sources (n a constant after inlining, so the source loop unrolls): lanes of each
+ * source permuted into place, the first masked (lanes of no source +0), the others blended in. */
+static inline __attribute__((always_inline)) void gather_n(const float *const *p,
+                                                           const __m256i *idx, const __m256 *msk,
+                                                           float *yc, int64_t S, int64_t b,
+                                                           int n) {
+    for (int64_t s = 0; s < S; s++) {
+        __m256 v = _mm256_and_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(p[0] + s * b), idx[0]),
+                                 msk[0]);
+        for (int j = 1; j < n; j++)
+            v = _mm256_blendv_ps(v, _mm256_permutevar8x32_ps(_mm256_loadu_ps(p[j] + s * b), idx[j]),
+                                 msk[j]);
+        _mm256_storeu_ps(yc + s * b, v);
+    }
+}
+
+void frt_blk_gather_avx2(const float *const *x, float *const *y, const frt_blk_gchunk *ch,
+                         const frt_blk_gsrc *src, int64_t q0, int64_t q1, int64_t S, int64_t b) {
+    enum { MAXS = 8 };
+    for (int64_t q = q0; q < q1; q++) {
+        const frt_blk_gchunk *c = &ch[q];
+        float *yc = y[c->out] + c->blk * S * b + c->sub * 8;
+        int n = c->n < MAXS ? c->n : MAXS; /* at most 8 sources: one per lane */
+        const float *p[MAXS];
+        __m256i idx[MAXS];
+        __m256 msk[MAXS];
+        for (int j = 0; j < n; j++) {
+            const frt_blk_gsrc *g = &src[c->first + j];
+            p[j] = x[g->in] + g->blk * S * b + g->sub * 8;
+            idx[j] = _mm256_loadu_si256((const __m256i *)g->lane);
+            msk[j] = gather_mask(g->mask);
+        }
+        bool copy = n == 1 && src[c->first].mask == 0xffu;
+        for (int l = 0; copy && l < 8; l++) copy = src[c->first].lane[l] == l;
+        if (n == 0) {
+            for (int64_t s = 0; s < S; s++) _mm256_storeu_ps(yc + s * b, _mm256_setzero_ps());
+        } else if (copy) {
+            for (int64_t s = 0; s < S; s++)
+                _mm256_storeu_ps(yc + s * b, _mm256_loadu_ps(p[0] + s * b));
+        } else {
+            switch (n) {
+            case 1: gather_n(p, idx, msk, yc, S, b, 1); break;
+            case 2: gather_n(p, idx, msk, yc, S, b, 2); break;
+            case 3: gather_n(p, idx, msk, yc, S, b, 3); break;
+            case 4: gather_n(p, idx, msk, yc, S, b, 4); break;
+            default: gather_n(p, idx, msk, yc, S, b, n); break;
+            }
+        }
+    }
 }
