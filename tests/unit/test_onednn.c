@@ -1003,9 +1003,9 @@ static void test_reduce_mean(int64_t batch) {
 
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
+    g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
     test_reduce_mean(1);
     test_reduce_mean(2);
-    g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
     test_chain(1);
     test_chain(2);
     test_blocks();
