@@ -101,7 +101,9 @@ static frt_status shuf_infer(frt_op_ctx *c) {
 }
 
 /* Concat channel of shuffled channel c (C channels, group A). */
-static inline int64_t shuf_src(int64_t c, int64_t A, int64_t C) { return (c % A) * (C / A) + c / A; }
+static inline int64_t shuf_src(int64_t c, int64_t A, int64_t C) {
+    return (c % A) * (C / A) + c / A;
+}
 
 /* ---- plain kernel ---- */
 

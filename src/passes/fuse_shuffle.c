@@ -158,7 +158,8 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
     int r = xv->rank;
     if (r < 3 || !frt_shape_known(xv) || !frt_shape_known(y1) || y1->rank < 3) return 0;
     int64_t N = xv->dims[0], C = xv->dims[1], A = y1->dims[1], B = y1->dims[2];
-    int64_t sp = frt_shape_numel(xv->dims + 2, r - 2), rest = frt_shape_numel(y1->dims + 3, y1->rank - 3);
+    int64_t sp = frt_shape_numel(xv->dims + 2, r - 2);
+    int64_t rest = frt_shape_numel(y1->dims + 3, y1->rank - 3);
     if (y1->dims[0] != N || A * B != C || A < 1 || B < 1 || sp != rest) return 0;
     frt_node *t, *r2;
     if (readers(g, Y1, &t, 1) != 1 || !is_op(t, "Transpose") || t->n_out != 1 || t->in[0] != Y1)

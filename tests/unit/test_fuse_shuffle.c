@@ -1,13 +1,13 @@
 /* Channel shuffle fused into flatrt::ChannelShuffle (src/passes/fuse_shuffle.c, src/ops/shuffle.c):
  * graphs X -> Conv 1x1 (c1 channels) and Conv 3x3 (c2 channels) -> Concat -> Reshape -> Transpose
  * -> Reshape -> channel Slices / Split -> Conv 1x1 each -> outputs (ShuffleNetV2's unit), loaded
- * with and without fusion (frt_options.fuse) at 1 and 2 intra-op threads. The fused program must
- * have a ChannelShuffle step and no Transpose exactly when the pattern applies, and its outputs
- * must match the unfused run. Channel counts that are not multiples of 8 or 16 (ShuffleNet's 58 /
- * 116), groups 2 to 4, both Reshape orders, spatial dims flattened, a Split, the shuffled tensor
- * also a graph output, no Concat; negative cases: another permutation, a Reshape that is not the
- * inverse. Run per ISA tier by ctest: the oneDNN provider's blocked layout on AVX2 and up (the
- * blocked gather), plain below (the plain kernel). */
+ * with and without fusion (frt_options.fuse) at 1 and 2 intra-op threads, batch 1 and 2. The
+ * fused program must have a ChannelShuffle step and no Transpose exactly when the pattern
+ * applies, and its outputs must match the unfused run. Channel counts that are not multiples of 8
+ * or 16 (ShuffleNet's 58 / 116), groups 2 to 4, both Reshape orders, spatial dims flattened, a
+ * Split, the shuffled tensor also a graph output, no Concat; negative cases: another permutation,
+ * a Reshape that is not the inverse. Run per ISA tier by ctest: the oneDNN provider's blocked
+ * layout on AVX2 and up (the blocked gather), plain below (the plain kernel). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +32,8 @@ typedef struct scase {
     int expect_fused;
 } scase;
 
+static int64_t g_N = 1; /* batch */
+
 static void add_conv(ob_buf *g, const char *x, const char *w, const char *y, int64_t M,
                      int64_t C, int k, const float *wd) {
     int64_t wdims[4] = {M, C, k, k};
@@ -49,7 +51,7 @@ static void add_conv(ob_buf *g, const char *x, const char *w, const char *y, int
 static ob_buf build(const scase *t, const float *w) {
     ob_buf g = {0};
     int64_t C = t->c1 + t->c2, H = t->H, W = t->W, B = C / t->A;
-    int64_t xd[4] = {1, t->C0, H, W};
+    int64_t N = g_N, xd[4] = {N, t->C0, H, W};
     ob_buf vi = ob_vinfo("X", 1, 4, xd);
     ob_msg(&g, OB_INPUT, &vi);
     const float *wp = w;
@@ -63,8 +65,8 @@ static ob_buf build(const scase *t, const float *w) {
         ob_attr_int(&c, "axis", 1);
         ob_msg(&g, OB_NODE, &c);
     }
-    int64_t s1[5] = {1, t->A, B, H, W}, s1b[5] = {1, B, t->A, H, W}, s1f[4] = {1, t->A, B, H * W};
-    int64_t s2[4] = {1, C, H, W}, s2bad[4] = {1, C, W, H};
+    int64_t s1[5] = {N, t->A, B, H, W}, s1b[5] = {N, B, t->A, H, W}, s1f[4] = {N, t->A, B, H * W};
+    int64_t s2[4] = {N, C, H, W}, s2bad[4] = {N, C, W, H};
     ob_buf st1 = t->form == R_AB   ? ob_tensor_i64("S1", 5, s1)
                  : t->form == R_BA ? ob_tensor_i64("S1", 5, s1b)
                                    : ob_tensor_i64("S1", 4, s1f);
@@ -151,8 +153,8 @@ static float *run(const ob_buf *mb, int fuse, int threads, const float *x, const
     CHECK_OK(frt_runtime_create(m, &rt));
     float *res = NULL;
     if (rt) {
-        frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .shape = {1, t->C0, t->H, t->W},
-                         .data = (void *)x, .nbytes = (size_t)(t->C0 * t->H * t->W) * 4};
+        frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .shape = {g_N, t->C0, t->H, t->W},
+                         .data = (void *)x, .nbytes = (size_t)(g_N * t->C0 * t->H * t->W) * 4};
         const char *names[] = {"X"};
         frt_tensor out[3];
         int no = n_outputs(t);
@@ -175,7 +177,7 @@ static float *run(const ob_buf *mb, int fuse, int threads, const float *x, const
 
 static void check(const scase *t, int threads, unsigned seed) {
     int64_t C = t->c1 + t->c2;
-    size_t nx = (size_t)(t->C0 * t->H * t->W);
+    size_t nx = (size_t)(g_N * t->C0 * t->H * t->W);
     size_t nw = (size_t)(t->c1 * t->C0 + t->c2 * t->C0 * 9 + 8 * C);
     float *x = malloc(nx * 4), *w = malloc(nw * 4);
     t_fill(x, nx, seed);
@@ -216,7 +218,8 @@ int main(void) {
         {"other permutation",         8, 20, 20, 4, 4, 2, R_AB, M_SLICE, 20, 1, 0, 0},
         {"not the inverse Reshape",   8, 20, 20, 4, 5, 2, R_AB, M_SLICE, 20, 0, 1, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int th = 1; th <= 2; th++) check(&cases[i], th, 17u + (unsigned)i);
+    for (g_N = 1; g_N <= 2; g_N++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            for (int th = 1; th <= 2; th++) check(&cases[i], th, 17u + (unsigned)i);
     TEST_MAIN_END();
 }
