@@ -93,19 +93,37 @@ void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y,
     }
 }
 
+void frt_blk_gather_portable(const float *const *x, float *const *y, const frt_blk_gchunk *ch,
+                             const frt_blk_gsrc *src, int64_t q0, int64_t q1, int64_t S,
+                             int64_t b) {
+    for (int64_t q = q0; q < q1; q++) {
+        const frt_blk_gchunk *c = &ch[q];
+        float *yc = y[c->out] + c->blk * S * b + c->sub * 8;
+        for (int64_t s = 0; s < S; s++)
+            for (int l = 0; l < 8; l++) yc[s * b + l] = 0.0f;
+        for (int32_t j = c->first; j < c->first + c->n; j++) {
+            const frt_blk_gsrc *g = &src[j];
+            const float *xc = x[g->in] + g->blk * S * b + g->sub * 8;
+            for (int64_t s = 0; s < S; s++)
+                for (int l = 0; l < 8; l++)
+                    if (g->mask >> l & 1) yc[s * b + l] = xc[s * b + g->lane[l]];
+        }
+    }
+}
+
 static const frt_blk_variant blk_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
     {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx2, "_avx2",
-     frt_blk_affine_avx2},
+     frt_blk_affine_avx2, frt_blk_gather_avx2},
 #endif
 #if FRT_TIER_AVX2
     {FRT_ISA_AVX2, "_avx2", 8, frt_blk_chanmul_avx2, frt_blk_pool_avx2, "_avx2",
-     frt_blk_affine_avx2},
+     frt_blk_affine_avx2, frt_blk_gather_avx2},
 #endif
 #endif
     {FRT_ISA_PORTABLE, "", 0, frt_blk_chanmul_portable, frt_blk_pool_portable, "",
-     frt_blk_affine_portable},
+     frt_blk_affine_portable, frt_blk_gather_portable},
 };
 
 const frt_blk_variant *frt_blk_variant_get(frt_isa cap, int64_t b) {

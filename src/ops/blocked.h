@@ -51,6 +51,30 @@ typedef void (*frt_blk_affine_fn)(const float *x, const float *a, const float *c
                                   int64_t C, int64_t S, int64_t b, int64_t k0, int64_t k1,
                                   int relu);
 
+/* Channel gather on blocked data (a channel permutation, concatenation and split in one pass:
+ * flatrt::ChannelShuffle, src/ops/shuffle.c). The output images are cut into chunks of 8 lanes
+ * (lanes sub*8 .. sub*8+7 of block blk); each chunk takes each of its lanes from one lane of one
+ * source chunk of an input image, or writes 0 there (padding lanes). b is a multiple of 8 (both
+ * provider blocks); every image of the call has S spatial positions. */
+typedef struct frt_blk_gsrc {
+    int32_t in;                   /* input image */
+    int32_t blk, sub;             /* source chunk: lanes sub*8 .. sub*8+7 of block blk */
+    uint32_t mask;                /* bit l: output lane l comes from this chunk */
+    int32_t lane[8];              /* source lane (0..7) of each output lane in mask; 0 elsewhere */
+} frt_blk_gsrc;
+typedef struct frt_blk_gchunk {
+    int32_t out;                  /* output image */
+    int32_t blk, sub;             /* the chunk: lanes sub*8 .. sub*8+7 of block blk */
+    int32_t first, n;             /* its sources: src[first .. first + n), masks disjoint */
+} frt_blk_gchunk;
+/* Chunks [q0, q1) of ch: for every position s < S and lane l < 8,
+ *   y[o][(blk*S + s)*b + sub*8 + l] = x[i][(src.blk*S + s)*b + src.sub*8 + src.lane[l]]
+ * for the source whose mask has bit l, else +0. A pure copy: the same bits in every variant. No
+ * output overlaps an input. */
+typedef void (*frt_blk_gather_fn)(const float *const *x, float *const *y,
+                                  const frt_blk_gchunk *ch, const frt_blk_gsrc *src, int64_t q0,
+                                  int64_t q1, int64_t S, int64_t b);
+
 typedef struct frt_blk_variant {
     frt_isa isa;
     const char *suffix;           /* "" portable, "_avx2", "_avx512" */
@@ -59,6 +83,7 @@ typedef struct frt_blk_variant {
     frt_blk_pool_fn pool;         /* the AVX-512 entry has the AVX2 loops (16c as two halves) */
     const char *pool_suffix;      /* the suffix of the pool and affine loops' tier */
     frt_blk_affine_fn affine;     /* the AVX-512 entry has the AVX2 loops, as for pool */
+    frt_blk_gather_fn gather;     /* the AVX-512 entry has the AVX2 loop, as for pool */
 } frt_blk_variant;
 
 /* The loops for block size b on tier cap or below. */
@@ -80,6 +105,12 @@ void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y,
                            int64_t k1, int64_t b);
 void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                        int64_t k1, int64_t b);
+
+void frt_blk_gather_portable(const float *const *x, float *const *y, const frt_blk_gchunk *ch,
+                             const frt_blk_gsrc *src, int64_t q0, int64_t q1, int64_t S,
+                             int64_t b);
+void frt_blk_gather_avx2(const float *const *x, float *const *y, const frt_blk_gchunk *ch,
+                         const frt_blk_gsrc *src, int64_t q0, int64_t q1, int64_t S, int64_t b);
 
 /* Whether g pools the whole image into one output without padding (kernel H x W, OH = OW = 1).
  * Those pools accumulate position s into partial result s % 4 and combine them as

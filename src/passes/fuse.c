@@ -12,6 +12,9 @@
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
  *                                    EfficientNet and friends), float32, S read by the Mul only
  *   LayerNorm, GELU, MatMul+bias     transformer patterns: fuse_xf.c (frt_pass_fuse_xf)
+ *   [Concat ->] Reshape -> Transpose -> Reshape [-> Slice | Split]
+ *                                    channel shuffle -> flatrt::ChannelShuffle, one copy
+ *                                    (fuse_shuffle.c, frt_pass_fuse_shuffle)
  *   Mul(F, X), F broadcast over X    inputs swapped to Mul(X, F) (after the fusions above), so the
  *                                    planner may write the product over X in place (a squeeze-
  *                                    and-excitation scale: torchvision's `scale * input`)
@@ -284,6 +287,9 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
     }
     int r = frt_pass_fuse_xf(g, arena, st);
     if (r < 0) return -1;
+    int rs = frt_pass_fuse_shuffle(g, arena, st); /* fuse_shuffle.c */
+    if (rs < 0) return -1;
+    r += rs;
     if (FRT_OP_BUILT(Mul))
         for (size_t i = 0; i < g->n_nodes; i++) mul_big_first(g, &g->nodes[i]);
     return removed + r;

@@ -46,6 +46,10 @@ int frt_pass_pad_into_avgpool(frt_graph *g, frt_arena *arena, frt_node *pad);
 /* Transformer fusions (src/passes/fuse_xf.c: LayerNorm, GELU, MatMul + bias [+ GELU] [+ residual]),
  * called by frt_pass_fuse. Returns the number of nodes removed, or -1 with *st set. */
 int frt_pass_fuse_xf(frt_graph *g, frt_arena *arena, frt_status *st);
+/* Channel shuffles ([Concat ->] Reshape -> Transpose(0, 2, 1, ..) -> Reshape [-> channel Slices /
+ * Splits]) -> flatrt::ChannelShuffle (src/passes/fuse_shuffle.c), called by frt_pass_fuse. Returns
+ * the number of nodes removed, or -1 with *st set. */
+int frt_pass_fuse_shuffle(frt_graph *g, frt_arena *arena, frt_status *st);
 /* Marks dead every node none of whose outputs is used; needs valid n_uses. */
 void frt_pass_dce(frt_graph *g);
 /* Recomputes n_uses of every value from the reads of the live nodes, captured reads (subgraphs)

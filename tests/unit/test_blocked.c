@@ -279,9 +279,115 @@ static void test_pool(void) {
     }
 }
 
+/* Channel gather: two input images of Ci channels (blocked, NaN padding), outputs of Co channels
+ * whose channel c comes from input map_in[c], channel map_ch[c] (a pseudo-random map: runs of
+ * consecutive channels, as a shuffle or a slice makes, and single channels), planned into chunks
+ * the way shuffle.c does; every tier's loop against the portable one and a reference over plain
+ * indices (bit copies, padding lanes +0). */
+static void test_gather(void) {
+    static const int64_t bs[] = {8, 16};
+    static const int64_t Ss[] = {1, 3, 49};
+    static const int64_t Ci[][2] = {{58, 58}, {8, 21}, {40, 3}};
+    static const int64_t Co[][2] = {{58, 58}, {29, 3}, {43, 1}};
+    for (size_t bi = 0; bi < 2; bi++)
+        for (size_t si = 0; si < sizeof Ss / sizeof *Ss; si++)
+            for (size_t ci = 0; ci < sizeof Ci / sizeof *Ci; ci++) {
+                int64_t b = bs[bi], S = Ss[si];
+                const int64_t *cin = Ci[ci], *cout = Co[ci];
+                float *x[2], *xp[2], *yr[2], *yp[2], *yt[2];
+                int64_t *mi[2], *mc[2];
+                unsigned seed = (unsigned)(ci * 7 + si * 3 + bi + 1);
+                for (int i = 0; i < 2; i++) {
+                    int64_t cb = (cin[i] + b - 1) / b, ob = (cout[i] + b - 1) / b;
+                    xp[i] = malloc((size_t)(cin[i] * S) * 4);
+                    x[i] = malloc((size_t)(cb * S * b) * 4);
+                    t_fill(xp[i], (size_t)(cin[i] * S), seed + (unsigned)i);
+                    to_blocked(xp[i], x[i], cin[i], S, b);
+                    yr[i] = malloc((size_t)(ob * S * b) * 4);
+                    yp[i] = malloc((size_t)(ob * S * b) * 4);
+                    yt[i] = malloc((size_t)(ob * S * b) * 4);
+                    mi[i] = malloc((size_t)cout[i] * sizeof(int64_t));
+                    mc[i] = malloc((size_t)cout[i] * sizeof(int64_t));
+                    for (int64_t c = 0; c < cout[i]; c++) {
+                        seed = seed * 1664525u + 1013904223u;
+                        int src = (int)(seed >> 30 & 1);
+                        int64_t prev = c ? mc[i][c - 1] + 1 : 0;
+                        bool run = c && (seed >> 20 & 3) != 0 && mi[i][c - 1] == src &&
+                                   prev < cin[src];
+                        mi[i][c] = src;
+                        mc[i][c] = run ? prev : (int64_t)(seed >> 8) % cin[src];
+                    }
+                }
+                /* plan */
+                int64_t nch = 0;
+                for (int o = 0; o < 2; o++) nch += (cout[o] + b - 1) / b * (b / 8);
+                frt_blk_gchunk *ch = calloc((size_t)nch, sizeof *ch);
+                frt_blk_gsrc *src = calloc((size_t)nch * 8, sizeof *src);
+                int64_t q = 0, ns = 0;
+                for (int o = 0; o < 2; o++)
+                    for (int64_t blk = 0; blk < (cout[o] + b - 1) / b; blk++)
+                        for (int64_t sub = 0; sub < b / 8; sub++, q++) {
+                            frt_blk_gchunk *k = &ch[q];
+                            *k = (frt_blk_gchunk){o, (int32_t)blk, (int32_t)sub, (int32_t)ns, 0};
+                            for (int l = 0; l < 8; l++) {
+                                int64_t c = blk * b + sub * 8 + l;
+                                if (c >= cout[o]) break;
+                                int32_t in = (int32_t)mi[o][c], sb = (int32_t)(mc[o][c] / b),
+                                        ss = (int32_t)(mc[o][c] % b / 8);
+                                frt_blk_gsrc *g = NULL;
+                                for (int32_t t = k->first; t < k->first + k->n; t++)
+                                    if (src[t].in == in && src[t].blk == sb && src[t].sub == ss)
+                                        g = &src[t];
+                                if (!g) {
+                                    g = &src[k->first + k->n++];
+                                    *g = (frt_blk_gsrc){.in = in, .blk = sb, .sub = ss};
+                                    ns++;
+                                }
+                                g->mask |= 1u << l;
+                                g->lane[l] = (int32_t)(mc[o][c] % 8);
+                            }
+                        }
+                /* reference over plain indices */
+                for (int o = 0; o < 2; o++) {
+                    int64_t ob = (cout[o] + b - 1) / b;
+                    for (int64_t k = 0; k < ob; k++)
+                        for (int64_t s = 0; s < S; s++)
+                            for (int64_t l = 0; l < b; l++) {
+                                int64_t c = k * b + l;
+                                yr[o][(k * S + s) * b + l] =
+                                    c < cout[o] ? xp[mi[o][c]][mc[o][c] * S + s] : 0.0f;
+                            }
+                }
+                const float *xs[2] = {x[0], x[1]};
+                for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
+                    const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t, b);
+                    float *const ys[2] = {yt[0], yt[1]};
+                    for (int o = 0; o < 2; o++)
+                        for (int64_t i = 0; i < (cout[o] + b - 1) / b * S * b; i++) yt[o][i] = NAN;
+                    /* in two calls: chunk ranges split anywhere */
+                    v->gather(xs, ys, ch, src, 0, nch / 3, S, b);
+                    v->gather(xs, ys, ch, src, nch / 3, nch, S, b);
+                    for (int o = 0; o < 2; o++) {
+                        size_t n = (size_t)((cout[o] + b - 1) / b * S * b);
+                        CHECK_MSG(!memcmp(yt[o], yr[o], n * 4),
+                                  "gather %s: b %lld, S %lld, case %zu, output %d",
+                                  frt_isa_name((frt_isa)t), (long long)b, (long long)S, ci, o);
+                        if (t == FRT_ISA_PORTABLE) memcpy(yp[o], yt[o], n * 4);
+                        else CHECK_MSG(!memcmp(yt[o], yp[o], n * 4), "gather %s vs portable",
+                                       frt_isa_name((frt_isa)t));
+                    }
+                }
+                free(ch), free(src);
+                for (int i = 0; i < 2; i++)
+                    free(x[i]), free(xp[i]), free(yr[i]), free(yp[i]), free(yt[i]), free(mi[i]),
+                        free(mc[i]);
+            }
+}
+
 int main(void) {
     test_chanmul();
     test_affine();
     test_pool();
+    test_gather();
     TEST_MAIN_END();
 }

@@ -134,6 +134,7 @@ typedef struct result {
     int chanmul_split;  /* of those, split over channel blocks ("onednn:channel_mul_split") */
     int pw_own;         /* own pointwise convolutions ("onednn:pw_own...", pwconv.c) */
     int pw_split;       /* of those, split over pixels ("onednn:pw_own_split") */
+    int reduce_own;     /* ReduceMean as the own global pool ("onednn:reduce_mean_blk...") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -180,6 +181,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->chanmul_split += strcmp(kn, "onednn:channel_mul_split") == 0;
         r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
+        r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -958,9 +960,52 @@ static void test_pw(int64_t batch) {
     CHECK_MSG(r.pw_own == pw, "pw: %d own pointwise steps, want %d", r.pw_own, pw);
 }
 
+/* ReduceMean over the spatial axes of a blocked image (ShuffleNetV2's x.mean([2, 3])): with 16
+ * channels (whole blocks) the own global pool writes the plain [N, C] / [N, C, 1, 1] output
+ * without a reorder (where the own pools run: the AVX2 tier); 20 channels (a padded block) and a
+ * reduction over W only stay builtin after a reorder. */
+static void test_reduce_mean(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 3, 9, 7};
+    conv_spec c1 = {3, 16, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a", &c1);
+    conv_spec c2 = {3, 20, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "X", "b", &c2);
+    int64_t hw[2] = {2, 3}, w[1] = {-1};
+    const char *i0[] = {"a", NULL}, *o0[] = {"m0", NULL}, *o1[] = {"m1", NULL};
+    const char *i2[] = {"b", NULL}, *o2[] = {"m2", NULL}, *o3[] = {"m3", NULL};
+    ob_buf r0 = ob_node("ReduceMean", NULL, "r0", i0, o0);
+    ob_attr_ints(&r0, "axes", hw, 2);
+    ob_attr_int(&r0, "keepdims", 0);
+    ob_msg(&g, OB_NODE, &r0);
+    ob_buf r1 = ob_node("ReduceMean", NULL, "r1", i0, o1);
+    ob_attr_ints(&r1, "axes", hw, 2);
+    ob_msg(&g, OB_NODE, &r1);
+    ob_buf r2 = ob_node("ReduceMean", NULL, "r2", i2, o2);
+    ob_attr_ints(&r2, "axes", hw, 2);
+    ob_attr_int(&r2, "keepdims", 0);
+    ob_msg(&g, OB_NODE, &r2);
+    ob_buf r3 = ob_node("ReduceMean", NULL, "r3", i0, o3);
+    ob_attr_ints(&r3, "axes", w, 1);
+    ob_msg(&g, OB_NODE, &r3);
+    const char *outs[] = {"m0", "m1", "m2", "m3", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("reduce_mean", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on) return;
+    const char *e = getenv("FRT_DNNL_OWN_POOL");
+    int own = e && *e ? strcmp(e, "0") != 0 : frt_cpu_tier() == FRT_ISA_AVX2;
+    CHECK_MSG(r.reduce_own == 2 * own, "reduce_mean: %d own reductions, want %d", r.reduce_own,
+              2 * own);
+    /* b and a to plain for r2 and r3; a also for r0 and r1 without the own reductions */
+    CHECK_MSG(r.reorders == 2, "reduce_mean: %d reorders", r.reorders);
+}
+
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
     g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
+    test_reduce_mean(1);
+    test_reduce_mean(2);
     test_chain(1);
     test_chain(2);
     test_blocks();

@@ -30,7 +30,8 @@ static void test_table(void) {
         CHECK(frt_op_lookup(d->domain, d->op_type, d->since) == d);
         CHECK(frt_op_lookup(d->domain, d->op_type, d->max) == d);
     }
-    CHECK(internal == 5); /* Attention, EmbeddingBag, FusedConv, FusedMatMul, Silu */
+    /* Attention, ChannelShuffle, EmbeddingBag, FusedConv, FusedMatMul, Silu */
+    CHECK(internal == 6);
 }
 
 static void test_lookup(void) {

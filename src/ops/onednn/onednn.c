@@ -832,9 +832,11 @@ static bool own_pool_wanted(frt_isa isa) {
     return isa == FRT_ISA_AVX2;
 }
 
+/* Lout: the output's layout, L or plain (a global pool whose channels are whole blocks: the
+ * blocked [N, C/b, 1, 1, b] output holds the plain [N, C] bytes) */
 static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
-                                  const frt_blk_pool_geom *g, const char *name,
-                                  const char *split_name) {
+                                  const frt_layout *Lout, const frt_blk_pool_geom *g,
+                                  const char *name, const char *split_name) {
     dn_opool *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
     if (!p || !in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
@@ -859,7 +861,8 @@ static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
     if (p->blk_ns > 0 && p->cb > 1 &&
         frt_par_split(g_model_threads, (double)p->cb * p->blk_ns) > 1)
         name = split_name;
-    in[0] = out[0] = L;
+    in[0] = L;
+    out[0] = Lout;
     k->params = p;
     k->in_layouts = in;
     k->out_layouts = out;
@@ -928,7 +931,7 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_blk_pool_geom g = {C, H, W, OH, OW, sp.k[0], sp.k[1], sp.s[0], sp.s[1], sp.d[0],
                                sp.d[1], pl[0], pl[1], inc ? -pl[0] : 0, inc ? H + eh : H,
                                inc ? -pl[1] : 0, inc ? W + ew : W, maxp};
-        return own_pool_select(c, k, L, &g, name,
+        return own_pool_select(c, k, L, L, &g, name,
                                own_names[1][c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0]
                                         [2 * global + !maxp]);
     }
@@ -969,6 +972,46 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     k->fn = pool_run;
     k->scratch = prim_scratch;
     return FRT_OK;
+}
+
+/* ReduceMean over every spatial axis of a blocked image whose channels are whole blocks (torch's
+ * x.mean([2, 3]) in front of a classifier, ShuffleNetV2's): the own global average pool, whose
+ * blocked [N, C/b, 1, 1, b] result is the plain [N, C] (keepdims 0) or [N, C, 1, 1] output, so
+ * the image needs no reorder to plain first. Where the own pools run (own_pool_wanted: the AVX2
+ * tier); elsewhere the builtin ReduceMean after a reorder, as before. */
+static frt_status reduce_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L) {
+    const frt_value *X = c->in[0], *Y = c->out[0];
+    if (c->n_out != 1 || !is_image(X) || !Y || !frt_shape_known(Y) || X->layout != L)
+        return decline(c, "not a blocked float32 image with dims known at load");
+    if (!own_pool_wanted(c->isa)) return decline(c, "the own pooling loops are off");
+    if (X->dims[1] % L->block) return decline(c, "channels not a multiple of the block");
+    int r = X->rank;
+    const int64_t *ax = NULL;
+    size_t na = 0;
+    if (c->opset >= 18) {
+        const frt_value *a = c->n_in > 1 ? c->in[1] : NULL;
+        if (!a || !a->data || a->dtype != FRT_INT64 || a->rank != 1) return decline(c, "axes");
+        ax = a->data;
+        na = (size_t)a->dims[0];
+    } else {
+        ax = frt_attr_ints(c->node, "axes", &na);
+    }
+    bool seen[FRT_MAX_RANK] = {false};
+    for (size_t i = 0; ax && i < na; i++) {
+        int a = frt_norm_axis(ax[i], r);
+        if (a < 2 || seen[a]) return decline(c, "not a reduction over the spatial axes");
+        seen[a] = true;
+    }
+    if (!ax || na != (size_t)(r - 2)) return decline(c, "not a reduction over the spatial axes");
+    if (frt_shape_numel(Y->dims, Y->rank) != X->dims[0] * X->dims[1])
+        return decline(c, "output is not [N, C]");
+    int64_t C, H, W;
+    image_dims(X, &C, &H, &W);
+    frt_blk_pool_geom g = {C, H, W, 1, 1, H, W, 1, 1, 1, 1, 0, 0, 0, H, 0, W, 0};
+    bool simd = c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0;
+    return own_pool_select(c, k, L, FRT_LAYOUT_PLAIN, &g,
+                           simd ? "reduce_mean_blk_avx2" : "reduce_mean_blk",
+                           simd ? "reduce_mean_blk_avx2_split" : "reduce_mean_blk_split");
 }
 
 /* ---- BatchNormalization (inference) ------------------------------------------------------------ */
@@ -1386,6 +1429,7 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
         !strcmp(t, "GlobalMaxPool"))
         return pool_select(def, c, k, L);
     if (!strcmp(t, "BatchNormalization")) return bn_select(def, c, k, L);
+    if (!strcmp(t, "ReduceMean")) return reduce_select(c, k, L);
     if (!strcmp(t, "Concat") || is_op(t, k_unary) || is_op(t, k_binary)) {
         frt_status st = wrap_select(def, c, k, L);
         if (st != FRT_DECLINE || strcmp(t, "Mul") != 0) return st;
