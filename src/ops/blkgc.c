@@ -31,12 +31,12 @@ void frt_blkgc_portable(const float *x, const float *w, const float *bias, float
                         const frt_blkgc_geom *g, int64_t m0, int64_t m1) {
     int64_t G = g->G, K = g->K, S = g->S, H = g->H, W = g->W, OH = g->OH, OW = g->OW;
     for (int64_t m = m0; m < m1; m++) {
-        const float *xg = x + (m * 8 / G) * (G / 8) * H * W * 8; /* the group's first block */
         const float *wm = w + m * K * G * K * 8;
         float *ym = y + m * OH * OW * 8;
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++)
                 for (int l = 0; l < 8; l++) {
+                    int64_t c0 = (m * 8 + l) / G * G; /* the group's first input channel */
                     float acc = bias[m * 8 + l];
                     for (int64_t i = 0; i < K; i++) {
                         int64_t ih = oh * S - g->pt + i;
@@ -45,7 +45,8 @@ void frt_blkgc_portable(const float *x, const float *w, const float *bias, float
                             for (int64_t j = 0; j < K; j++) {
                                 int64_t iw = ow * S - g->pl + j;
                                 if (iw < 0 || iw >= W) continue;
-                                acc = fmaf(xg[(((c / 8) * H + ih) * W + iw) * 8 + c % 8],
+                                int64_t ci = c0 + c;
+                                acc = fmaf(x[(((ci / 8) * H + ih) * W + iw) * 8 + ci % 8],
                                            wm[((i * G + c) * K + j) * 8 + l], acc);
                             }
                     }

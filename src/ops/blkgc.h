@@ -3,11 +3,12 @@
  * applied as the outputs are stored. The oneDNN provider runs it in place of oneDNN's direct
  * grouped primitive (src/ops/onednn/gconv.c): RegNet's groups of 8, 16, 24 ... channels. A
  * variant per ISA tier (x86/blkgc_avx2.c; the AVX-512 tier takes the AVX2 loop), portable C for
- * the rest. Thread-safe, never fail.
+ * the rest. (ResNeXt's groups of 4 and 8 .. 32 fit too.) Thread-safe, never fail.
  *
- * Groups: C input = C output channels in C / G groups of G channels each (G a multiple of 8, so
- * every channel block lies in one group and C has no padding lanes); output block m (channels
- * 8m .. 8m + 7) reads the G / 8 input blocks of its group, starting at block (8m / G) (G / 8). */
+ * Groups: C input = C output channels (C a multiple of 8: no padding lanes) in C / G groups of G
+ * channels each, G a multiple of 8 or G in {2, 4}. G >= 8: every channel block lies in one group;
+ * output block m (channels 8m .. 8m + 7) reads the G / 8 input blocks of its group, starting at
+ * block (8m / G) (G / 8). G < 8: block m holds 8 / G whole groups and reads input block m only. */
 #ifndef FRT_OPS_BLKGC_H
 #define FRT_OPS_BLKGC_H
 
@@ -21,13 +22,14 @@ enum { FRT_BLKGC_NONE = 0, FRT_BLKGC_RELU, FRT_BLKGC_CLIP };
 /* Output blocks [m0, m1) of one image:
  *   y[m][oh][ow] = act(acc), acc the chain of fused multiply-adds
  *     acc = bias[m]; for i in [0, K) (input row ih = oh S - pt + i inside [0, H)), for c in
- *     [0, G) (input channel g G + c, g the group), for j in [0, K) (input column iw = ow S -
- *     pl + j inside [0, W)): acc = fma(x[g G + c][ih][iw], w[m][c][i][j], acc)
+ *     [0, G) (input channel g G + c, g = m / G the group), for j in [0, K) (input column iw =
+ *     ow S - pl + j inside [0, W)): acc = fma(x[g G + c][ih][iw], w[m][c][i][j], acc)
  * (every variant gives the same bits). Blocked shapes (floats):
  *   x [C/8][H][W][8], y [C/8][OH][OW][8] (y must not overlap x),
  *   w [C/8][K][G][K][8] and bias [C] (frt_blkgc_pack).
  * Activations (NaN in gives NaN out): NONE v; RELU 0 > v ? 0 : v; CLIP t = lo > v ? lo : v,
- * then hi < t ? hi : t. G >= 8, G % 8 == 0, C % G == 0; K, S >= 1; 0 <= pt, pl < K; OH, OW
+ * then hi < t ? hi : t. G in {2, 4} or G % 8 == 0; C % 8 == 0, C % G == 0; K, S >= 1;
+ * 0 <= pt, pl < K; OH, OW
  * >= 1. The AVX2 loop takes K == 3, S in {1, 2}, pl <= 1 (frt_blkgc_get gives the portable one
  * for the others). 0 <= m0 <= m1 <= C / 8. */
 typedef struct frt_blkgc_geom {
@@ -51,7 +53,8 @@ const frt_blkgc_variant *frt_blkgc_variant_get(frt_isa cap);
 
 /* Whether the SIMD loop of a tier runs geometry g (else the portable loop does). */
 static inline bool frt_blkgc_simd_covers(const frt_blkgc_geom *g) {
-    return g->K == 3 && (g->S == 1 || g->S == 2) && g->pl <= 1 && g->G % 8 == 0;
+    return g->K == 3 && (g->S == 1 || g->S == 2) && g->pl <= 1 &&
+           (g->G % 8 == 0 || g->G == 4 || g->G == 2);
 }
 
 /* The loop to run geometry g on tier cap or below. */

@@ -497,7 +497,8 @@ static void test_small_split(void) {
  * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
  * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
  * between two reorders inside the step (relay.c) on the AVX-512 tier (on nChw8c directly on the
- * AVX2 tier); groups of 4 run on NHWC between two reorders on both tiers. Activations stay
+ * AVX2 tier); groups of 4 run on NHWC between two reorders on the AVX-512 tier (the AVX2 tier's
+ * own grouped loop takes them, and g1, with FRT_DNNL_OWN_GC=0 g4 is relayed). Activations stay
  * blocked between the steps: one reorder at the input, one at the graph output. */
 static void test_relay(int64_t batch) {
     ob_buf g = {0};
@@ -520,7 +521,10 @@ static void test_relay(int64_t batch) {
     if (!g_on) return;
     CHECK_MSG(r.onednn_steps == 4, "relay: %d onednn steps", r.onednn_steps);
     CHECK_MSG(r.reorders == 2, "relay: %d reorders", r.reorders); /* X -> blocked, a4 -> plain */
-    int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : 1;
+    /* AVX2 tier: g1 (groups of 8) and g4 (groups of 4) run the own grouped loop (gconv.c), g3
+       (dilated) oneDNN's kernel on nChw8c */
+    const char *gce = getenv("FRT_DNNL_OWN_GC");
+    int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : gce && !strcmp(gce, "0") ? 1 : 0;
     CHECK_MSG(r.relay_steps == relayed, "relay: %d relayed steps", r.relay_steps);
 }
 
@@ -963,8 +967,8 @@ static void test_pw(int64_t batch) {
 }
 
 /* Grouped 3x3 convolutions with groups of 8k channels (gconv.c, the own loop of blkgc.h on the
- * AVX2 tier): 48 channels in groups of 8 (stride 2, Relu), 16 (no bias, Clip) and 24 (asymmetric
- * pads 0, 1, 2, 1, no activation); a dilated one stays oneDNN's. With the own loop the outputs at
+ * AVX2 tier): 48 channels in groups of 8 (stride 2, Relu), 16 (no bias, Clip), 24 (asymmetric
+ * pads 0, 1, 2, 1, no activation) and 4 (stride 2); a dilated one stays oneDNN's. With the own loop the outputs at
  * 2 and 3 threads (split over output channel blocks) must be the 1-thread bits; every run must
  * match the run without the provider. */
 static void test_gconv(int64_t batch) {
@@ -990,7 +994,9 @@ static void test_gconv(int64_t batch) {
     add_conv(&g, "g3", "b3", "a4", &g3);
     conv_spec g4 = {48, 48, 3, 3, 6, {1, 1}, {2, 2}, {2, 2, 2, 2}, NULL, 1};
     add_conv(&g, "g4", "a4", "a5", &g4);
-    const char *outs[] = {"a5", "b3", NULL};
+    conv_spec g5 = {48, 48, 3, 3, 12, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "g5", "a5", "a6", &g5);
+    const char *outs[] = {"a6", "b3", NULL};
     io(&g, xd, 4, outs);
     ob_buf mb = ob_model(&g);
     bool own = g_on && frt_cpu_tier() == FRT_ISA_AVX2;
@@ -1016,8 +1022,8 @@ static void test_gconv(int64_t batch) {
     result r;
     compare("gconv", mb, xd, 4, outs, &r);
     if (!g_on) return;
-    CHECK_MSG(r.gc_own == (own ? 3 : 0), "gconv: %d own grouped steps, want %d", r.gc_own,
-              own ? 3 : 0);
+    CHECK_MSG(r.gc_own == (own ? 4 : 0), "gconv: %d own grouped steps, want %d", r.gc_own,
+              own ? 4 : 0);
 }
 
 int main(void) {
@@ -1084,6 +1090,7 @@ int main(void) {
     test_gconv(2);
     setenv("FRT_DNNL_OWN_GC", "0", 1);
     test_gconv(1);
+    test_relay(1);
     setenv("FRT_DNNL_OWN_GC", "1", 1);
     test_gconv(1);
     unsetenv("FRT_DNNL_OWN_GC");

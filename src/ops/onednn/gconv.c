@@ -65,7 +65,7 @@ frt_status frt_dn_gc_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     int64_t C = X->dims[1], group = frt_attr_int(c->node, "group", 1);
     if (group < 2 || C % group || Wt->dims[0] != C || Y->dims[1] != C) return FRT_DECLINE;
     int64_t G = C / group;
-    if (G % 8 || Wt->dims[1] != G) return FRT_DECLINE;
+    if ((G % 8 && G != 4 && G != 2) || C % 8 || Wt->dims[1] != G) return FRT_DECLINE;
     int act;
     switch (c->node->act.kind) {
     case FRT_ACT_NONE: act = FRT_BLKGC_NONE; break;

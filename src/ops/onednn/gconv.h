@@ -1,5 +1,6 @@
 /* The oneDNN provider's own grouped convolution (src/ops/onednn/gconv.c): Conv with groups of G
- * input = G output channels, G a multiple of 8 (RegNet's group widths), a square 3x3 kernel,
+ * input = G output channels, G a multiple of 8 (RegNet's group widths) or 2 or 4 with C a
+ * multiple of 8 (ResNeXt's narrowest groups), a square 3x3 kernel,
  * stride 1 or 2, no dilation, left pad at most 1, on the AVX2 tier's nChw8c layout, run with the
  * blocked loop of src/ops/blkgc.h instead of oneDNN's direct grouped primitive; at N threads
  * split into ranges of output channel blocks. Internal to the provider. */

@@ -1,5 +1,6 @@
 /* AVX2/FMA loop of the grouped convolution with narrow groups on nChw8c (see ../blkgc.h): one
- * output block (8 channels of one group) is one ymm vector per pixel. An output row runs in
+ * output block (8 channels of one group, or 8 / G whole groups of 2 or 4) is one ymm vector per
+ * pixel. An output row runs in
  * register tiles of T <= GC_TMAX consecutive outputs (the row split into near-equal tiles). Per
  * kernel row i and input channel c of the group: the K = 3 weight vectors w[c][i][0..2] are
  * loaded once, and every input column the tile touches is broadcast once and feeds each output
@@ -56,6 +57,50 @@ GC_INLINE void gc_tile(const float *xr, int64_t rs, int64_t bs, int64_t i0, int6
     }
 }
 
+/* The same for groups of GN = 2 or 4 channels (8 / GN groups in the output block, which reads
+ * its own input block only): per channel c of the groups, each input column is loaded as a whole
+ * vector and permuted within its 128-bit halves so that lane l holds channel (l / GN) GN + c of
+ * the block; the columns loop inside the channels, as the chain's order wants. */
+GC_INLINE __m256i gc_narrow_idx(int gn, int c) {
+    /* in-lane index (p / gn) gn + c for p = l % 4 */
+    return gn == 4 ? _mm256_set1_epi32(c) : _mm256_setr_epi32(c, c, 2 + c, 2 + c, c, c, 2 + c, 2 + c);
+}
+
+GC_INLINE void gc_tile_narrow(const float *xr, int64_t rs, int64_t i0, int64_t i1,
+                              const float *wm, const int GN, __m256 bv, float *y, int lskip,
+                              int rskip, int act, float lo, float hi, const int S, const int T) {
+    const int NC = (T - 1) * S + 3;
+    __m256 acc[GC_TMAX];
+    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++) acc[t] = bv;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = xr + (i - i0) * rs, *wi = wm + i * GN * 24;
+        _Pragma("GCC unroll 1") for (int c = 0; c < GN; c++) { /* (unrolled: 4x the code) */
+            const __m256i idx = gc_narrow_idx(GN, c);
+            const float *wc = wi + c * 24;
+            const __m256 w0 = _mm256_loadu_ps(wc), w1 = _mm256_loadu_ps(wc + 8),
+                         w2 = _mm256_loadu_ps(wc + 16);
+            _Pragma("GCC unroll 32") for (int col = 0; col < NC; col++) {
+                if (col < 1 && col < lskip) continue;
+                if (col >= NC - 2 && col >= NC - rskip) continue;
+                const __m256 xv = _mm256_permutevar_ps(_mm256_loadu_ps(xi + col * 8), idx);
+                _Pragma("GCC unroll 12") for (int t = 0; t < T; t++) {
+                    const int j = col - t * S;
+                    if (j == 0) acc[t] = _mm256_fmadd_ps(xv, w0, acc[t]);
+                    else if (j == 1) acc[t] = _mm256_fmadd_ps(xv, w1, acc[t]);
+                    else if (j == 2) acc[t] = _mm256_fmadd_ps(xv, w2, acc[t]);
+                }
+            }
+        }
+    }
+    const __m256 zero = _mm256_setzero_ps(), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++) {
+        __m256 v = acc[t];
+        if (act == FRT_BLKGC_RELU) v = _mm256_max_ps(zero, v);
+        else if (act == FRT_BLKGC_CLIP) v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, v));
+        _mm256_storeu_ps(y + t * 8, v);
+    }
+}
+
 /* One output at column ow (any position of its taps): the same chain with bounds checks. */
 static void gc_one(const float *xr, int64_t rs, int64_t bs, int64_t i0, int64_t i1,
                    const float *wm, const frt_blkgc_geom *g, __m256 bv, float *y, int64_t ow) {
@@ -65,8 +110,10 @@ static void gc_one(const float *xr, int64_t rs, int64_t bs, int64_t i0, int64_t 
         for (int64_t c = 0; c < g->G; c++)
             for (int64_t j = 0; j < 3; j++) {
                 if (c0 + j < 0 || c0 + j >= g->W) continue;
-                __m256 xv = _mm256_broadcast_ss(xr + (i - i0) * rs + (c >> 3) * bs +
-                                                (c0 + j) * 8 + (c & 7));
+                const float *xp = xr + (i - i0) * rs + (c0 + j) * 8;
+                __m256 xv = g->G >= 8 ? _mm256_broadcast_ss(xp + (c >> 3) * bs + (c & 7))
+                                      : _mm256_permutevar_ps(_mm256_loadu_ps(xp),
+                                                             gc_narrow_idx((int)g->G, (int)c));
                 acc = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wm + ((i * g->G + c) * 3 + j) * 8),
                                       acc);
             }
@@ -78,15 +125,18 @@ static void gc_one(const float *xr, int64_t rs, int64_t bs, int64_t i0, int64_t 
 
 #define GC_CASE(TT)                                                                             \
     case TT:                                                                                    \
-        gc_tile(xt, rs, bs, i0, i1, wm, G, bv, yt, lskip, rskip, act, lo, hi, S, TT);           \
+        if (GN) gc_tile_narrow(xt, rs, i0, i1, wm, GN, bv, yt, lskip, rskip, act, lo, hi, S, TT); \
+        else gc_tile(xt, rs, bs, i0, i1, wm, G, bv, yt, lskip, rskip, act, lo, hi, S, TT);      \
         break;
 
-/* Output block m, stride S (a constant in each instance). */
+/* Output block m, stride S and narrow group width GN (2, 4; 0: G a multiple of 8) constants in
+   each instance. */
 GC_INLINE void gc_block(const float *x, const float *w, const float *bias, float *y,
-                        const frt_blkgc_geom *g, int64_t m, const int S) {
+                        const frt_blkgc_geom *g, int64_t m, const int S, const int GN) {
     const int64_t G = g->G, H = g->H, W = g->W, OH = g->OH, OW = g->OW;
     const int64_t rs = W * 8, bs = H * W * 8;
-    const float *xg = x + (m * 8 / G) * (G / 8) * bs, *wm = w + m * 9 * G * 8;
+    /* the group's first input block (G >= 8), or the block's own (G < 8) */
+    const float *xg = x + (GN ? m : (m * 8 / G) * (G / 8)) * bs, *wm = w + m * 9 * G * 8;
     float *ym = y + m * OH * OW * 8;
     const __m256 bv = _mm256_loadu_ps(bias + m * 8);
     const int act = g->act;
@@ -131,19 +181,22 @@ GC_INLINE void gc_block(const float *x, const float *w, const float *bias, float
     }
 }
 
-static void gc_blocks_s1(const float *x, const float *w, const float *bias, float *y,
-                         const frt_blkgc_geom *g, int64_t m0, int64_t m1) {
-    for (int64_t m = m0; m < m1; m++) gc_block(x, w, bias, y, g, m, 1);
-}
-
-static void gc_blocks_s2(const float *x, const float *w, const float *bias, float *y,
-                         const frt_blkgc_geom *g, int64_t m0, int64_t m1) {
-    for (int64_t m = m0; m < m1; m++) gc_block(x, w, bias, y, g, m, 2);
-}
+#define GC_BLOCKS(NAME, SS, GG)                                                                 \
+    static void NAME(const float *x, const float *w, const float *bias, float *y,               \
+                     const frt_blkgc_geom *g, int64_t m0, int64_t m1) {                         \
+        for (int64_t m = m0; m < m1; m++) gc_block(x, w, bias, y, g, m, SS, GG);                \
+    }
+GC_BLOCKS(gc_blocks_s1, 1, 0)
+GC_BLOCKS(gc_blocks_s2, 2, 0)
+GC_BLOCKS(gc_blocks_s1_g4, 1, 4)
+GC_BLOCKS(gc_blocks_s2_g4, 2, 4)
+GC_BLOCKS(gc_blocks_s1_g2, 1, 2)
+GC_BLOCKS(gc_blocks_s2_g2, 2, 2)
 
 void frt_blkgc_avx2(const float *x, const float *w, const float *bias, float *y,
                     const frt_blkgc_geom *g, int64_t m0, int64_t m1) {
     if (!frt_blkgc_simd_covers(g)) return; /* frt_blkgc_get never picks it then */
-    if (g->S == 1) gc_blocks_s1(x, w, bias, y, g, m0, m1);
-    else gc_blocks_s2(x, w, bias, y, g, m0, m1);
+    if (g->G == 4) (g->S == 1 ? gc_blocks_s1_g4 : gc_blocks_s2_g4)(x, w, bias, y, g, m0, m1);
+    else if (g->G == 2) (g->S == 1 ? gc_blocks_s1_g2 : gc_blocks_s2_g2)(x, w, bias, y, g, m0, m1);
+    else (g->S == 1 ? gc_blocks_s1 : gc_blocks_s2)(x, w, bias, y, g, m0, m1);
 }
