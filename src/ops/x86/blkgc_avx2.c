@@ -1,7 +1,7 @@
 /* AVX2/FMA loop of the grouped convolution with narrow groups on nChw8c (see ../blkgc.h): one
  * output block (8 channels of one group, or 8 / G whole groups of 2 or 4) is one ymm vector per
- * pixel. An output row runs in
- * register tiles of T <= GC_TMAX consecutive outputs (the row split into near-equal tiles). Per
+ * pixel. An output row runs in register tiles of T <= GC_TMAX consecutive outputs (the row split
+ * into near-equal tiles: 56 as 12 + 4 x 11, 28 as 10 + 9 + 9, 14 as 7 + 7). Per
  * kernel row i and input channel c of the group: the K = 3 weight vectors w[c][i][0..2] are
  * loaded once, and every input column the tile touches is broadcast once and feeds each output
  * it reaches (stride 1: up to 3 outputs, stride 2: 1 or 2), so a tile of T outputs costs 3 T
