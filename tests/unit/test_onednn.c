@@ -135,6 +135,8 @@ typedef struct result {
     int pw_own;         /* own pointwise convolutions ("onednn:pw_own...", pwconv.c) */
     int pw_split;       /* of those, split over pixels ("onednn:pw_own_split") */
     int reduce_own;     /* ReduceMean as the own global pool ("onednn:reduce_mean_blk...") */
+    int gc_own;         /* own grouped convolutions ("onednn:gconv_own...", gconv.c) */
+    int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -182,6 +184,8 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
+        r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
+        r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
         if (getenv("T_VERBOSE")) printf("  %s %s %s\n", p->steps[i].ir->op_type, p->steps[i].ir->name, kn);
     }
     frt_runtime *rt = NULL;
@@ -495,7 +499,8 @@ static void test_small_split(void) {
  * kernel for them on the blocked layout): groups of 8 channels (48 channels, stride 2, Relu; 104
  * channels = 6.5 blocks of 16, so the last block is padded, dilated, no bias, SiLU) run on nChw8c
  * between two reorders inside the step (relay.c) on the AVX-512 tier (on nChw8c directly on the
- * AVX2 tier); groups of 4 run on NHWC between two reorders on both tiers. Activations stay
+ * AVX2 tier); groups of 4 run on NHWC between two reorders on the AVX-512 tier (the AVX2 tier's
+ * own grouped loop takes them, and g1, with FRT_DNNL_OWN_GC=0 g4 is relayed). Activations stay
  * blocked between the steps: one reorder at the input, one at the graph output. */
 static void test_relay(int64_t batch) {
     ob_buf g = {0};
@@ -518,7 +523,10 @@ static void test_relay(int64_t batch) {
     if (!g_on) return;
     CHECK_MSG(r.onednn_steps == 4, "relay: %d onednn steps", r.onednn_steps);
     CHECK_MSG(r.reorders == 2, "relay: %d reorders", r.reorders); /* X -> blocked, a4 -> plain */
-    int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : 1;
+    /* AVX2 tier: g1 (groups of 8) and g4 (groups of 4) run the own grouped loop (gconv.c), g3
+       (dilated) oneDNN's kernel on nChw8c */
+    const char *gce = getenv("FRT_DNNL_OWN_GC");
+    int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : gce && !strcmp(gce, "0") ? 1 : 0;
     CHECK_MSG(r.relay_steps == relayed, "relay: %d relayed steps", r.relay_steps);
 }
 
@@ -1001,6 +1009,66 @@ static void test_reduce_mean(int64_t batch) {
     CHECK_MSG(r.reorders == 2, "reduce_mean: %d reorders", r.reorders);
 }
 
+/* Grouped 3x3 convolutions with groups of 8k channels (gconv.c, the own loop of blkgc.h on the
+ * AVX2 tier): 48 channels in groups of 8 (stride 2, Relu), 16 (no bias, Clip), 24 (asymmetric
+ * pads 0, 1, 2, 1, no activation) and 4 (stride 2); a dilated one stays oneDNN's. With the own loop the outputs at
+ * 2 and 3 threads (split over output channel blocks) must be the 1-thread bits; every run must
+ * match the run without the provider. */
+static void test_gconv(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 16, 64, 63};
+    conv_spec c1 = {16, 48, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec g1 = {48, 48, 3, 3, 6, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "g1", "b1", "a2", &g1);
+    add_op(&g, "Relu", "r2", "a2", NULL, "b2");
+    conv_spec g2 = {48, 48, 3, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 0};
+    add_conv(&g, "g2", "b2", "a3", &g2);
+    int64_t sd[1] = {1};
+    float lo = -0.25f, hi = 0.5f;
+    ob_buf tl = ob_tensor_f32("lo", sd, 0, &lo), th = ob_tensor_f32("hi", sd, 0, &hi);
+    ob_msg(&g, OB_INIT, &tl);
+    ob_msg(&g, OB_INIT, &th);
+    const char *cins[] = {"a3", "lo", "hi", NULL}, *couts[] = {"b3", NULL};
+    ob_buf cn = ob_node("Clip", NULL, "clip", cins, couts);
+    ob_msg(&g, OB_NODE, &cn);
+    conv_spec g3 = {48, 48, 3, 3, 2, {1, 1}, {1, 1}, {0, 1, 2, 1}, NULL, 1};
+    add_conv(&g, "g3", "b3", "a4", &g3);
+    conv_spec g4 = {48, 48, 3, 3, 6, {1, 1}, {2, 2}, {2, 2, 2, 2}, NULL, 1};
+    add_conv(&g, "g4", "a4", "a5", &g4);
+    conv_spec g5 = {48, 48, 3, 3, 12, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "g5", "a5", "a6", &g5);
+    const char *outs[] = {"a6", "b3", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    bool own = g_on && frt_cpu_tier() == FRT_ISA_AVX2;
+    const char *env = getenv("FRT_DNNL_OWN_GC");
+    if (env && !strcmp(env, "0")) own = false;
+    if (env && !strcmp(env, "1")) own = g_on;
+    result one, two;
+    run(&mb, 1, 1, 0, xd, 4, outs, &one);
+    for (int threads = 2; threads <= 3; threads++) {
+        run(&mb, 1, threads, 0, xd, 4, outs, &two);
+        /* (without the own loop: the builtin / oneDNN kernels' splits may sum in another
+           order; compare() checks those against the run without the provider) */
+        for (int o = 0; own && o < one.n_out && o < two.n_out; o++)
+            CHECK_MSG(one.n[o] == two.n[o] && one.out[o] && two.out[o] &&
+                          memcmp(one.out[o], two.out[o], one.n[o] * 4) == 0,
+                      "gconv: output %d at %d threads differs from 1 thread", o, threads);
+        if (own)
+            CHECK_MSG(two.gc_split >= 1, "gconv: %d own grouped steps split at %d threads",
+                      two.gc_split, threads);
+        free_result(&two);
+    }
+    free_result(&one);
+    result r;
+    compare("gconv", mb, xd, 4, outs, &r);
+    if (!g_on) return;
+    CHECK_MSG(r.gc_own == (own ? 4 : 0), "gconv: %d own grouped steps, want %d", r.gc_own,
+              own ? 4 : 0);
+}
+
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
     g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
@@ -1061,6 +1129,16 @@ int main(void) {
     test_cnn_ops();
     test_se_gates();
     unsetenv("FRT_DNNL_OWN_PW");
+    /* the own grouped loop (gconv.c): the tier's default, then oneDNN's grouped kernels, then the
+       own loop on any tier with 8-channel blocks */
+    test_gconv(1);
+    test_gconv(2);
+    setenv("FRT_DNNL_OWN_GC", "0", 1);
+    test_gconv(1);
+    test_relay(1);
+    setenv("FRT_DNNL_OWN_GC", "1", 1);
+    test_gconv(1);
+    unsetenv("FRT_DNNL_OWN_GC");
     TEST_MAIN_END();
 }
 

@@ -47,6 +47,7 @@
 
 #include "choose.h"
 #include "dwconv.h"
+#include "gconv.h"
 #include "gemvconv.h"
 #include "pwconv.h"
 #include "onednn_impl.h"
@@ -556,6 +557,14 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
         frt_status st = frt_dn_dw_select(c, k, L, &geo);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* grouped 3x3 with groups of 8, 16, 24 ... channels (AVX2 tier): the own blocked loop,
+       split over output channel blocks at N threads (gconv.c) */
+    if (!fused && Lin == L && group > 1 && group < C && nsp == 2) {
+        frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
+                              {pl[0], pl[1]}};
+        frt_status st = frt_dn_gc_select(c, k, L, &geo, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* a 1x1 convolution of a 1x1 image (squeeze-and-excitation): the own GEMV (gemvconv.c) */
