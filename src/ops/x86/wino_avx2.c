@@ -182,8 +182,60 @@ static void itrans_s2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, i
     }
 }
 
+/* The one-dimensional form (wino.h): V = B^T d of each tile's P samples along the axis, B^T a
+ * dense matrix broadcast into vectors once per call (FMAs from L1); samples outside the image,
+ * and the padding lanes of the last group, are zeros. */
+static void itrans1_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                         float *V) {
+    const int64_t P = g->P;
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
+    const bool part = g->C % 8 != 0;
+    const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
+    const size_t ks = g->axis ? rs : cs;        /* between the samples of a tile */
+    const int64_t n = g->axis ? g->H : g->W;    /* samples along the axis */
+    __m256 bt[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
+    for (int64_t i = 0; i < P * P; i++) bt[i] = _mm256_set1_ps(g->bt[i]);
+    for (int64_t gi = 0; gi < g->Cg; gi++) {
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        bool lastg = part && gi == g->Cg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            /* k0: the first sample along the axis; p: the line (row or column) it is on */
+            int64_t k0 = g->axis ? t / g->tw * g->m - g->pt : t % g->tw * g->m - g->pl;
+            const float *p = xg + (g->axis ? (size_t)(t % g->tw) * cs : (size_t)(t / g->tw) * rs);
+            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            __m256 d[FRT_WINO1_PMAX];
+            if (k0 >= 0 && k0 + P <= n && !lastg) {
+                for (int64_t k = 0; k < P; k++)
+                    d[k] = _mm256_loadu_ps(p + (size_t)(k0 + k) * ks);
+            } else {
+                for (int64_t k = 0; k < P; k++) {
+                    int64_t kk = k0 + k;
+                    __m256 u = kk >= 0 && kk < n ? _mm256_loadu_ps(p + (size_t)kk * ks) : zero;
+                    d[k] = lastg ? _mm256_and_ps(u, last) : u;
+                }
+            }
+            for (int64_t i = 0; i < P; i++) {
+                const __m256 *row = bt + i * P;
+                __m256 acc0 = _mm256_mul_ps(row[0], d[0]), acc1 = _mm256_mul_ps(row[1], d[1]);
+                int64_t k = 2;
+                for (; k + 2 <= P; k += 2) {
+                    acc0 = _mm256_fmadd_ps(row[k], d[k], acc0);
+                    acc1 = _mm256_fmadd_ps(row[k + 1], d[k + 1], acc1);
+                }
+                if (k < P) acc0 = _mm256_fmadd_ps(row[k], d[k], acc0);
+                _mm256_storeu_ps(v + (size_t)i * 8, _mm256_add_ps(acc0, acc1));
+            }
+        }
+    }
+}
+
 void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                           float *V) {
+    if (g->r > 0) {
+        itrans1_avx2(x, g, t0, nt, V);
+        return;
+    }
     if (g->s == 2) {
         itrans_s2_avx2(x, g, t0, nt, V);
         return;
@@ -457,9 +509,60 @@ static void otrans_s2_avx2(const float *O, const float *bias, const float *z, fl
     }
 }
 
+/* The one-dimensional form (wino.h): Y = A^T o of each tile (A^T dense, broadcast once per
+ * call), the epilogue of oepi, outputs past the image's edge not stored, the last group's padding
+ * lanes written as 0. */
+static void otrans1_avx2(const float *O, const float *bias, const float *z, float *y,
+                         const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0, int64_t g1) {
+    const int64_t P = g->P, m = g->m;
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
+    const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
+    const size_t rs = (size_t)(g->OW * g->b), cs = (size_t)g->b;
+    const size_t ks = g->axis ? rs : cs;
+    const int64_t n = g->axis ? g->OH : g->OW;
+    __m256 at[FRT_WINO1_MMAX * FRT_WINO1_PMAX];
+    for (int64_t i = 0; i < m * P; i++) at[i] = _mm256_set1_ps(g->at[i]);
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        const __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+        const bool lastg = gi == g->Mg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t k0 = (g->axis ? t / g->tw : t % g->tw) * m;
+            size_t at0 = yg + (g->axis ? (size_t)(t % g->tw) * cs : (size_t)(t / g->tw) * rs);
+            int64_t ni = n - k0 < m ? n - k0 : m;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            __m256 d[FRT_WINO1_PMAX];
+            for (int64_t j = 0; j < P; j++) d[j] = _mm256_loadu_ps(o + (size_t)j * 8);
+            for (int64_t i = 0; i < ni; i++) {
+                const __m256 *row = at + i * P;
+                __m256 acc0 = _mm256_mul_ps(row[0], d[0]), acc1 = _mm256_mul_ps(row[1], d[1]);
+                int64_t j = 2;
+                for (; j + 2 <= P; j += 2) {
+                    acc0 = _mm256_fmadd_ps(row[j], d[j], acc0);
+                    acc1 = _mm256_fmadd_ps(row[j + 1], d[j + 1], acc1);
+                }
+                if (j < P) acc0 = _mm256_fmadd_ps(row[j], d[j], acc0);
+                size_t aj = at0 + (size_t)(k0 + i) * ks;
+                __m256 v = oepi(_mm256_add_ps(acc0, acc1), bv, z ? z + aj : NULL, g->act, lo, hi);
+                if (lastg) {
+                    v = _mm256_and_ps(v, last);
+                    /* a 16-lane block's second group past M: all padding */
+                    if ((gi * 8) % g->b + 8 < g->b) _mm256_storeu_ps(y + aj + 8, zero);
+                }
+                _mm256_storeu_ps(y + aj, v);
+            }
+        }
+    }
+}
+
 void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                           int64_t g1) {
+    if (g->r > 0) {
+        otrans1_avx2(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     if (g->s == 2) {
         otrans_s2_avx2(O, bias, z, y, g, t0, nt, g0, g1);
         return;
