@@ -132,7 +132,9 @@ frt_status frt_dn_wino1_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L
     /* the rule of the 3x3 forms: at most 1 MiB of U per tile; and a saving of at least a third
        of the direct multiplies (n r per line against best) */
     bool wins = force || (wino_wins(&g, 1048576.0) && 3 * best <= 2 * n * r);
-    if (frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576) frt_wino_geom_init(&g, 48);
+    const char *te = getenv("FRT_WINO_T");
+    if (te && atoll(te) > 0) frt_wino_geom_init(&g, atoll(te));
+    else if (frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576) frt_wino_geom_init(&g, 48);
     frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
     return wino_install(c, k, L, &g, 2.0 * (double)r, threads);
