@@ -50,6 +50,9 @@ static void wino1_mats(int64_t m, int64_t r, float *bt, float *at, double *G) {
         for (int n = 0; n < P; n++)
             V[j * P + n] = j < P - 1 ? pow(wino1_pts[j], n) : n == P - 1;
     inv_mat(V, P, C);
+    /* entries that are zero but for the inversion's rounding, zero */
+    for (int i = 0; i < P * P; i++)
+        if (fabs(C[i]) < 1e-12) C[i] = 0;
     for (int j = 0; j < P; j++) {
         double sc = 0;
         for (int n = 0; n < P; n++) sc = fabs(C[n * P + j]) > sc ? fabs(C[n * P + j]) : sc;
@@ -69,7 +72,10 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->Cg = (g->C + 7) / 8;
     g->Mg = (g->M + 7) / 8;
     g->Mp = (g->M + 15) / 16 * 16;
+    g->Kg = g->Cg;
     if (g->r > 0) {
+        if (g->kd < 1) g->kd = 1;
+        g->Kg = g->kd * g->Cg;
         g->s = 1;
         g->P = g->m + g->r - 1;
         g->th = g->axis ? (g->OH + g->m - 1) / g->m : g->OH;
@@ -85,7 +91,7 @@ void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->ntiles = g->th * g->tw;
     if (T <= 0) {
         /* as many tiles as keep V and O in the L2 budget, in whole GEMM row groups of 6 */
-        T = WINO_L2_BUDGET / (g->P * 4 * (8 * g->Cg + g->Mp));
+        T = WINO_L2_BUDGET / (g->P * 4 * (8 * g->Kg + g->Mp));
         T = T / 6 * 6;
         if (T < 6) T = 6;
     }
@@ -103,7 +109,8 @@ size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
 }
 
 size_t frt_wino_u_floats_geom(const frt_wino_geom *g) {
-    return (size_t)frt_wino_u_positions(g) * (size_t)((g->C + 7) / 8 * 8) *
+    return (size_t)frt_wino_u_positions(g) * (size_t)(g->r > 0 && g->kd > 1 ? g->kd : 1) *
+           (size_t)((g->C + 7) / 8 * 8) *
            (size_t)((g->M + 15) / 16 * 16);
 }
 
@@ -112,7 +119,7 @@ size_t frt_wino_u_floats(int64_t C, int64_t M) {
 }
 
 size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
-    return (size_t)g->gs * (size_t)(g->Cg + g->Mp / 8);
+    return (size_t)g->gs * (size_t)(g->Kg + g->Mp / 8);
 }
 
 /* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
@@ -162,20 +169,25 @@ void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t tm, float *U)
 
 /* The one-dimensional form: U [P][Mp/16][Cp][16] = G w per (m, c), zero past C and M. */
 static void wino1_pack(const float *w, const frt_wino_geom *g, float *U) {
-    int64_t C = g->C, M = g->M, Cp = 8 * g->Cg, np = g->Mp / 16, r = g->r, P = g->P;
+    int64_t C = g->C, M = g->M, Cp = 8 * g->Cg, Kp = 8 * g->Kg, np = g->Mp / 16, r = g->r;
+    int64_t P = g->P, kd = g->kd;
+    /* tap q along the axis of line i: w[m][c][i][q] (axis 0) or w[m][c][q][i] (axis 1) */
+    int64_t qs = g->axis ? kd : 1, is = g->axis ? 1 : r;
     double G[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
     frt_wino1_gmat(g, G);
-    size_t plane = (size_t)np * (size_t)Cp * 16;
+    size_t plane = (size_t)np * (size_t)Kp * 16;
     memset(U, 0, (size_t)P * plane * sizeof *U);
     for (int64_t m = 0; m < M; m++)
-        for (int64_t c = 0; c < C; c++) {
-            const float *k = w + (m * C + c) * r;
-            for (int64_t xi = 0; xi < P; xi++) {
-                double v = 0;
-                for (int64_t q = 0; q < r; q++) v += G[xi * r + q] * k[q];
-                U[(size_t)xi * plane + (size_t)((m / 16 * Cp + c) * 16 + m % 16)] = (float)v;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < kd; i++) {
+                const float *k = w + (m * C + c) * r * kd + i * is;
+                for (int64_t xi = 0; xi < P; xi++) {
+                    double v = 0;
+                    for (int64_t q = 0; q < r; q++) v += G[xi * r + q] * k[q * qs];
+                    U[(size_t)xi * plane + (size_t)((m / 16 * Kp + i * Cp + c) * 16 + m % 16)] =
+                        (float)v;
+                }
             }
-        }
 }
 
 void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U) {
@@ -292,15 +304,18 @@ static void itrans_s2_portable(const float *x, const frt_wino_geom *g, int64_t t
     }
 }
 
-/* The one-dimensional form: V = B^T d of each tile's P samples along the axis. */
+/* The one-dimensional form: V = B^T d of each tile's P samples along the axis, for each of its
+ * kd tap lines. */
 static void itrans1_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                              float *V) {
     int64_t P = g->P;
-    for (int64_t t = t0; t < t0 + nt; t++) {
-        int64_t iy0 = t / g->tw, ix0 = t % g->tw;
-        if (g->axis) iy0 = iy0 * g->m - g->pt;
-        else ix0 = ix0 * g->m - g->pl;
-        for (int64_t gi = 0; gi < g->Cg; gi++) {
+    for (int64_t t = t0; t < t0 + nt; t++)
+        for (int64_t vg = 0; vg < g->Kg; vg++) { /* V group vg: tap line i, channel group gi */
+            int64_t i = vg / g->Cg, gi = vg % g->Cg;
+            /* the first sample of tap line i */
+            int64_t iy0 = t / g->tw, ix0 = t % g->tw;
+            if (g->axis) iy0 = iy0 * g->m - g->pt, ix0 += i - g->pl;
+            else ix0 = ix0 * g->m - g->pl, iy0 += i - g->pt;
             int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
             float d[FRT_WINO1_PMAX][8];
             for (int64_t k = 0; k < P; k++) {
@@ -309,14 +324,13 @@ static void itrans1_portable(const float *x, const frt_wino_geom *g, int64_t t0,
                 const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
                 for (int l = 0; l < 8; l++) d[k][l] = in && l < valid ? p[l] : 0.0f;
             }
-            for (int64_t i = 0; i < P; i++)
+            for (int64_t j = 0; j < P; j++)
                 for (int l = 0; l < 8; l++) {
                     float v = 0.0f;
-                    for (int64_t k = 0; k < P; k++) v += g->bt[i * P + k] * d[k][l];
-                    V[gi * g->gs + ((t - t0) * P + i) * 8 + l] = v;
+                    for (int64_t k = 0; k < P; k++) v += g->bt[j * P + k] * d[k][l];
+                    V[vg * g->gs + ((t - t0) * P + j) * 8 + l] = v;
                 }
         }
-    }
 }
 
 void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
@@ -370,7 +384,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
 
 void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
                             int64_t nt, int64_t p0, int64_t p1) {
-    int64_t Cp = 8 * g->Cg, np = g->Mp / 16, P = g->P;
+    int64_t Cp = 8 * g->Kg, np = g->Mp / 16, P = g->P;
     for (int64_t xi = 0; xi < P; xi++)
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
@@ -604,7 +618,7 @@ int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nspl
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {
-    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Cg;
+    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Kg;
     int64_t np = g->Mp / 16, have = -1;
     for (int64_t i = i0; i < i1; i++) {
         int64_t blk = i / nsplit, s = i % nsplit;

@@ -45,9 +45,14 @@
  * matrices are built from the points 0, 1, -1, 2, -2, 1/2, -1/2, 3, -3 (the first P - 1) and
  * infinity (frt_wino_geom_init, in double; B^T's rows scaled to a largest entry of 1, G's rows by
  * the inverse): g->bt [P][P] and g->at [m][P] are applied as dense matrices (P <= FRT_WINO1_PMAX,
- * m <= FRT_WINO1_MMAX). Pads: pt (axis 1) or pl (axis 0) up to r - 1, the other one 0; the
- * other dimension of the output equals the input's. Tile t covers output row t / tw and columns
- * m (t % tw) .. + m - 1 (axis 0), or rows m (t / tw) .. and column t % tw (axis 1).
+ * m <= FRT_WINO1_MMAX). A kernel of kd > 1 taps across the axis (kd x r for axis 0, e.g.
+ * 5x5 as kd 5, r 5) is kd such convolutions of shifted lines summed: input line oy + i - pt
+ * (axis 0; column ox + i - pl for axis 1) of tap i is transformed into V groups i Cg .. + Cg - 1,
+ * and the GEMMs run over all kd Cg groups (Kg; U [P][Mp/16][8 Kg][16], row i 8 Cg + c the
+ * transformed kernel line i of channel c): kd P multiplies per m outputs instead of kd m r.
+ * Pads: along the axis (pl for axis 0, pt for axis 1) up to r - 1, across it up to kd - 1.
+ * Tile t covers output row t / tw and columns m (t % tw) .. + m - 1 (axis 0), or rows
+ * m (t / tw) .. and column t % tw (axis 1).
  *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
@@ -87,9 +92,13 @@ typedef struct frt_wino_geom {
     float lo, hi;
     int64_t r;                   /* > 0: the one-dimensional form F(m, r) (see above; s 1, m
                                     2..FRT_WINO1_MMAX, m + r - 1 <= FRT_WINO1_PMAX); 0: 3x3 */
-    int64_t axis;                /* one-dimensional form: 0 = a 1 x r kernel, 1 = r x 1 */
+    int64_t axis;                /* one-dimensional form: 0 = a kd x r kernel, 1 = r x kd */
+    int64_t kd;                  /* one-dimensional form: kernel taps across the axis (1 also
+                                    when 0), summed directly (see above) */
     /* derived by frt_wino_geom_init */
     int64_t Cg, Mg, Mp;          /* ceil(C/8), ceil(M/8), M padded to 16 */
+    int64_t Kg;                  /* 8-channel groups of V, the GEMMs' depth: kd Cg (Cg but for
+                                    the one-dimensional form with kd > 1) */
     int64_t P;                   /* positions of a transformed tile: (m + 2)^2, 36 or 16 */
     int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/m), ceil(OW/m)), th tw */
     int64_t T;                   /* tiles per block */
@@ -129,7 +138,7 @@ void frt_wino1_gmat(const frt_wino_geom *g, double *G);
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
 void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t m, float *U);
 /* The same for any m and s of an initialized g (frt_wino_u_floats_geom floats); for the
- * one-dimensional form w is [M][C][r]. */
+ * one-dimensional form w is [M][C][kd][r] (axis 0) or [M][C][r][kd] (axis 1). */
 void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U);
 
 /* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).

@@ -103,16 +103,17 @@ frt_status frt_dn_wino1_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L
     if (X->rank != 4 || Wt->rank != 4 || Wt->dims[1] != X->dims[1] || Y->rank != 4 ||
         Y->dims[1] != Wt->dims[0] || (L->block != 8 && L->block != 16))
         return FRT_DECLINE;
-    int64_t axis = Wt->dims[3] == 1 ? 1 : 0, r = Wt->dims[axis ? 2 : 3];
+    /* the axis: along the rows (a kd x r kernel, kd = 1 included), or down the columns for an
+       r x 1 kernel */
+    int64_t axis = Wt->dims[3] == 1 && Wt->dims[2] > 1 ? 1 : 0, r = Wt->dims[axis ? 2 : 3];
+    int64_t kd = Wt->dims[axis ? 3 : 2];
     int d = axis ? 0 : 1; /* the axis' index in pb, pe */
-    /* the other dimension: kernel 1, unpadded, the output's length the input's; along the axis
-       pads below r */
-    if (Wt->dims[axis ? 3 : 2] != 1 || pb[1 - d] != 0 || pe[1 - d] != 0 || r < 2 || pb[d] < 0 ||
-        pb[d] >= r || pe[d] < 0 || Y->dims[axis ? 3 : 2] != X->dims[axis ? 3 : 2])
+    if (r < 2 || pb[d] < 0 || pb[d] >= r || pe[d] < 0 || pb[1 - d] < 0 || pb[1 - d] >= kd ||
+        pe[1 - d] < 0)
         return FRT_DECLINE;
     frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
-                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = axis ? pb[0] : 0,
-                       .pl = axis ? 0 : pb[1], .b = L->block, .s = 1, .r = r, .axis = axis};
+                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = pb[0], .pl = pb[1],
+                       .b = L->block, .s = 1, .r = r, .axis = axis, .kd = kd};
     if (!wino_act(c, &g)) return FRT_DECLINE;
     /* the tile side: the fewest multiplies, ceil(n / m) (m + r - 1) over the output's length n
        along the axis, m <= FRT_WINO1_MMAX and m + r - 1 <= FRT_WINO1_PMAX, the smaller m on a tie
@@ -137,7 +138,7 @@ frt_status frt_dn_wino1_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L
     else if (frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576) frt_wino_geom_init(&g, 48);
     frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
-    return wino_install(c, k, L, &g, 2.0 * (double)r, threads);
+    return wino_install(c, k, L, &g, 2.0 * (double)(r * kd), threads);
 }
 
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,

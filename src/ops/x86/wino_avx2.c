@@ -182,9 +182,10 @@ static void itrans_s2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, i
     }
 }
 
-/* The one-dimensional form (wino.h): V = B^T d of each tile's P samples along the axis, B^T a
- * dense matrix broadcast into vectors once per call (FMAs from L1); samples outside the image,
- * and the padding lanes of the last group, are zeros. */
+/* The one-dimensional form (wino.h): V = B^T d of each tile's P samples along the axis, for each
+ * of its tap lines, B^T a dense matrix broadcast into vectors once per call (FMAs from L1; a
+ * sparse form with the +-a rows' shared terms measured slower through its indexed operands);
+ * samples outside the image, and the padding lanes of the last group, are zeros. */
 static void itrans1_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                          float *V) {
     const int64_t P = g->P;
@@ -194,16 +195,23 @@ static void itrans1_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int
     const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
     const size_t ks = g->axis ? rs : cs;        /* between the samples of a tile */
     const int64_t n = g->axis ? g->H : g->W;    /* samples along the axis */
+    const int64_t nl = g->axis ? g->W : g->H;   /* lines across it */
     __m256 bt[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
     for (int64_t i = 0; i < P * P; i++) bt[i] = _mm256_set1_ps(g->bt[i]);
-    for (int64_t gi = 0; gi < g->Cg; gi++) {
+    for (int64_t vg = 0; vg < g->Kg; vg++) { /* V group vg: tap line vg / Cg, channels vg % Cg */
+        int64_t gi = vg % g->Cg, tap = vg / g->Cg;
         const float *xg = x + grp_base(g, gi, g->H, g->W);
         bool lastg = part && gi == g->Cg - 1;
         for (int64_t t = t0; t < t0 + nt; t++) {
-            /* k0: the first sample along the axis; p: the line (row or column) it is on */
+            /* k0: the first sample along the axis; line: the row (axis 0) or column it is on */
             int64_t k0 = g->axis ? t / g->tw * g->m - g->pt : t % g->tw * g->m - g->pl;
-            const float *p = xg + (g->axis ? (size_t)(t % g->tw) * cs : (size_t)(t / g->tw) * rs);
-            float *v = V + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            int64_t line = g->axis ? t % g->tw + tap - g->pl : t / g->tw + tap - g->pt;
+            float *v = V + (size_t)vg * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            if (line < 0 || line >= nl) { /* a tap line in the padding: zeros */
+                for (int64_t i = 0; i < P; i++) _mm256_storeu_ps(v + (size_t)i * 8, zero);
+                continue;
+            }
+            const float *p = xg + (size_t)line * (g->axis ? cs : rs);
             __m256 d[FRT_WINO1_PMAX];
             if (k0 >= 0 && k0 + P <= n && !lastg) {
                 for (int64_t k = 0; k < P; k++)
@@ -327,7 +335,7 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
                         int64_t nt, int64_t p0, int64_t p1) {
     /* V [Cg][T][P][8], O [Mp/8][T][P][8]: rows (tiles) P 8 floats apart */
     size_t P = (size_t)g->P;
-    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
+    size_t Cp = (size_t)(8 * g->Kg), np = (size_t)(g->Mp / 16), rs = P * 8;
     size_t gs = (size_t)g->gs; /* between 8-channel groups */
     const gemm_fn *k = (size_t)frt_wino_u_positions(g) * Cp * (size_t)g->Mp * sizeof(float) > 1048576
                            ? gemm_pf
@@ -345,8 +353,8 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
             const float *u = U + ((size_t)frt_wino_upos(g, (int64_t)xi) * np + p) * Cp * 16;
             float *op = o0 + 2 * p * gs;
             int64_t t = 0;
-            for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
-            if (nt > t) k[nt - t](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
+            for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Kg, u, op + t * rs, gs);
+            if (nt > t) k[nt - t](a0 + t * rs, gs, rs, g->Kg, u, op + t * rs, gs);
         }
     }
 }
