@@ -213,6 +213,9 @@ static inline __attribute__((always_inline)) void itrans1_p(const float *x,
             }
             const float *p = xg + (size_t)line * (g->axis ? cs : rs);
             __m256 d[FRT_WINO1_PMAX];
+            /* a run-time P: all of d set (GCC cannot see that the P used below are) */
+            if (!__builtin_constant_p(P))
+                for (int k = 0; k < FRT_WINO1_PMAX; k++) d[k] = zero;
             if (k0 >= 0 && k0 + P <= n && !lastg) {
                 _Pragma("GCC unroll 10") for (int64_t k = 0; k < P; k++)
                     d[k] = _mm256_loadu_ps(p + (size_t)(k0 + k) * ks);
@@ -251,7 +254,7 @@ static void itrans1_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int
     case 8: itrans1_p(x, g, t0, nt, V, 8); break;
     case 9: itrans1_p(x, g, t0, nt, V, 9); break;
     case 10: itrans1_p(x, g, t0, nt, V, 10); break;
-    default: frt_wino_itrans_portable(x, g, t0, nt, V); break;
+    default: itrans1_p(x, g, t0, nt, V, g->P); break; /* (none: P is 3..10) */
     }
 }
 
