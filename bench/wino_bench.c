@@ -5,6 +5,8 @@
  *   ./a.out C M H W [T] [reps] [m] [s]   (pads 1; T: tiles per block, 0 = default; m: tile side
  *                                  4 = F(4x4, 3x3) (default) or 2 = F(2x2, 3x3); s: stride 1
  *                                  (default) or 2 (the polyphase stride-2 form, m 2))
+ *   ./a.out C M H W T reps m 1 r axis   (the one-dimensional form F(m, r): a 1 x r kernel (axis
+ *                                  0) or r x 1 (axis 1), "same" pads)
  * WB_COLD=1 in the environment writes 64 MiB before each timed piece loop and run, so that U
  * comes from memory as in a model whose weights exceed the L3 (resnet50's 100 MB). */
 #include <stdio.h>
@@ -26,9 +28,11 @@ int main(int argc, char **argv) {
     int64_t T = argc > 5 ? atoll(argv[5]) : 0;
     int reps = argc > 6 ? atoi(argv[6]) : 50;
     int64_t m = argc > 7 ? atoll(argv[7]) : 4, st = argc > 8 ? atoll(argv[8]) : 1;
+    int64_t r = argc > 9 ? atoll(argv[9]) : 0, axis = argc > 10 ? atoll(argv[10]) : 0;
     int64_t OH = st == 2 ? (H - 1) / 2 + 1 : H, OW = st == 2 ? (W - 1) / 2 + 1 : W;
     frt_wino_geom g = {.C = C, .M = M, .H = H, .W = W, .OH = OH, .OW = OW, .pt = 1, .pl = 1,
-                       .b = 8, .m = m, .s = st, .act = FRT_WINO_RELU};
+                       .b = 8, .m = m, .s = st, .act = FRT_WINO_RELU, .r = r, .axis = axis};
+    if (r > 0) g.pt = axis ? (r - 1) / 2 : 0, g.pl = axis ? 0 : (r - 1) / 2;
     frt_wino_geom_init(&g, T);
     const frt_wino_variant *v = frt_wino_variant_get(frt_cpu_tier());
     size_t nx = (size_t)((C + 7) / 8 * 8 * H * W), ny = (size_t)((M + 7) / 8 * 8 * OH * OW);
@@ -73,6 +77,6 @@ int main(int argc, char **argv) {
            (long long)g.m, (long long)g.m, st == 2 ? " stride 2" : "", (long long)C, (long long)M, (long long)H, (long long)W,
            (long long)g.T,
            (long long)g.ntiles, best[0] * 1e6, best[1] * 1e6, gflop / best[1], best[2] * 1e6,
-           best[3] * 1e6, 18.0 * C * M * OH * OW * 1e-9 / best[3]);
+           best[3] * 1e6, (r > 0 ? 2.0 * r : 18.0) * C * M * OH * OW * 1e-9 / best[3]);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* Winograd F(4x4, 3x3) on channel-blocked activations: geometry, weight transform, the portable
  * pieces, the driver and the variant table (see wino.h). */
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +9,89 @@
 
 #define WINO_L2_BUDGET (224 * 1024) /* bytes of V + O per block (the L2 is 512 KiB on Zen 3) */
 
+/* The one-dimensional form's points (wino.h): the first P - 1 finite ones, then infinity. */
+static const double wino1_pts[FRT_WINO1_PMAX - 1] = {0, 1, -1, 2, -2, 0.5, -0.5, 3, -3};
+
+/* Inverts the n x n matrix a (row-major, destroyed) into inv by Gauss-Jordan elimination with
+ * partial pivoting (the Vandermonde matrices here are regular: distinct points). */
+static void inv_mat(double *a, int n, double *inv) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) inv[i * n + j] = i == j;
+    for (int c = 0; c < n; c++) {
+        int piv = c;
+        for (int i = c + 1; i < n; i++)
+            if (fabs(a[i * n + c]) > fabs(a[piv * n + c])) piv = i;
+        for (int j = 0; j < n && piv != c; j++) {
+            double t = a[c * n + j];
+            a[c * n + j] = a[piv * n + j], a[piv * n + j] = t;
+            t = inv[c * n + j];
+            inv[c * n + j] = inv[piv * n + j], inv[piv * n + j] = t;
+        }
+        double d = a[c * n + c];
+        for (int j = 0; j < n; j++) a[c * n + j] /= d, inv[c * n + j] /= d;
+        for (int i = 0; i < n; i++) {
+            double f = a[i * n + c];
+            if (i == c || f == 0) continue;
+            for (int j = 0; j < n; j++) a[i * n + j] -= f * a[c * n + j], inv[i * n + j] -= f * inv[c * n + j];
+        }
+    }
+}
+
+/* The one-dimensional form's matrices (wino.h): with V the P x P evaluation matrix of a
+ * polynomial of degree P - 1 at the points (row j = (1, a_j, .., a_j^(P-1)); infinity: the
+ * leading coefficient), a linear convolution of u (m) and w (r) is C ((A u) .* (G w)) with
+ * C = V^-1, A and G evaluations at the points; the correlation is its transpose,
+ * y = A^T ((G w) .* (C^T d)): B^T = C^T. Row j of B^T is divided by its largest magnitude s_j and
+ * row j of G multiplied by it. bt [P][P], at [m][P], G [P][r] (any may be NULL). */
+static void wino1_mats(int64_t m, int64_t r, float *bt, float *at, double *G) {
+    int P = (int)(m + r - 1);
+    double V[FRT_WINO1_PMAX * FRT_WINO1_PMAX], C[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
+    for (int j = 0; j < P; j++)
+        for (int n = 0; n < P; n++)
+            V[j * P + n] = j < P - 1 ? pow(wino1_pts[j], n) : n == P - 1;
+    inv_mat(V, P, C);
+    /* entries that are zero but for the inversion's rounding, zero */
+    for (int i = 0; i < P * P; i++)
+        if (fabs(C[i]) < 1e-12) C[i] = 0;
+    for (int j = 0; j < P; j++) {
+        double sc = 0;
+        for (int n = 0; n < P; n++) sc = fabs(C[n * P + j]) > sc ? fabs(C[n * P + j]) : sc;
+        for (int n = 0; n < P && bt; n++) bt[j * P + n] = (float)(C[n * P + j] / sc);
+        for (int k = 0; k < r && G; k++)
+            G[j * r + k] = sc * (j < P - 1 ? pow(wino1_pts[j], k) : k == r - 1);
+        for (int i = 0; i < m && at; i++)
+            at[i * P + j] = (float)(j < P - 1 ? pow(wino1_pts[j], i) : i == m - 1);
+    }
+}
+
+void frt_wino1_gmat(const frt_wino_geom *g, double *G) {
+    wino1_mats(g->m, g->r, NULL, NULL, G);
+}
+
 void frt_wino_geom_init(frt_wino_geom *g, int64_t T) {
     g->Cg = (g->C + 7) / 8;
     g->Mg = (g->M + 7) / 8;
     g->Mp = (g->M + 15) / 16 * 16;
-    if (g->s != 2) g->s = 1;
-    if (g->m != 2 || g->s == 2) g->m = g->s == 2 ? 2 : 4;
-    g->P = g->s == 2 ? 25 : (g->m + 2) * (g->m + 2);
-    g->th = (g->OH + g->m - 1) / g->m;
-    g->tw = (g->OW + g->m - 1) / g->m;
+    g->Kg = g->Cg;
+    if (g->r > 0) {
+        if (g->kd < 1) g->kd = 1;
+        g->Kg = g->kd * g->Cg;
+        g->s = 1;
+        g->P = g->m + g->r - 1;
+        g->th = g->axis ? (g->OH + g->m - 1) / g->m : g->OH;
+        g->tw = g->axis ? g->OW : (g->OW + g->m - 1) / g->m;
+        wino1_mats(g->m, g->r, g->bt, g->at, NULL);
+    } else {
+        if (g->s != 2) g->s = 1;
+        if (g->m != 2 || g->s == 2) g->m = g->s == 2 ? 2 : 4;
+        g->P = g->s == 2 ? 25 : (g->m + 2) * (g->m + 2);
+        g->th = (g->OH + g->m - 1) / g->m;
+        g->tw = (g->OW + g->m - 1) / g->m;
+    }
     g->ntiles = g->th * g->tw;
     if (T <= 0) {
         /* as many tiles as keep V and O in the L2 budget, in whole GEMM row groups of 6 */
-        T = WINO_L2_BUDGET / (g->P * 4 * (8 * g->Cg + g->Mp));
+        T = WINO_L2_BUDGET / (g->P * 4 * (8 * g->Kg + g->Mp));
         T = T / 6 * 6;
         if (T < 6) T = 6;
     }
@@ -38,7 +109,8 @@ size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m) {
 }
 
 size_t frt_wino_u_floats_geom(const frt_wino_geom *g) {
-    return (size_t)frt_wino_u_positions(g) * (size_t)((g->C + 7) / 8 * 8) *
+    return (size_t)frt_wino_u_positions(g) * (size_t)(g->r > 0 && g->kd > 1 ? g->kd : 1) *
+           (size_t)((g->C + 7) / 8 * 8) *
            (size_t)((g->M + 15) / 16 * 16);
 }
 
@@ -47,7 +119,7 @@ size_t frt_wino_u_floats(int64_t C, int64_t M) {
 }
 
 size_t frt_wino_scratch_floats(const frt_wino_geom *g) {
-    return (size_t)g->gs * (size_t)(g->Cg + g->Mp / 8);
+    return (size_t)g->gs * (size_t)(g->Kg + g->Mp / 8);
 }
 
 /* G g for one column g = (g0, g1, g2) of a 3x3 kernel: G's rows are (1/4, 0, 0),
@@ -95,7 +167,34 @@ void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t tm, float *U)
     wino_pack_n(w, C, M, tm == 2 ? 4 : 6, U);
 }
 
+/* The one-dimensional form: U [P][Mp/16][Cp][16] = G w per (m, c), zero past C and M. */
+static void wino1_pack(const float *w, const frt_wino_geom *g, float *U) {
+    int64_t C = g->C, M = g->M, Cp = 8 * g->Cg, Kp = 8 * g->Kg, np = g->Mp / 16, r = g->r;
+    int64_t P = g->P, kd = g->kd;
+    /* tap q along the axis of line i: w[m][c][i][q] (axis 0) or w[m][c][q][i] (axis 1) */
+    int64_t qs = g->axis ? kd : 1, is = g->axis ? 1 : r;
+    double G[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
+    frt_wino1_gmat(g, G);
+    size_t plane = (size_t)np * (size_t)Kp * 16;
+    memset(U, 0, (size_t)P * plane * sizeof *U);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < kd; i++) {
+                const float *k = w + (m * C + c) * r * kd + i * is;
+                for (int64_t xi = 0; xi < P; xi++) {
+                    double v = 0;
+                    for (int64_t q = 0; q < r; q++) v += G[xi * r + q] * k[q * qs];
+                    U[(size_t)xi * plane + (size_t)((m / 16 * Kp + i * Cp + c) * 16 + m % 16)] =
+                        (float)v;
+                }
+            }
+}
+
 void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U) {
+    if (g->r > 0) {
+        wino1_pack(w, g, U);
+        return;
+    }
     wino_pack_n(w, g->C, g->M, g->s == 2 ? 5 : g->m == 2 ? 4 : 6, U);
 }
 
@@ -205,8 +304,41 @@ static void itrans_s2_portable(const float *x, const frt_wino_geom *g, int64_t t
     }
 }
 
+/* The one-dimensional form: V = B^T d of each tile's P samples along the axis, for each of its
+ * kd tap lines. */
+static void itrans1_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                             float *V) {
+    int64_t P = g->P;
+    for (int64_t t = t0; t < t0 + nt; t++)
+        for (int64_t vg = 0; vg < g->Kg; vg++) { /* V group vg: tap line i, channel group gi */
+            int64_t i = vg / g->Cg, gi = vg % g->Cg;
+            /* the first sample of tap line i */
+            int64_t iy0 = t / g->tw, ix0 = t % g->tw;
+            if (g->axis) iy0 = iy0 * g->m - g->pt, ix0 += i - g->pl;
+            else ix0 = ix0 * g->m - g->pl, iy0 += i - g->pt;
+            int64_t valid = g->C - gi * 8 < 8 ? g->C - gi * 8 : 8;
+            float d[FRT_WINO1_PMAX][8];
+            for (int64_t k = 0; k < P; k++) {
+                int64_t yy = iy0 + (g->axis ? k : 0), xx = ix0 + (g->axis ? 0 : k);
+                bool in = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
+                const float *p = in ? x + grp_at(g, gi, g->H, g->W, yy, xx) : NULL;
+                for (int l = 0; l < 8; l++) d[k][l] = in && l < valid ? p[l] : 0.0f;
+            }
+            for (int64_t j = 0; j < P; j++)
+                for (int l = 0; l < 8; l++) {
+                    float v = 0.0f;
+                    for (int64_t k = 0; k < P; k++) v += g->bt[j * P + k] * d[k][l];
+                    V[vg * g->gs + ((t - t0) * P + j) * 8 + l] = v;
+                }
+        }
+}
+
 void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                               float *V) {
+    if (g->r > 0) {
+        itrans1_portable(x, g, t0, nt, V);
+        return;
+    }
     if (g->s == 2) {
         itrans_s2_portable(x, g, t0, nt, V);
         return;
@@ -252,7 +384,7 @@ void frt_wino_itrans_portable(const float *x, const frt_wino_geom *g, int64_t t0
 
 void frt_wino_gemm_portable(const float *V, const float *U, float *O, const frt_wino_geom *g,
                             int64_t nt, int64_t p0, int64_t p1) {
-    int64_t Cp = 8 * g->Cg, np = g->Mp / 16, P = g->P;
+    int64_t Cp = 8 * g->Kg, np = g->Mp / 16, P = g->P;
     for (int64_t xi = 0; xi < P; xi++)
         for (int64_t p = p0; p < p1; p++)
             for (int64_t t = 0; t < nt; t++) {
@@ -337,9 +469,39 @@ static void otrans_s2_portable(const float *O, const float *bias, const float *z
     }
 }
 
+/* The one-dimensional form: Y = A^T o of each tile, clipped to the image. */
+static void otrans1_portable(const float *O, const float *bias, const float *z, float *y,
+                             const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
+                             int64_t g1) {
+    int64_t P = g->P;
+    for (int64_t t = t0; t < t0 + nt; t++) {
+        int64_t oy0 = t / g->tw, ox0 = t % g->tw;
+        if (g->axis) oy0 *= g->m;
+        else ox0 *= g->m;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            int64_t valid = g->M - gi * 8 < 8 ? g->M - gi * 8 : 8;
+            const float *o = O + gi * g->gs + (t - t0) * P * 8;
+            for (int64_t i = 0; i < g->m; i++) {
+                int64_t yy = oy0 + (g->axis ? i : 0), xx = ox0 + (g->axis ? 0 : i);
+                if (yy >= g->OH || xx >= g->OW) break;
+                for (int l = 0; l < 8; l++) {
+                    float v = 0.0f;
+                    for (int64_t j = 0; j < P; j++) v += g->at[i * P + j] * o[j * 8 + l];
+                    oput(g, gi, l, valid, v, bias, z, y,
+                         grp_at(g, gi, g->OH, g->OW, yy, xx) + (size_t)l);
+                }
+            }
+        }
+    }
+}
+
 void frt_wino_otrans_portable(const float *O, const float *bias, const float *z, float *y,
                               const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                               int64_t g1) {
+    if (g->r > 0) {
+        otrans1_portable(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     if (g->s == 2) {
         otrans_s2_portable(O, bias, z, y, g, t0, nt, g0, g1);
         return;
@@ -456,7 +618,7 @@ int64_t frt_wino_plan_parts(const frt_wino_geom *g, int64_t parts, int64_t *nspl
 void frt_wino_run(const frt_wino_variant *v, const float *x, const float *U, const float *bias,
                   const float *z, float *y, const frt_wino_geom *g, int64_t nsplit, int64_t i0,
                   int64_t i1, float *scratch) {
-    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Cg;
+    float *V = scratch, *O = scratch + (size_t)g->gs * (size_t)g->Kg;
     int64_t np = g->Mp / 16, have = -1;
     for (int64_t i = i0; i < i1; i++) {
         int64_t blk = i / nsplit, s = i % nsplit;

@@ -38,6 +38,22 @@
  * are equal, so U holds the 4x4 distinct positions only, [16][Mp/16][Cp][16]: position xi of
  * the 5x5 tile reads U position frt_wino_upos(g, xi).
  *
+ * One-dimensional form (g->r > 0): a 1 x r (g->axis 0, along the rows) or r x 1 (axis 1, down the
+ * columns) stride-1 kernel by Winograd / Toom-Cook F(m, r): tiles of m outputs along the axis
+ * read P = m + r - 1 input samples, Y = A^T [(G w) .* (B^T d)], P GEMMs, P multiplies per m
+ * outputs instead of m r (F(4, 7): 10 per 4 instead of 28; F(4, 3): 6 per 4 instead of 12). The
+ * matrices are built from the points 0, 1, -1, 2, -2, 1/2, -1/2, 3, -3 (the first P - 1) and
+ * infinity (frt_wino_geom_init, in double; B^T's rows scaled to a largest entry of 1, G's rows by
+ * the inverse): g->bt [P][P] and g->at [m][P] are applied as dense matrices (P <= FRT_WINO1_PMAX,
+ * m <= FRT_WINO1_MMAX). A kernel of kd > 1 taps across the axis (kd x r for axis 0, e.g.
+ * 5x5 as kd 5, r 5) is kd such convolutions of shifted lines summed: input line oy + i - pt
+ * (axis 0; column ox + i - pl for axis 1) of tap i is transformed into V groups i Cg .. + Cg - 1,
+ * and the GEMMs run over all kd Cg groups (Kg; U [P][Mp/16][8 Kg][16], row i 8 Cg + c the
+ * transformed kernel line i of channel c): kd P multiplies per m outputs instead of kd m r.
+ * Pads: along the axis (pl for axis 0, pt for axis 1) up to r - 1, across it up to kd - 1.
+ * Tile t covers output row t / tw and columns m (t % tw) .. + m - 1 (axis 0), or rows
+ * m (t / tw) .. and column t % tw (axis 1).
+ *
  * Shapes (floats): 8-lane channel groups are the unit: Cg = ceil(C/8), Cp = 8 Cg,
  * Mp = ceil(M/16) 16 (M padded to whole 16-wide GEMM panels):
  *   U  [36][Mp/16][Cp][16]   transformed weights, zero past C and M (frt_wino_pack)
@@ -59,6 +75,8 @@
 #include "cpu.h"
 
 enum { FRT_WINO_NONE = 0, FRT_WINO_RELU, FRT_WINO_CLIP };
+enum { FRT_WINO1_PMAX = 10, FRT_WINO1_MMAX = 4 }; /* the one-dimensional form's limits (F(6, 3) in
+                                                     float rounds beyond test_wino's bound) */
 
 typedef struct frt_wino_geom {
     int64_t C, M, H, W;          /* input channels / output channels, input image */
@@ -72,13 +90,22 @@ typedef struct frt_wino_geom {
                                     m is then 2) */
     int act;                     /* FRT_WINO_*: RELU max(0, v); CLIP min(hi, max(lo, v)) */
     float lo, hi;
+    int64_t r;                   /* > 0: the one-dimensional form F(m, r) (see above; s 1, m
+                                    2..FRT_WINO1_MMAX, m + r - 1 <= FRT_WINO1_PMAX); 0: 3x3 */
+    int64_t axis;                /* one-dimensional form: 0 = a kd x r kernel, 1 = r x kd */
+    int64_t kd;                  /* one-dimensional form: kernel taps across the axis (1 also
+                                    when 0), summed directly (see above) */
     /* derived by frt_wino_geom_init */
     int64_t Cg, Mg, Mp;          /* ceil(C/8), ceil(M/8), M padded to 16 */
+    int64_t Kg;                  /* 8-channel groups of V, the GEMMs' depth: kd Cg (Cg but for
+                                    the one-dimensional form with kd > 1) */
     int64_t P;                   /* positions of a transformed tile: (m + 2)^2, 36 or 16 */
     int64_t th, tw, ntiles;      /* tile rows / columns (ceil(OH/m), ceil(OW/m)), th tw */
     int64_t T;                   /* tiles per block */
     int64_t gs;                  /* floats between the 8-channel groups of V and O: T P 8, or
                                     16 more where that is a multiple of 512 (cache sets) */
+    float bt[FRT_WINO1_PMAX * FRT_WINO1_PMAX]; /* one-dimensional form: B^T [P][P] */
+    float at[FRT_WINO1_MMAX * FRT_WINO1_PMAX]; /* and A^T [m][P] */
 } frt_wino_geom;
 
 /* Positions U holds (P but for the stride-2 form's 16, see above). */
@@ -103,11 +130,15 @@ size_t frt_wino_u_floats_m(int64_t C, int64_t M, int64_t m);
 size_t frt_wino_u_floats_geom(const frt_wino_geom *g); /* any m and s (g initialized) */
 size_t frt_wino_scratch_floats(const frt_wino_geom *g);
 
+/* The one-dimensional form's G [P][r] of an initialized g (double, as the weights are packed). */
+void frt_wino1_gmat(const frt_wino_geom *g, double *G);
+
 /* Transforms plain weights w[M][C][3][3] into U (frt_wino_u_floats floats; _m: for tile side m,
  * frt_wino_u_floats_m floats). */
 void frt_wino_pack(const float *w, int64_t C, int64_t M, float *U);
 void frt_wino_pack_m(const float *w, int64_t C, int64_t M, int64_t m, float *U);
-/* The same for any m and s of an initialized g (frt_wino_u_floats_geom floats). */
+/* The same for any m and s of an initialized g (frt_wino_u_floats_geom floats); for the
+ * one-dimensional form w is [M][C][kd][r] (axis 0) or [M][C][r][kd] (axis 1). */
 void frt_wino_pack_geom(const float *w, const frt_wino_geom *g, float *U);
 
 /* The three pieces of one tile block: tiles [t0, t0 + nt) of the image (nt <= g->T).

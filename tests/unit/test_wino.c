@@ -237,7 +237,146 @@ static void test_plan(void) {
     free(x), free(w), free(U), free(bias), free(y), free(y1), free(sc);
 }
 
+/* The one-dimensional form F(m, r) (wino.h): a kd x r (axis 0) or r x kd (axis 1) kernel with
+ * pads lo / hi along the axis and clo / chi across it, every tier's pieces against a direct double-precision convolution
+ * and the SIMD pieces against their portable twin, as run_case does. The tolerance is the same
+ * 3e-5 S: the transforms are applied in one dimension only (the worst error is printed). */
+static void run_case1(const frt_wino_variant *v, int64_t C, int64_t M, int64_t H, int64_t W,
+                      int64_t r, int64_t axis, int64_t lo, int64_t hi, int64_t kd, int64_t clo,
+                      int64_t chi, int64_t tm, int64_t b, int act, int with_z, int64_t T,
+                      int64_t nsplit, double *worst) {
+    int64_t n = axis ? H : W, on = n + lo + hi - r + 1, nc = (axis ? W : H) + clo + chi - kd + 1;
+    if (on < 1 || nc < 1) return;
+    int64_t OH = axis ? on : nc, OW = axis ? nc : on;
+    int64_t cb = (C + b - 1) / b, mb = (M + b - 1) / b;
+    size_t nx = (size_t)(cb * H * W * b), ny = (size_t)(mb * OH * OW * b);
+    float *xp = malloc((size_t)(C * H * W) * 4), *wt = malloc((size_t)(M * C * r * kd) * 4);
+    float *bt = malloc((size_t)M * 4), *x = malloc(nx * 4), *y = malloc(ny * 4);
+    float *y0 = malloc(ny * 4), *z = malloc(ny * 4);
+    frt_wino_geom g = {.C = C, .M = M, .H = H, .W = W, .OH = OH, .OW = OW, .pt = axis ? lo : clo,
+                       .pl = axis ? clo : lo, .b = b, .m = tm, .r = r, .axis = axis, .kd = kd,
+                       .act = act, .lo = -0.5f, .hi = 0.75f};
+    frt_wino_geom_init(&g, T);
+    float *U = malloc(frt_wino_u_floats_geom(&g) * 4);
+    float *bias = calloc((size_t)g.Mp, 4);
+    float *sc = aligned_alloc(64, (frt_wino_scratch_floats(&g) * 4 + 63) / 64 * 64);
+    t_fill(xp, (size_t)(C * H * W), (unsigned)(C * 7 + H * 3 + W));
+    t_fill(wt, (size_t)(M * C * r * kd), (unsigned)(M * 11 + C + r));
+    t_fill(bt, (size_t)M, (unsigned)(M + 3));
+    t_fill(z, ny, (unsigned)(M + 5));
+    memcpy(bias, bt, (size_t)M * 4);
+    for (int64_t k = 0; k < cb; k++)
+        for (int64_t q = 0; q < H * W; q++)
+            for (int64_t l = 0; l < b; l++) {
+                int64_t c = k * b + l;
+                x[(k * H * W + q) * b + l] = c < C ? xp[c * H * W + q] : NAN;
+            }
+    for (int64_t k = 0; k < mb; k++)
+        for (int64_t q = 0; q < OH * OW; q++)
+            for (int64_t l = M - k * b; l < b; l++) z[(k * OH * OW + q) * b + l] = NAN;
+    frt_wino_pack_geom(wt, &g, U);
+    const frt_wino_variant *pv = frt_wino_variant_get(FRT_ISA_PORTABLE);
+    for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
+    int64_t items = frt_wino_items(&g, nsplit);
+    for (int64_t i = items - 1; i >= 0; i--)
+        frt_wino_run(v, x, U, bias, with_z ? z : NULL, y, &g, nsplit, i, i + 1, sc);
+    frt_wino_run(pv, x, U, bias, with_z ? z : NULL, y0, &g, 1, 0, frt_wino_items(&g, 1), sc);
+    size_t bad = ny, bad0 = ny, badt = ny;
+    double want = 0;
+    for (int64_t k = 0; k < mb; k++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t l = 0; l < b; l++) {
+                    int64_t m = k * b + l;
+                    size_t at = (size_t)(((k * OH + oh) * OW + ow) * b + l);
+                    double ref = 0, S = 1;
+                    if (m < M) {
+                        ref = bt[m];
+                        S = fabs(ref);
+                        if (with_z) ref += z[at], S += fabs(z[at]);
+                        for (int64_t c = 0; c < C; c++)
+                            for (int64_t e = 0; e < r * kd; e++) {
+                                int64_t q = e % r, i = e / r; /* along, across the axis */
+                                int64_t ih = oh + (axis ? q - lo : i - clo),
+                                        iw = ow + (axis ? i - clo : q - lo);
+                                size_t wi = (size_t)((m * C + c) * r * kd) +
+                                            (size_t)(axis ? q * kd + i : i * r + q);
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                    double p = (double)wt[wi] * xp[(c * H + ih) * W + iw];
+                                    ref += p;
+                                    S += fabs(p);
+                                }
+                            }
+                        if (act == FRT_WINO_RELU) ref = ref < 0 ? 0 : ref;
+                        if (act == FRT_WINO_CLIP) ref = ref < -0.5 ? -0.5 : ref > 0.75 ? 0.75 : ref;
+                    }
+                    double tol = 3e-5 * S;
+                    if (m < M && fabs(y[at] - ref) / S > *worst) *worst = fabs(y[at] - ref) / S;
+                    if (bad == ny && !(fabs(y[at] - ref) <= tol)) bad = at, want = ref;
+                    if (bad0 == ny && !(fabs(y0[at] - ref) <= tol)) bad0 = at, want = ref;
+                    if (badt == ny && !(fabs(y[at] - y0[at]) <= 2 * tol)) badt = at;
+                }
+    CHECK_MSG(bad == ny && bad0 == ny && badt == ny,
+              "wino1%s F(%lld,%lld) kd %lld axis %lld b=%lld C=%lld M=%lld %lldx%lld pads %lld,%lld "
+              "across %lld,%lld act %d z %d T %lld split %lld: element %zu/%zu/%zu is %g / %g "
+              "(portable), want %g",
+              v->suffix, (long long)tm, (long long)r, (long long)kd, (long long)axis, (long long)b,
+              (long long)C, (long long)M, (long long)H, (long long)W, (long long)lo, (long long)hi,
+              (long long)clo, (long long)chi, act, with_z,
+              (long long)g.T, (long long)nsplit, bad, bad0, badt,
+              bad < ny ? y[bad] : bad0 < ny ? y[bad0] : badt < ny ? y[badt] : 0.0,
+              bad < ny ? y0[bad] : bad0 < ny ? y0[bad0] : badt < ny ? y0[badt] : 0.0, want);
+    free(xp), free(wt), free(bt), free(x), free(y), free(y0), free(z), free(U), free(bias);
+    free(sc);
+}
+
+static void test_cases1(void) {
+    static const int64_t Cs[] = {1, 3, 8, 13, 16, 24, 40};
+    static const int64_t HWs[][2] = {{1, 1}, {2, 3}, {5, 7}, {8, 8}, {17, 17}, {13, 30}};
+    /* (m, r): inception_v3's F(4, 7) and F(4, 3), and every other tile side up to the limits */
+    static const int64_t mr[][2] = {{4, 7}, {4, 3}, {2, 7}, {3, 7}, {2, 3}, {4, 5}, {3, 5},
+                                    {2, 2}, {3, 3}, {3, 2}};
+    for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
+        const frt_wino_variant *v = frt_wino_variant_get((frt_isa)t);
+        if (t > FRT_ISA_PORTABLE && v->isa == FRT_ISA_PORTABLE) continue;
+        for (size_t q = 0; q < sizeof mr / sizeof *mr; q++) {
+            double worst = 0;
+            int cases = 0;
+            for (int64_t b = 8; b <= 16; b += 8)
+                for (size_t hi = 0; hi < sizeof HWs / sizeof *HWs; hi++)
+                    for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci += 2) {
+                        size_t k = hi + ci + q + (size_t)b;
+                        int64_t r = mr[q][1], axis = (int64_t)(k % 2);
+                        /* pads: "same" ((r - 1) / 2 each side), none, or uneven */
+                        int64_t lo = k % 3 == 0 ? (r - 1) / 2 : k % 3 == 1 ? 0 : r - 1;
+                        int64_t hp = k % 3 == 0 ? r - 1 - lo : k % 3 == 1 ? 0 : 1;
+                        int64_t T = k % 4 == 0 ? 0 : (int64_t)(k % 4) * 5 - 4;
+                        /* taps across the axis: 1, or (two cases in three) 1..5 with pads
+                           "same" or all before */
+                        int64_t kd = k % 3 == 2 ? 1 : (int64_t)(k / 3 % 5) + 1;
+                        int64_t clo = k % 2 ? (kd - 1) / 2 : kd - 1, chi = k % 2 ? kd / 2 : 0;
+                        run_case1(v, Cs[ci], Cs[(ci + 3 * hi + q) % 7], HWs[hi][0], HWs[hi][1],
+                                  r, axis, lo, hp, kd, clo, chi, mr[q][0], b, (int)(k % 3),
+                                  (int)(k / 2 % 2), T, (int64_t)(k % 3) + 1, &worst);
+                        cases++;
+                    }
+            /* inception_v3's shapes (17x17, 192 channels; 8x8, 384), all activations */
+            for (int act = 0; act < 3; act++)
+                run_case1(v, mr[q][1] == 3 ? 384 : 160, 192, mr[q][1] == 3 ? 8 : 17,
+                          mr[q][1] == 3 ? 8 : 17, mr[q][1], act % 2, (mr[q][1] - 1) / 2,
+                          mr[q][1] / 2, 1, 0, 0, mr[q][0], 8, act, act != 1, 0, act + 1, &worst);
+            /* its 5x5 (48 -> 64 at 35x35, pads 2) as kd 5 */
+            if (mr[q][1] == 5)
+                run_case1(v, 48, 64, 35, 35, 5, 0, 2, 2, 5, 2, 2, mr[q][0], 8, FRT_WINO_RELU, 0,
+                          0, 1, &worst);
+            printf("wino1%s F(%lld,%lld): %d cases, worst |y - ref| / sum|w x| = %.3g\n",
+                   v->suffix, (long long)mr[q][0], (long long)mr[q][1], cases + 3, worst);
+        }
+    }
+}
+
 int main(void) {
+    test_cases1();
     test_plan();
     test_cases();
     g_m = 2, g_cases = 0, g_worst = 0;

@@ -588,6 +588,15 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_status st = frt_dn_wino_select(c, k, L, pl[0], pl[1], sp.s[0], g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
+    /* other kernels (1 x r, r x 1, 5x5, ...), stride 1, undilated, ungrouped: the own
+       one-dimensional Winograd F(m, r) where it beats oneDNN's direct kernel (winoconv.c) */
+    if (!ds && Lin == L && group == 1 && nsp == 2 && !(sp.k[0] == 1 && sp.k[1] == 1) &&
+        !(sp.k[0] == 3 && sp.k[1] == 3) && sp.s[0] == 1 && sp.s[1] == 1 && sp.d[0] == 1 &&
+        sp.d[1] == 1) {
+        int64_t pb[2] = {pl[0], pl[1]}, pe[2] = {pr[0], pr[1]};
+        frt_status st = frt_dn_wino1_select(c, k, L, pb, pe, g_model_threads);
+        if (st != FRT_DECLINE) return st;
+    }
     dnnl_convolution_desc_t cd;
     if (!ds)
         ds = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,

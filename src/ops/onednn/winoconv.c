@@ -80,12 +80,73 @@ static bool wino_wins(const frt_wino_geom *g, double per_tile) {
     return ubytes <= (double)g->ntiles * per_tile;
 }
 
+static frt_status wino_install(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
+                               const frt_wino_geom *gp, double kk, int threads);
+
+static int wino_act(const frt_op_ctx *c, frt_wino_geom *g) {
+    switch (c->node->act.kind) {
+    case FRT_ACT_NONE: g->act = FRT_WINO_NONE; return 1;
+    case FRT_ACT_RELU: g->act = FRT_WINO_RELU; return 1;
+    case FRT_ACT_CLIP:
+        g->act = FRT_WINO_CLIP, g->lo = c->node->act.lo, g->hi = c->node->act.hi;
+        return 1;
+    default: return 0;
+    }
+}
+
+frt_status frt_dn_wino1_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
+                               const int64_t pb[2], const int64_t pe[2], int threads) {
+    const char *env = getenv("FRT_WINO1");
+    bool force = env && !strcmp(env, "1");
+    if (env && !strcmp(env, "0")) return FRT_DECLINE;
+    const frt_value *X = c->in[0], *Wt = c->in[1], *Y = c->out[0];
+    if (X->rank != 4 || Wt->rank != 4 || Wt->dims[1] != X->dims[1] || Y->rank != 4 ||
+        Y->dims[1] != Wt->dims[0] || (L->block != 8 && L->block != 16))
+        return FRT_DECLINE;
+    /* the axis: along the rows (a kd x r kernel, kd = 1 included), or down the columns for an
+       r x 1 kernel */
+    int64_t axis = Wt->dims[3] == 1 && Wt->dims[2] > 1 ? 1 : 0, r = Wt->dims[axis ? 2 : 3];
+    int64_t kd = Wt->dims[axis ? 3 : 2];
+    int d = axis ? 0 : 1; /* the axis' index in pb, pe */
+    if (r < 2 || pb[d] < 0 || pb[d] >= r || pe[d] < 0 || pb[1 - d] < 0 || pb[1 - d] >= kd ||
+        pe[1 - d] < 0)
+        return FRT_DECLINE;
+    frt_wino_geom g = {.C = X->dims[1], .M = Wt->dims[0], .H = X->dims[2], .W = X->dims[3],
+                       .OH = Y->dims[2], .OW = Y->dims[3], .pt = pb[0], .pl = pb[1],
+                       .b = L->block, .s = 1, .r = r, .axis = axis, .kd = kd};
+    if (!wino_act(c, &g)) return FRT_DECLINE;
+    /* the tile side: the fewest multiplies, ceil(n / m) (m + r - 1) over the output's length n
+       along the axis, m <= FRT_WINO1_MMAX and m + r - 1 <= FRT_WINO1_PMAX, the smaller m on a tie
+       (17 outputs, r 7: F(4, 7) 50 against F(3, 7) 54, F(2, 7) 72 and a direct 119; 8
+       outputs, r 3: F(4, 3) 12 against a direct 24). FRT_WINO1_M forces it (if it fits). */
+    int64_t n = axis ? g.OH : g.OW, best = 0, bm = 0;
+    for (int64_t m = 2; m <= FRT_WINO1_MMAX && m + r - 1 <= FRT_WINO1_PMAX; m++) {
+        int64_t cost = (n + m - 1) / m * (m + r - 1);
+        if (!bm || cost < best) best = cost, bm = m;
+    }
+    const char *me = getenv("FRT_WINO1_M");
+    if (me && atoll(me) >= 2 && atoll(me) <= FRT_WINO1_MMAX && atoll(me) + r - 1 <= FRT_WINO1_PMAX)
+        bm = atoll(me);
+    if (!bm) return FRT_DECLINE;
+    g.m = bm;
+    frt_wino_geom_init(&g, 0);
+    /* the rule of the 3x3 forms: at most 1 MiB of U per tile; and a saving of at least a third
+       of the direct multiplies (n r per line against best) */
+    bool wins = force || (wino_wins(&g, 1048576.0) && 3 * best <= 2 * n * r);
+    const char *te = getenv("FRT_WINO_T");
+    if (te && atoll(te) > 0) frt_wino_geom_init(&g, atoll(te));
+    else if (frt_wino_u_floats_geom(&g) * sizeof(float) > 1048576) frt_wino_geom_init(&g, 48);
+    frt_wino_even_blocks(&g);
+    if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
+    return wino_install(c, k, L, &g, 2.0 * (double)(r * kd), threads);
+}
+
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
                               int64_t pl, int64_t stride, int threads) {
     const char *env = getenv("FRT_WINO");
     bool force = env && !strcmp(env, "1");
     if (env && !strcmp(env, "0")) return FRT_DECLINE;
-    const frt_value *X = c->in[0], *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
+    const frt_value *X = c->in[0], *Wt = c->in[1];
     const frt_value *Y = c->out[0];
     if (X->rank != 4 || Wt->rank != 4 || Wt->dims[2] != 3 || Wt->dims[3] != 3 ||
         Wt->dims[1] != X->dims[1] || Y->rank != 4 || Y->dims[1] != Wt->dims[0] ||
@@ -99,12 +160,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
        else F(2x2) (wino_wins). Tuning aids: FRT_WINO_M=2|4 forces the tile side of every
        Winograd layer; FRT_WINO_SMALL=0|4|2 what shapes that fail the F(4x4) rule run: oneDNN,
        F(4x4) or F(2x2) (default: F(2x2) where its own rule holds); FRT_WINO_T tiles per block. */
-    switch (c->node->act.kind) {
-    case FRT_ACT_NONE: g.act = FRT_WINO_NONE; break;
-    case FRT_ACT_RELU: g.act = FRT_WINO_RELU; break;
-    case FRT_ACT_CLIP: g.act = FRT_WINO_CLIP, g.lo = c->node->act.lo, g.hi = c->node->act.hi; break;
-    default: return FRT_DECLINE;
-    }
+    if (!wino_act(c, &g)) return FRT_DECLINE;
     const char *me = getenv("FRT_WINO_M"), *se = getenv("FRT_WINO_SMALL");
     const char *te = getenv("FRT_WINO_T");
     int64_t T = te ? atoll(te) : 0;
@@ -142,6 +198,15 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     frt_wino_geom_init(&g, T);
     frt_wino_even_blocks(&g);
     if (!force && (L->block != 8 || c->isa != FRT_ISA_AVX2 || !wins)) return FRT_DECLINE;
+    return wino_install(c, k, L, &g, 18.0, threads);
+}
+
+/* Packs the weights of an initialized g and installs the kernel; kk: the direct convolution's
+ * flops per input channel, output channel and output pixel (the thread split's cost). */
+static frt_status wino_install(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
+                               const frt_wino_geom *gp, double kk, int threads) {
+    const frt_value *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
+    frt_wino_geom g = *gp;
     dn_wino *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *U = frt_arena_alloc(c->arena, frt_wino_u_floats_geom(&g) * sizeof(float), 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)g.Mp * sizeof *bias, 64);
@@ -158,7 +223,7 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     p->bias = bias;
     p->v = frt_wino_variant_get(c->isa);
     /* parts: the direct convolution's flops at oneDNN's rate, as split.c plans its parts */
-    double flops = 18.0 * (double)g.C * (double)g.M * (double)g.OH * (double)g.OW;
+    double flops = kk * (double)g.C * (double)g.M * (double)g.OH * (double)g.OW;
     p->parts = frt_par_split(threads, flops * FRT_PAR_NS_PER_FLOP_DNNL);
     int64_t *bound = frt_arena_alloc(c->arena, (size_t)(p->parts + 1) * sizeof *bound, 8);
     if (!bound) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
@@ -176,7 +241,8 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     k->params = p;
     k->fn = wino_run;
     k->scratch = wino_scratch;
-    if (g.s == 2) k->name = p->parts > 1 ? "wino2x3s2_split" : "wino2x3s2";
+    if (g.r > 0) k->name = p->parts > 1 ? "wino1d_split" : "wino1d";
+    else if (g.s == 2) k->name = p->parts > 1 ? "wino2x3s2_split" : "wino2x3s2";
     else if (g.m == 2) k->name = p->parts > 1 ? "wino2x3_split" : "wino2x3";
     else k->name = p->parts > 1 ? "wino4x3_split" : "wino4x3";
     k->in_layouts = in;

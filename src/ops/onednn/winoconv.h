@@ -21,4 +21,12 @@
 frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int64_t pt,
                               int64_t pl, int64_t stride, int threads);
 
+/* The one-dimensional form (wino.h, g->r): a kh x kw (F(m, kw) along the rows, kh taps summed
+ * directly; an r x 1 kernel F(m, r) down the columns), stride-1 (both dimensions), undilated,
+ * ungrouped convolution with pads pb (top, left) and pe (bottom, right) below the kernel's;
+ * otherwise as frt_dn_wino_select (FRT_WINO1 "0" / "1" in place of FRT_WINO). The caller leaves
+ * out 1x1 and 3x3 kernels. */
+frt_status frt_dn_wino1_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
+                               const int64_t pb[2], const int64_t pe[2], int threads);
+
 #endif

@@ -76,57 +76,72 @@ static inline __m256 pool1(const frt_blk_pool_geom *g, const float *xb, int64_t 
     return acc;
 }
 
-/* 3x3 max pooling, dilation 1, all three window rows inside the image: n groups of four
- * interior outputs from yr on, the window of the first at p (row 0, first column), rows rs
- * floats apart, outputs S b floats apart in the input and b in the output, then rem more
- * interior outputs one at a time. The taps in the
- * general loop's order (rows, then columns, max(v, acc) from -FLT_MAX), fully unrolled with b
- * and the stride S as constants (max3x3_8s2 / _8s1), so every tap is a load at an immediate
+/* 3x3 pooling (max, or for avg the sum then times inv), dilation 1, all three window rows inside
+ * the image: n groups of four interior outputs from yr on, the window of the first at p (row 0,
+ * first column), rows rs floats apart, outputs S b floats apart in the input and b in the output,
+ * then rem more interior outputs one at a time. The taps in the general loop's order (rows, then
+ * columns; max(v, acc) from -FLT_MAX, or acc + v from 0), fully unrolled with b, the stride S and
+ * the kind as constants (pool3x3_8s2 / _8s1 / avg...), so every tap is a load at an immediate
  * offset: the general loop, with its offsets in registers spilled to the stack, took about
  * twice as long (squeezenet1_1's 64 ch at 111x111 -> 55x55: 104 -> 55 us per image, best of
- * 200, Zen 3). */
-static inline __attribute__((always_inline)) void max3x3_groups(const float *p, int64_t rs,
-                                                                const int64_t S, const int64_t b,
-                                                                float *yr, int64_t n,
-                                                                int64_t rem, __m256 keep) {
-    const __m256 lo = _mm256_set1_ps(-FLT_MAX);
+ * 200, Zen 3; inception_v3's nine 3x3 stride-1 average pools 1.60 -> 0.84 ms of thread time). */
+static inline __attribute__((always_inline)) void pool3x3_groups(const float *p, int64_t rs,
+                                                                 const int64_t S, const int64_t b,
+                                                                 float *yr, int64_t n,
+                                                                 int64_t rem, __m256 keep,
+                                                                 const int max, __m256 inv) {
+    const __m256 lo = max ? _mm256_set1_ps(-FLT_MAX) : _mm256_setzero_ps();
     const int64_t sb = S * b;
+#define POOL_OP(v, a) (max ? _mm256_max_ps((v), (a)) : _mm256_add_ps((a), (v)))
+#define POOL_FIN(a) (max ? (a) : _mm256_mul_ps((a), inv))
     for (int64_t q = 0; q < n; q++, p += 4 * sb, yr += 4 * b) {
         __m256 a0 = lo, a1 = lo, a2 = lo, a3 = lo;
         const float *r0 = p, *r1 = p + rs, *r2 = p + 2 * rs;
-#define MAX3_TAP(t)                                                                             \
-    a0 = _mm256_max_ps(_mm256_loadu_ps(t), a0), a1 = _mm256_max_ps(_mm256_loadu_ps((t) + sb), a1), \
-    a2 = _mm256_max_ps(_mm256_loadu_ps((t) + 2 * sb), a2),                                     \
-    a3 = _mm256_max_ps(_mm256_loadu_ps((t) + 3 * sb), a3)
-#define MAX3_ROW(r) MAX3_TAP(r), MAX3_TAP((r) + b), MAX3_TAP((r) + 2 * b)
-        MAX3_ROW(r0);
-        MAX3_ROW(r1);
-        MAX3_ROW(r2);
-#undef MAX3_ROW
-#undef MAX3_TAP
-        _mm256_storeu_ps(yr, _mm256_and_ps(a0, keep));
-        _mm256_storeu_ps(yr + b, _mm256_and_ps(a1, keep));
-        _mm256_storeu_ps(yr + 2 * b, _mm256_and_ps(a2, keep));
-        _mm256_storeu_ps(yr + 3 * b, _mm256_and_ps(a3, keep));
+#define POOL3_TAP(t)                                                                            \
+    a0 = POOL_OP(_mm256_loadu_ps(t), a0), a1 = POOL_OP(_mm256_loadu_ps((t) + sb), a1),          \
+    a2 = POOL_OP(_mm256_loadu_ps((t) + 2 * sb), a2),                                            \
+    a3 = POOL_OP(_mm256_loadu_ps((t) + 3 * sb), a3)
+#define POOL3_ROW(r) POOL3_TAP(r), POOL3_TAP((r) + b), POOL3_TAP((r) + 2 * b)
+        POOL3_ROW(r0);
+        POOL3_ROW(r1);
+        POOL3_ROW(r2);
+#undef POOL3_ROW
+#undef POOL3_TAP
+        _mm256_storeu_ps(yr, _mm256_and_ps(POOL_FIN(a0), keep));
+        _mm256_storeu_ps(yr + b, _mm256_and_ps(POOL_FIN(a1), keep));
+        _mm256_storeu_ps(yr + 2 * b, _mm256_and_ps(POOL_FIN(a2), keep));
+        _mm256_storeu_ps(yr + 3 * b, _mm256_and_ps(POOL_FIN(a3), keep));
     }
     for (int64_t q = 0; q < rem; q++, p += sb, yr += b) { /* interior outputs left: one each */
         __m256 a = lo;
         for (int i = 0; i < 3; i++)
-            a = _mm256_max_ps(_mm256_loadu_ps(p + i * rs), a),
-            a = _mm256_max_ps(_mm256_loadu_ps(p + i * rs + b), a),
-            a = _mm256_max_ps(_mm256_loadu_ps(p + i * rs + 2 * b), a);
-        _mm256_storeu_ps(yr, _mm256_and_ps(a, keep));
+            a = POOL_OP(_mm256_loadu_ps(p + i * rs), a),
+            a = POOL_OP(_mm256_loadu_ps(p + i * rs + b), a),
+            a = POOL_OP(_mm256_loadu_ps(p + i * rs + 2 * b), a);
+        _mm256_storeu_ps(yr, _mm256_and_ps(POOL_FIN(a), keep));
     }
+#undef POOL_FIN
+#undef POOL_OP
 }
 
 static void max3x3_8s2(const float *p, int64_t rs, float *yr, int64_t n, int64_t rem,
-                       __m256 keep) {
-    max3x3_groups(p, rs, 2, 8, yr, n, rem, keep);
+                       __m256 keep, __m256 inv) {
+    pool3x3_groups(p, rs, 2, 8, yr, n, rem, keep, 1, inv);
 }
 
 static void max3x3_8s1(const float *p, int64_t rs, float *yr, int64_t n, int64_t rem,
-                       __m256 keep) {
-    max3x3_groups(p, rs, 1, 8, yr, n, rem, keep);
+                       __m256 keep, __m256 inv) {
+    pool3x3_groups(p, rs, 1, 8, yr, n, rem, keep, 1, inv);
+}
+
+static void avg3x3_8s2(const float *p, int64_t rs, float *yr, int64_t n, int64_t rem,
+                       __m256 keep, __m256 inv) {
+    pool3x3_groups(p, rs, 2, 8, yr, n, rem, keep, 0, inv);
+}
+
+static void avg3x3_8s1(const float *p, int64_t rs, float *yr, int64_t n, int64_t rem,
+                       __m256 keep, __m256 inv) {
+    pool3x3_groups(p, rs, 1, 8, yr, n, rem, keep, 0, inv);
 }
 
 static void pool_part(const frt_blk_pool_geom *g, const float *xb, float *yb, int64_t b,
@@ -146,18 +161,26 @@ static void pool_part(const frt_blk_pool_geom *g, const float *xb, float *yb, in
         int64_t ih0 = oh * g->sh - g->ph;
         float *yr = yb + oh * OW * b;
         int64_t ow = 0;
-        if (b == 8 && (sw == 1 || sw == 2) && g->max && g->kh == 3 && kw == 3 && g->dh == 1 &&
+        if (b == 8 && (sw == 1 || sw == 2) && g->kh == 3 && kw == 3 && g->dh == 1 &&
             dw == 1 && ilo == 0 && ihi == 3 && owa + 4 <= owb) {
             for (; ow < owa; ow++) { /* left edge */
-                int64_t jlo, jhi;
+                int64_t jlo, jhi, dlo, dhi;
                 frt_blk_pool_range(ow, sw, g->pw, kw, dw, 0, W, &jlo, &jhi);
-                _mm256_storeu_ps(yr + ow * b, _mm256_and_ps(pool1(g, xb, b, ih0, ilo, ihi,
-                                                                   ow * sw - g->pw, jlo, jhi),
-                                                             keep));
+                __m256 a = pool1(g, xb, b, ih0, ilo, ihi, ow * sw - g->pw, jlo, jhi);
+                if (!g->max) {
+                    frt_blk_pool_range(ow, sw, g->pw, kw, dw, g->cw0, g->cw1, &dlo, &dhi);
+                    int64_t cnt = (chi - clo) * (dhi - dlo);
+                    a = _mm256_mul_ps(a, _mm256_set1_ps(cnt > 0 ? 1.0f / (float)cnt : 0.0f));
+                }
+                _mm256_storeu_ps(yr + ow * b, _mm256_and_ps(a, keep));
             }
             int64_t n = (owb - owa) / 4, rem = (owb - owa) % 4;
-            (sw == 2 ? max3x3_8s2 : max3x3_8s1)(xb + (ih0 * W + ow * sw - g->pw) * b, W * b,
-                                                yr + ow * b, n, rem, keep);
+            /* interior columns lie inside the count region, which holds [0, W) */
+            int64_t cnt = (chi - clo) * kw;
+            __m256 inv = _mm256_set1_ps(cnt > 0 ? 1.0f / (float)cnt : 0.0f);
+            (g->max ? sw == 2 ? max3x3_8s2 : max3x3_8s1
+                    : sw == 2 ? avg3x3_8s2 : avg3x3_8s1)(xb + (ih0 * W + ow * sw - g->pw) * b,
+                                                         W * b, yr + ow * b, n, rem, keep, inv);
             ow = owb; /* the right edge as below */
         }
         for (; ow < OW;) {

@@ -182,8 +182,88 @@ static void itrans_s2_avx2(const float *x, const frt_wino_geom *g, int64_t t0, i
     }
 }
 
+/* The one-dimensional form (wino.h): V = B^T d of each tile's P samples along the axis, for each
+ * of its tap lines, B^T a dense matrix broadcast into vectors once per call (FMAs from L1; a
+ * sparse form with the +-a rows' shared terms measured slower through its indexed operands);
+ * samples outside the image, and the padding lanes of the last group, are zeros. */
+static inline __attribute__((always_inline)) void itrans1_p(const float *x,
+                                                            const frt_wino_geom *g, int64_t t0,
+                                                            int64_t nt, float *V, const int64_t P) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 last = lane_mask(g->C - (g->Cg - 1) * 8);
+    const bool part = g->C % 8 != 0;
+    const size_t rs = (size_t)(g->W * g->b), cs = (size_t)g->b;
+    const size_t ks = g->axis ? rs : cs;        /* between the samples of a tile */
+    const int64_t n = g->axis ? g->H : g->W;    /* samples along the axis */
+    const int64_t nl = g->axis ? g->W : g->H;   /* lines across it */
+    __m256 bt[FRT_WINO1_PMAX * FRT_WINO1_PMAX];
+    for (int64_t i = 0; i < P * P; i++) bt[i] = _mm256_set1_ps(g->bt[i]);
+    for (int64_t vg = 0; vg < g->Kg; vg++) { /* V group vg: tap line vg / Cg, channels vg % Cg */
+        int64_t gi = vg % g->Cg, tap = vg / g->Cg;
+        const float *xg = x + grp_base(g, gi, g->H, g->W);
+        bool lastg = part && gi == g->Cg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            /* k0: the first sample along the axis; line: the row (axis 0) or column it is on */
+            int64_t k0 = g->axis ? t / g->tw * g->m - g->pt : t % g->tw * g->m - g->pl;
+            int64_t line = g->axis ? t % g->tw + tap - g->pl : t / g->tw + tap - g->pt;
+            float *v = V + (size_t)vg * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            if (line < 0 || line >= nl) { /* a tap line in the padding: zeros */
+                for (int64_t i = 0; i < P; i++) _mm256_storeu_ps(v + (size_t)i * 8, zero);
+                continue;
+            }
+            const float *p = xg + (size_t)line * (g->axis ? cs : rs);
+            __m256 d[FRT_WINO1_PMAX];
+            /* a run-time P: all of d set (GCC cannot see that the P used below are) */
+            if (!__builtin_constant_p(P))
+                for (int k = 0; k < FRT_WINO1_PMAX; k++) d[k] = zero;
+            if (k0 >= 0 && k0 + P <= n && !lastg) {
+                _Pragma("GCC unroll 10") for (int64_t k = 0; k < P; k++)
+                    d[k] = _mm256_loadu_ps(p + (size_t)(k0 + k) * ks);
+            } else {
+                for (int64_t k = 0; k < P; k++) {
+                    int64_t kk = k0 + k;
+                    __m256 u = kk >= 0 && kk < n ? _mm256_loadu_ps(p + (size_t)kk * ks) : zero;
+                    d[k] = lastg ? _mm256_and_ps(u, last) : u;
+                }
+            }
+            _Pragma("GCC unroll 10") for (int64_t i = 0; i < P; i++) {
+                const __m256 *row = bt + i * P;
+                __m256 acc0 = zero, acc1 = zero; /* (0 + a b is a b: the bits of a product) */
+                int64_t k = 0;
+                _Pragma("GCC unroll 5") for (; k + 2 <= P; k += 2) {
+                    acc0 = _mm256_fmadd_ps(row[k], d[k], acc0);
+                    acc1 = _mm256_fmadd_ps(row[k + 1], d[k + 1], acc1);
+                }
+                if (k < P) acc0 = _mm256_fmadd_ps(row[k], d[k], acc0);
+                _mm256_storeu_ps(v + (size_t)i * 8, _mm256_add_ps(acc0, acc1));
+            }
+        }
+    }
+}
+
+/* itrans1_p with P a constant (loops unrolled, the patch in registers: inception_v3's F(4, 7)
+ * input transform 95 -> 61 us per 192-channel layer, bench/wino_bench.c, against a run-time P) */
+static void itrans1_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
+                         float *V) {
+    switch (g->P) { /* P = m + r - 1: 3 .. FRT_WINO1_PMAX */
+    case 3: itrans1_p(x, g, t0, nt, V, 3); break;
+    case 4: itrans1_p(x, g, t0, nt, V, 4); break;
+    case 5: itrans1_p(x, g, t0, nt, V, 5); break;
+    case 6: itrans1_p(x, g, t0, nt, V, 6); break;
+    case 7: itrans1_p(x, g, t0, nt, V, 7); break;
+    case 8: itrans1_p(x, g, t0, nt, V, 8); break;
+    case 9: itrans1_p(x, g, t0, nt, V, 9); break;
+    case 10: itrans1_p(x, g, t0, nt, V, 10); break;
+    default: itrans1_p(x, g, t0, nt, V, g->P); break; /* (none: P is 3..10) */
+    }
+}
+
 void frt_wino_itrans_avx2(const float *x, const frt_wino_geom *g, int64_t t0, int64_t nt,
                           float *V) {
+    if (g->r > 0) {
+        itrans1_avx2(x, g, t0, nt, V);
+        return;
+    }
     if (g->s == 2) {
         itrans_s2_avx2(x, g, t0, nt, V);
         return;
@@ -275,7 +355,7 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
                         int64_t nt, int64_t p0, int64_t p1) {
     /* V [Cg][T][P][8], O [Mp/8][T][P][8]: rows (tiles) P 8 floats apart */
     size_t P = (size_t)g->P;
-    size_t Cp = (size_t)(8 * g->Cg), np = (size_t)(g->Mp / 16), rs = P * 8;
+    size_t Cp = (size_t)(8 * g->Kg), np = (size_t)(g->Mp / 16), rs = P * 8;
     size_t gs = (size_t)g->gs; /* between 8-channel groups */
     const gemm_fn *k = (size_t)frt_wino_u_positions(g) * Cp * (size_t)g->Mp * sizeof(float) > 1048576
                            ? gemm_pf
@@ -293,8 +373,8 @@ void frt_wino_gemm_avx2(const float *V, const float *U, float *O, const frt_wino
             const float *u = U + ((size_t)frt_wino_upos(g, (int64_t)xi) * np + p) * Cp * 16;
             float *op = o0 + 2 * p * gs;
             int64_t t = 0;
-            for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
-            if (nt > t) k[nt - t](a0 + t * rs, gs, rs, g->Cg, u, op + t * rs, gs);
+            for (; t + 6 <= nt; t += 6) k[6](a0 + t * rs, gs, rs, g->Kg, u, op + t * rs, gs);
+            if (nt > t) k[nt - t](a0 + t * rs, gs, rs, g->Kg, u, op + t * rs, gs);
         }
     }
 }
@@ -457,9 +537,75 @@ static void otrans_s2_avx2(const float *O, const float *bias, const float *z, fl
     }
 }
 
+/* The one-dimensional form (wino.h): Y = A^T o of each tile (A^T dense, broadcast once per
+ * call), the epilogue of oepi, outputs past the image's edge not stored, the last group's padding
+ * lanes written as 0. */
+static inline __attribute__((always_inline)) void otrans1_p(const float *O, const float *bias,
+                                                            const float *z, float *y,
+                                                            const frt_wino_geom *g, int64_t t0,
+                                                            int64_t nt, int64_t g0, int64_t g1,
+                                                            const int64_t P) {
+    const int64_t m = g->m;
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 lo = _mm256_set1_ps(g->lo), hi = _mm256_set1_ps(g->hi);
+    const __m256 last = lane_mask(g->M - (g->Mg - 1) * 8);
+    const size_t rs = (size_t)(g->OW * g->b), cs = (size_t)g->b;
+    const size_t ks = g->axis ? rs : cs;
+    const int64_t n = g->axis ? g->OH : g->OW;
+    __m256 at[FRT_WINO1_MMAX * FRT_WINO1_PMAX];
+    for (int64_t i = 0; i < m * P; i++) at[i] = _mm256_set1_ps(g->at[i]);
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const size_t yg = grp_base(g, gi, g->OH, g->OW);
+        const __m256 bv = _mm256_loadu_ps(bias + gi * 8);
+        const bool lastg = gi == g->Mg - 1;
+        for (int64_t t = t0; t < t0 + nt; t++) {
+            int64_t k0 = (g->axis ? t / g->tw : t % g->tw) * m;
+            size_t at0 = yg + (g->axis ? (size_t)(t % g->tw) * cs : (size_t)(t / g->tw) * rs);
+            int64_t ni = n - k0 < m ? n - k0 : m;
+            const float *o = O + (size_t)gi * (size_t)g->gs + (size_t)(t - t0) * (size_t)P * 8;
+            __m256 d[FRT_WINO1_PMAX];
+            _Pragma("GCC unroll 10") for (int64_t j = 0; j < P; j++)
+                d[j] = _mm256_loadu_ps(o + (size_t)j * 8);
+            for (int64_t i = 0; i < ni; i++) {
+                const __m256 *row = at + i * P;
+                __m256 acc0 = zero, acc1 = zero;
+                int64_t j = 0;
+                _Pragma("GCC unroll 5") for (; j + 2 <= P; j += 2) {
+                    acc0 = _mm256_fmadd_ps(row[j], d[j], acc0);
+                    acc1 = _mm256_fmadd_ps(row[j + 1], d[j + 1], acc1);
+                }
+                if (j < P) acc0 = _mm256_fmadd_ps(row[j], d[j], acc0);
+                size_t aj = at0 + (size_t)(k0 + i) * ks;
+                __m256 v = oepi(_mm256_add_ps(acc0, acc1), bv, z ? z + aj : NULL, g->act, lo, hi);
+                if (lastg) {
+                    v = _mm256_and_ps(v, last);
+                    /* a 16-lane block's second group past M: all padding */
+                    if ((gi * 8) % g->b + 8 < g->b) _mm256_storeu_ps(y + aj + 8, zero);
+                }
+                _mm256_storeu_ps(y + aj, v);
+            }
+        }
+    }
+}
+
+/* otrans1_p with P a constant for the usual sizes (as itrans1_avx2; 54 -> 24 us) */
+static void otrans1_avx2(const float *O, const float *bias, const float *z, float *y,
+                         const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0, int64_t g1) {
+    switch (g->P) {
+    case 6: otrans1_p(O, bias, z, y, g, t0, nt, g0, g1, 6); break;
+    case 8: otrans1_p(O, bias, z, y, g, t0, nt, g0, g1, 8); break;
+    case 10: otrans1_p(O, bias, z, y, g, t0, nt, g0, g1, 10); break;
+    default: otrans1_p(O, bias, z, y, g, t0, nt, g0, g1, g->P); break;
+    }
+}
+
 void frt_wino_otrans_avx2(const float *O, const float *bias, const float *z, float *y,
                           const frt_wino_geom *g, int64_t t0, int64_t nt, int64_t g0,
                           int64_t g1) {
+    if (g->r > 0) {
+        otrans1_avx2(O, bias, z, y, g, t0, nt, g0, g1);
+        return;
+    }
     if (g->s == 2) {
         otrans_s2_avx2(O, bias, z, y, g, t0, nt, g0, g1);
         return;
