@@ -111,16 +111,18 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
        (efficientnet_b0: 16 ch 0.67, 24 ch 0.72-0.75, 40 ch 0.85-0.92 of oneDNN's time) but
        loses where each part streams large weights for few pixels (1152->192 at 14x14: 1.21) */
     bool few = mb <= 3 || (mb <= 7 && mb % 2 == 1);
-    /* and at 1 thread the layers of 64 pixels or fewer (7x7: mobilenet_v2's 160 <-> 960,
-       960 -> 320 and 320 -> 1280), whose weights come from L3 or memory for few pixels each:
+    /* and the layers of 64 pixels or fewer with at most 320 input channels (7x7: mobilenet_v2's
+       160 -> 960 and 320 -> 1280), whose weights come from L3 or memory for few pixels each:
        the loop prefetches the next group's weights and ends a row of 49 pixels without a
-       one-pixel tile; per-node minima in mobilenet_v2 0.91-0.95 of oneDNN's jit_1x1 (0.996 for
-       960 -> 320), where 14x14 layers are level and the larger images' expand layers (16, 24,
-       32 -> 6x channels) 4-16% slower (FRT_DNNL_OWN_PW=1 against 0, 4 alternating runs).
-       At N threads those split into ranges of output blocks (a few pixels each cannot be
-       shared out; oneDNN splits them over channel blocks too), so every thread count runs the
-       same loop and gives the same bits. */
-    bool small_map = S <= 64;
+       one-pixel tile; per-node minima at 1 thread 0.90-0.92 of oneDNN's jit_1x1, where 14x14
+       layers are level and the larger images' expand layers (16, 24, 32 -> 6x channels) 4-16%
+       slower (FRT_DNNL_OWN_PW=1 against 0, 4 alternating runs). At N threads they split into
+       ranges of output blocks (a few pixels each cannot be shared out; oneDNN splits them over
+       channel blocks too), so every thread count runs the same loop and gives the same bits.
+       The 7x7 layers of 576 and 960 input channels were 0.94-0.97 at 1 thread too, but that
+       split ran them 1.3-1.4x oneDNN's at 2 threads (per-node minima, mobilenet_v2 under
+       chrt -f 1), so they keep oneDNN. */
+    bool small_map = S <= 64 && C <= 320;
     if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map))) return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
