@@ -230,6 +230,29 @@ static int check_dir(const char *dir, const char *in_sub, const char *ref_sub, l
         fail("run (ALLOC): %s", frt_last_error());
         goto done;
     }
+    /* the standard planner keeps the smaller slab of storage groups and greedy by size
+       (src/compile/plan.c): never above greedy's for the same shapes */
+    if (planner == FRT_PLANNER_STANDARD) {
+        frt_plan_stats ss, gs;
+        char mpath[4096];
+        snprintf(mpath, sizeof mpath, "%s/model.onnx", dir);
+        frt_model *mg = load(mpath, threads, FRT_PLANNER_GREEDY);
+        frt_runtime *rg = NULL;
+        int bad = !mg;
+        if (mg && frt_runtime_create(mg, &rg) == FRT_OK &&
+            frt_runtime_reshape(rg, names, inputs, n_in) == FRT_OK &&
+            frt_runtime_plan_stats(rt, &ss) == FRT_OK && frt_runtime_plan_stats(rg, &gs) == FRT_OK) {
+            if (ss.arena_bytes > gs.arena_bytes)
+                bad = fail("standard planner's slab %zu bytes, above greedy's %zu",
+                           ss.arena_bytes, gs.arena_bytes);
+        } else if (mg) {
+            bad = fail("greedy plan for the slab check: %s", frt_last_error());
+        }
+        frt_runtime_free(rg);
+        frt_model_free(mg);
+        if (bad) goto done;
+    }
+
     /* CALLER: one byte short must fail, exact capacity must succeed */
     int consistent = 1;
     for (size_t i = 0; i < n_out; i++) {

@@ -136,15 +136,16 @@ static void test_loops(void) {
                             int act = (int)((ci + hi + ki + (size_t)S) % 5);
                             run_case(v, &d, b, act);
                         }
-            /* the AVX2 row tiles (bd_tile7: left pad K / 2, output widths 7 and 14): the right
-               edge passed by 0 to K / 2 columns, left and right edges in one tile (width 7),
+            /* the AVX2 row tiles (bd_tile7: left pad K / 2, output widths 7, 14 and 21): the
+               right edge passed by 0 to K / 2 columns (each count its own instance), left and
+               right edges in one tile (width 7), tiles without edges between (width 21),
                kernel rows cut at the top and bottom (height 2 to 6), stride 1 and 2 */
             for (int64_t K = 3; K <= 5; K += 2)
                 for (int64_t S = 1; S <= 2; S++)
-                    for (int64_t W = 7; W <= 30; W++)
+                    for (int64_t W = 7; W <= 44; W++)
                         for (int64_t pr = 0; pr <= K / 2; pr++) {
                             int64_t OW = (W + K / 2 + pr - K) / S + 1;
-                            if (OW != 7 && OW != 14) continue;
+                            if (OW != 7 && OW != 14 && OW != 21) continue;
                             int64_t H = 2 + (W + pr) % 5;
                             dcase d = {9, H, W, K, S, K / 2, (W + pr) % 2 ? K / 2 : 0, K / 2, pr};
                             run_case(v, &d, b, (int)((W + pr + K + S) % 5));

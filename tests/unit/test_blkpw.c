@@ -114,7 +114,7 @@ static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S
 static void test_loops(void) {
     static const int64_t Cs[] = {1, 8, 13, 32, 96};
     static const int64_t Ms[] = {1, 8, 16, 20, 24, 32, 40};
-    static const int64_t Ss[] = {1, 3, 4, 6, 7, 13, 24, 49, 100};
+    static const int64_t Ss[] = {1, 3, 4, 6, 7, 13, 15, 24, 49, 57, 100};
     for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
         const frt_blkpw_variant *v = frt_blkpw_variant_get((frt_isa)t);
         frt_isa want = t >= FRT_ISA_AVX2 ? FRT_ISA_AVX2 : FRT_ISA_PORTABLE;

@@ -459,6 +459,61 @@ static void test_elt_split(void) {
     free(mb.p);
 }
 
+/* 1x1 convolutions of 7x7 images with at most 320 input channels and many output blocks
+ * (mobilenet_v2's 160 -> 960, 320 -> 1280): on the AVX2 tier the own pointwise loop at every
+ * thread count (pwconv.c), at 2 threads split into ranges of output blocks: 160 -> 480 with Relu
+ * (60 blocks: parts of 3-block groups) and two 320 -> 100, one with the other's output as its
+ * residual (13 blocks, the last one padded: the last part ends at the padded block),
+ * bit-identical to 1 thread and within float tolerance of the builtin kernels; 480 -> 320
+ * keeps oneDNN. */
+static void test_small_map_pw(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 160, 7, 7};
+    conv_spec c0 = {160, 160, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c0", "X", "a0", &c0); /* (so that c1 reads a blocked tensor) */
+    conv_spec c1 = {160, 480, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c1", "a0", "a1", &c1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {480, 320, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec c3 = {320, 100, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c3", "a2", "a3", &c3);
+    conv_spec c4 = {320, 100, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    add_conv(&g, "c4", "a2", "a4", &c4);
+    add_op(&g, "Add", "s", "a3", "a4", "y");
+    const char *outs[] = {"b1", "y", NULL};
+    io(&g, xd, 4, outs);
+    ob_buf mb = ob_model(&g);
+    result ref, got, plain;
+    run(&mb, 1, 1, 0, xd, 4, outs, &ref);
+    run(&mb, 1, 2, 0, xd, 4, outs, &got);
+    run(&mb, 0, 1, 0, xd, 4, outs, &plain);
+    if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
+        /* c1, c3 and c4 + Add (a FusedConv); c2 (480 channels in) keeps oneDNN */
+        CHECK_MSG(ref.pw_own == 3 && got.pw_own == 3,
+                  "small map pw: %d / %d own pointwise steps at 1 / 2 threads", ref.pw_own,
+                  got.pw_own);
+        CHECK_MSG(got.pw_split == 3, "small map pw: %d own pointwise steps split at 2 threads",
+                  got.pw_split);
+        for (int o = 0; o < 2; o++) {
+            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "small map pw: output %d at 2 threads differs from 1 thread's", o);
+            double md = 0;
+            for (size_t i = 0; i < ref.n[o] && plain.out[o]; i++) {
+                double d = fabs((double)ref.out[o][i] - plain.out[o][i]);
+                if (d > md) md = d;
+            }
+            CHECK_MSG(plain.out[o] && plain.n[o] == ref.n[o] && md < 1e-3,
+                      "small map pw: output %d differs from the builtin kernels by %g", o, md);
+        }
+    }
+    free_result(&plain);
+    free_result(&got);
+    free_result(&ref);
+    free(mb.p);
+}
+
 /* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
  * Relu, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
  * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
@@ -1108,6 +1163,7 @@ int main(void) {
     test_pools(2);
     test_pool_split();
     test_small_split();
+    test_small_map_pw();
     test_elt_split();
     setenv("FRT_DNNL_POOL_SPLIT", "0", 1);
     test_chain(2);

@@ -573,8 +573,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_status st = frt_dn_gemvconv_select(c, k, L);
         if (st != FRT_DECLINE) return st;
     }
-    /* 1x1, stride 1, unpadded, ungrouped, at most 3 output channel blocks (AVX2 tier): the own
-       pointwise loop, split over pixels at N threads (pwconv.c) */
+    /* 1x1, stride 1, unpadded, ungrouped, few output channel blocks or (1 thread) a small image
+       (AVX2 tier): the own pointwise loop, split over pixels at N threads (pwconv.c) */
     if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 1 && sp.k[1] == 1 &&
         sp.s[0] == 1 && sp.s[1] == 1 && pl[0] == 0 && pl[1] == 0 && pr[0] == 0 && pr[1] == 0) {
         frt_status st = frt_dn_pw_select(c, k, L, g_model_threads);

@@ -9,7 +9,9 @@
  * two threads even halves of a layer with one or three blocks and gave the 16- and 24-channel
  * layers of mobilenet_v2 1.2-1.5x at 2 threads. Pixel ranges of the blocked layout are
  * contiguous in every channel block, so parts need no copies. At 1 thread the loop runs at oneDNN's
- * speed on those layers (measured with FRT_DNNL_OWN_PW=0/1, see docs/architecture.md). */
+ * speed on those layers (measured with FRT_DNNL_OWN_PW=0/1, see docs/architecture.md).
+ * Layers of 64 pixels or fewer (7x7) run it too, faster than oneDNN's jit_1x1 there (see
+ * frt_dn_pw_select), split at N threads into ranges of output blocks instead (same bits). */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +23,14 @@
 #if FRT_HAVE_DNNL
 
 enum { PW_CHUNK = 24 }; /* pixels per range unit: whole tiles of 4, 6 and 8 pixels */
+enum { PW_UNIT = 3 };   /* output blocks per range unit of a split over blocks (a 3-block group) */
 
 typedef struct dn_pw {
     frt_blkpw_geom g;
     const float *w, *bias;       /* packed (model arena) */
     frt_blkpw_fn fn;
-    double chunk_ns;             /* estimated time of PW_CHUNK pixels */
+    double chunk_ns;             /* estimated time of PW_CHUNK pixels (of PW_UNIT blocks) */
+    bool by_blocks;              /* parts are ranges of output blocks, not of pixels */
     size_t in_img, out_img;      /* floats of one image in the blocked layout */
 } dn_pw;
 
@@ -43,6 +47,20 @@ static void pw_range(void *ctx, int64_t lo, int64_t hi) {
     j->p->fn(j->x, j->p->w, j->p->bias, j->z, j->y, &j->p->g, s0, s1);
 }
 
+/* Output blocks [PW_UNIT lo, PW_UNIT hi) over all pixels: the loop on the part's weights, bias
+   and output (and residual) blocks, with M cut to the part (its last block keeps its padding). */
+static void pw_range_blocks(void *ctx, int64_t lo, int64_t hi) {
+    const pw_job *j = ctx;
+    const dn_pw *p = j->p;
+    int64_t C = p->g.C, S = p->g.S, mb = (p->g.M + 7) / 8, b0 = lo * PW_UNIT;
+    int64_t b1 = hi * PW_UNIT < mb ? hi * PW_UNIT : mb;
+    frt_blkpw_geom g = p->g;
+    g.M = (p->g.M < b1 * 8 ? p->g.M : b1 * 8) - b0 * 8;
+    size_t at = (size_t)(b0 * S * 8);
+    p->fn(j->x, p->w + (size_t)(b0 * C * 8), p->bias + b0 * 8, j->z ? j->z + at : NULL,
+          j->y + at, &g, 0, S);
+}
+
 static frt_status pw_run(const frt_step *s, frt_exec *x) {
     const dn_pw *p = s->k.params;
     const frt_value *X = &x->values[s->in[0]];
@@ -53,12 +71,14 @@ static frt_status pw_run(const frt_step *s, frt_exec *x) {
         return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: pointwise input differs from the "
                              "load-time image of %lld channels, %lld pixels",
                              (long long)p->g.C, (long long)p->g.S);
-    int64_t chunks = (p->g.S + PW_CHUNK - 1) / PW_CHUNK;
+    int64_t chunks = p->by_blocks ? ((p->g.M + 7) / 8 + PW_UNIT - 1) / PW_UNIT
+                                  : (p->g.S + PW_CHUNK - 1) / PW_CHUNK;
     for (int64_t n = 0; n < X->dims[0]; n++) {
         pw_job j = {p, (const float *)X->data + (size_t)n * p->in_img,
                     Z ? (const float *)Z->data + (size_t)n * p->out_img : NULL,
                     (float *)Y->data + (size_t)n * p->out_img};
-        frt_parallel_ranges(x->tp, chunks, p->chunk_ns, pw_range, &j);
+        frt_parallel_ranges(x->tp, chunks, p->chunk_ns, p->by_blocks ? pw_range_blocks : pw_range,
+                            &j);
     }
     return FRT_OK;
 }
@@ -91,7 +111,19 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
        (efficientnet_b0: 16 ch 0.67, 24 ch 0.72-0.75, 40 ch 0.85-0.92 of oneDNN's time) but
        loses where each part streams large weights for few pixels (1152->192 at 14x14: 1.21) */
     bool few = mb <= 3 || (mb <= 7 && mb % 2 == 1);
-    if (!force && (c->isa != FRT_ISA_AVX2 || !few)) return FRT_DECLINE;
+    /* and the layers of 64 pixels or fewer with at most 320 input channels (7x7: mobilenet_v2's
+       160 -> 960 and 320 -> 1280), whose weights come from L3 or memory for few pixels each:
+       the loop prefetches the next group's weights and ends a row of 49 pixels without a
+       one-pixel tile; per-node minima at 1 thread 0.90-0.92 of oneDNN's jit_1x1, where 14x14
+       layers are level and the larger images' expand layers (16, 24, 32 -> 6x channels) 4-16%
+       slower (FRT_DNNL_OWN_PW=1 against 0, 4 alternating runs). At N threads they split into
+       ranges of output blocks (a few pixels each cannot be shared out; oneDNN splits them over
+       channel blocks too), so every thread count runs the same loop and gives the same bits.
+       The 7x7 layers of 576 and 960 input channels were 0.94-0.97 at 1 thread too, but that
+       split ran them 1.3-1.4x oneDNN's at 2 threads (per-node minima, mobilenet_v2 under
+       chrt -f 1), so they keep oneDNN. */
+    bool small_map = S <= 64 && C <= 320;
+    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map))) return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);
@@ -108,7 +140,9 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     p->w = w;
     p->bias = bias;
     p->fn = frt_blkpw_variant_get(c->isa)->run;
-    p->chunk_ns = 2.0 * (double)C * (double)M * PW_CHUNK * FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
+    p->by_blocks = small_map && !few;
+    p->chunk_ns = 2.0 * (double)C * (p->by_blocks ? (double)S * 8 * PW_UNIT : (double)M * PW_CHUNK) *
+                  FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
     p->in_img = (size_t)((C + 7) / 8 * 8 * S);
     p->out_img = (size_t)(mb * 8 * S);
     in[0] = L;
@@ -116,7 +150,8 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     out[0] = L;
     k->params = p;
     k->fn = pw_run;
-    double chunks = (double)((S + PW_CHUNK - 1) / PW_CHUNK);
+    double chunks = p->by_blocks ? (double)((mb + PW_UNIT - 1) / PW_UNIT)
+                                 : (double)((S + PW_CHUNK - 1) / PW_CHUNK);
     k->name = frt_par_split(threads, chunks * p->chunk_ns) > 1 ? "pw_own_split" : "pw_own";
     k->in_layouts = in;
     k->out_layouts = out;

@@ -7,6 +7,10 @@
 
 #include "ops/blkpw.h"
 
+#ifndef PF_HINT
+#define PF_HINT _MM_HINT_T0
+#endif
+
 /* Lanes [0, n) set (n in 0..8). */
 static inline __m256 lane_mask(int64_t n) {
     static const int32_t m[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -17,8 +21,9 @@ static inline __m256 lane_mask(int64_t n) {
 static inline __attribute__((always_inline)) void tile(const float *x, const float *w,
                                                        const float *bias, const float *z,
                                                        float *y, const frt_blkpw_geom *g,
-                                                       int64_t m0, int64_t s, const int NB,
-                                                       const int NP, const int ACT) {
+                                                       int64_t m0, int64_t s, const float *pf,
+                                                       const int NB, const int NP,
+                                                       const int ACT) {
     const int64_t C = g->C, S = g->S;
     __m256 acc[3][8];
     _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) {
@@ -35,6 +40,10 @@ static inline __attribute__((always_inline)) void tile(const float *x, const flo
         if (NP > 2) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 16), _MM_HINT_T0);
         if (NP > 4) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 32), _MM_HINT_T0);
         if (NP > 6) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 48), _MM_HINT_T0);
+        if (pf) { /* two lines of the next group's weights (see blocks) */
+            _mm_prefetch((const char *)(pf + c0 * 4), PF_HINT);
+            _mm_prefetch((const char *)(pf + c0 * 4 + 16), PF_HINT);
+        }
 #define PW_STEP(l)                                                                              \
     do {                                                                                        \
         __m256 wv[3];                                                                           \
@@ -77,9 +86,37 @@ static inline __attribute__((always_inline)) void blocks(const float *x, const f
                                                          int64_t m0, int64_t s0, int64_t s1,
                                                          const int NB, const int ACT) {
     const int NP = NB == 3 ? 4 : NB == 2 ? 6 : 8;
+    /* The weights of the next group of blocks ([m0 + NB, m0 + NB + 3) at most, contiguous after
+       this group's) are fetched into the cache while this group runs: each full tile prefetches
+       2 lines per 8 input channels, the next 2 C / 8 lines of them (in a model the weights of a
+       layer come from L3 or memory, and a group whose weights miss stalls its first tile). */
+    const int64_t mb = (g->M + 7) / 8, step = (g->C + 7) / 8 * 32; /* floats per tile */
+    const int64_t next_end = mb < m0 + NB + 3 ? mb : m0 + NB + 3;
+    const float *pf = w + (m0 + NB) * g->C * 8, *pf_end = w + next_end * g->C * 8;
+    /* Full tiles, then the rest in tiles of at least 3 pixels where there are enough (a tile of
+       one pixel is bound by the latency of its NB chains: at 7x7, 49 = 12 x 4 + 1, it took as
+       long as 2/3 of a full tile): NB 3 ends in tiles of 3 or 4 (9 = 3 + 3 + 3, 6 = 3 + 3,
+       7 = 4 + 3), NB 2 and 1 in two near-halves of the last full tile and the rest. */
+    int64_t full = (s1 - s0) / NP, r = (s1 - s0) % NP;
+    if (r && full > 0) full -= NB == 3 && r == 1 && full > 1 ? 2 : 1;
     int64_t s = s0;
-    for (; s + NP <= s1; s += NP) tile(x, w, bias, z, y, g, m0, s, NB, NP, ACT);
-    for (; s < s1; s++) tile(x, w, bias, z, y, g, m0, s, NB, 1, ACT);
+    for (int64_t t = 0; t < full; t++, s += NP, pf += step)
+        tile(x, w, bias, z, y, g, m0, s, pf < pf_end ? pf : NULL, NB, NP, ACT);
+    while (s < s1) {
+        int64_t t = s1 - s, k;
+        if (NB == 3) k = t == 9 || t == 6 || t == 5 ? 3 : t > 4 ? 4 : t;
+        else k = t > NP ? (t + 1) / 2 : t;
+        switch (k) {
+#define PW_TAIL(n)                                                                              \
+    case n:                                                                                     \
+        if (n <= NP) tile(x, w, bias, z, y, g, m0, s, NULL, NB, n <= NP ? n : 1, ACT);          \
+        break;
+            PW_TAIL(2) PW_TAIL(3) PW_TAIL(4) PW_TAIL(5) PW_TAIL(6) PW_TAIL(7) PW_TAIL(8)
+#undef PW_TAIL
+        default: tile(x, w, bias, z, y, g, m0, s, NULL, NB, 1, ACT); k = 1; break;
+        }
+        s += k;
+    }
 }
 
 /* All output blocks with activation ACT (a constant in each instance). */
