@@ -155,7 +155,8 @@ FRT_API int64_t frt_tensor_numel(const frt_tensor *t);
 /* ---------------------------------------------------------------------------------------------- */
 
 typedef enum frt_planner {
-    FRT_PLANNER_STANDARD = 0, /* storage groups of tensors with disjoint lifetimes */
+    FRT_PLANNER_STANDARD = 0, /* storage groups of tensors with disjoint lifetimes, or greedy by
+                                 size where that gives the smaller slab */
     FRT_PLANNER_NONE = 1,     /* every intermediate in its own range: no reuse (for comparison) */
     FRT_PLANNER_GREEDY = 2    /* byte offsets, greedy by size (arXiv:2001.03288, section 5.2) */
 } frt_planner;
