@@ -108,6 +108,31 @@ static int32_t resolve(scope *s, const char *name) {
     return id;
 }
 
+int frt_graph_readers(frt_graph *g, int32_t v, frt_node **out, int max) {
+    if (v < 0 || g->values[v].is_output) return -1;
+    int n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        frt_node *nd = &g->nodes[i];
+        if (nd->dead) continue;
+        for (int k = 0; k < frt_node_n_reads(nd); k++)
+            if (nd->in[k] == v) {
+                if (n < max) out[n] = nd;
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+void frt_graph_kill_node(frt_graph *g, frt_node *n) {
+    n->dead = true;
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && g->values[n->out[k]].producer == (int32_t)(n - g->nodes)) {
+            g->values[n->out[k]].producer = -1;
+            g->values[n->out[k]].n_uses = 0;
+        }
+}
+
 int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind) {
     if (g->n_values == g->cap_values) {
         size_t cap = g->cap_values ? 2 * g->cap_values : 64;

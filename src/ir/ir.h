@@ -177,6 +177,12 @@ frt_status frt_graph_build(const frt_onnx_model *m, frt_arena *arena,
 /* Values the node reads: its inputs followed by its captured outer values. */
 static inline int32_t frt_node_n_reads(const frt_node *n) { return n->n_in + n->n_cap; }
 
+/* Up to max live readers of value v in out[] (each node once, inputs and captured values);
+ * returns how many there are in total, or -1 when v is a graph output (or v < 0). */
+int frt_graph_readers(frt_graph *g, int32_t v, frt_node **out, int max);
+/* Marks node n dead; its outputs lose their producer (-1) and their use counts. */
+void frt_graph_kill_node(frt_graph *g, frt_node *n);
+
 /* Adds a value; returns its id or -1 on allocation failure. name is copied. */
 int32_t frt_graph_add_value(frt_graph *g, const char *name, frt_value_kind kind);
 

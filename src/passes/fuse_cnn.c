@@ -19,24 +19,6 @@
 #include "ops/op.h"
 #include "passes/passes.h"
 
-/* Up to `max` live readers of value v (each node once); returns how many there are in total, or
- * -1 when v is a graph output. */
-static int readers(frt_graph *g, int32_t v, frt_node **out, int max) {
-    if (v < 0 || g->values[v].is_output) return -1;
-    int n = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        frt_node *nd = &g->nodes[i];
-        if (nd->dead) continue;
-        for (int k = 0; k < nd->n_in + nd->n_cap; k++)
-            if (nd->in[k] == v) {
-                if (n < max) out[n] = nd;
-                n++;
-                break;
-            }
-    }
-    return n;
-}
-
 static bool is_op(const frt_node *n, const char *domain, const char *op) {
     return strcmp(n->op_type, op) == 0 && strcmp(n->domain, domain) == 0;
 }
@@ -74,7 +56,7 @@ int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv) {
     int32_t y = conv->out[0];
     if (y < 0 || g->values[y].v.dtype != FRT_FLOAT32) return 0;
     frt_node *rd[2];
-    int nr = readers(g, y, rd, 2);
+    int nr = frt_graph_readers(g, y, rd, 2);
     if (nr == 1) {
         frt_node *a = rd[0];
         if (a->n_in < 1 || a->in[0] != y || a->n_out != 1) return 0;
@@ -100,7 +82,7 @@ int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv) {
         frt_node *f = rd[i], *m = rd[1 - i];
         if (f->n_in != 1 || f->n_out != 1 || f->in[0] != y || !is_mul_of(m, y, f->out[0])) continue;
         frt_node *fr[1];
-        if (readers(g, f->out[0], fr, 1) != 1) continue;
+        if (frt_graph_readers(g, f->out[0], fr, 1) != 1) continue;
         if (is_op(f, "", "Sigmoid")) {
             conv->act.kind = FRT_ACT_SILU;
         } else if (is_op(f, "", "HardSigmoid")) {

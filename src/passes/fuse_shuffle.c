@@ -29,24 +29,6 @@ static bool is_op(const frt_node *n, const char *op) {
     return !n->dead && n->domain[0] == 0 && strcmp(n->op_type, op) == 0;
 }
 
-/* Up to max live readers of v (each node once); returns the total, or -1 when v is a graph
- * output. */
-static int readers(frt_graph *g, int32_t v, frt_node **out, int max) {
-    if (v < 0 || g->values[v].is_output) return -1;
-    int n = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        frt_node *nd = &g->nodes[i];
-        if (nd->dead) continue;
-        for (int k = 0; k < nd->n_in + nd->n_cap; k++)
-            if (nd->in[k] == v) {
-                if (n < max) out[n] = nd;
-                n++;
-                break;
-            }
-    }
-    return n;
-}
-
 /* How many inputs of node n read v. */
 static int reads(const frt_node *n, int32_t v) {
     int c = 0;
@@ -140,15 +122,6 @@ static bool dims_equal(const frt_value *a, const frt_value *b) {
     return true;
 }
 
-static void kill(frt_graph *g, frt_node *n) {
-    n->dead = true;
-    for (int k = 0; k < n->n_out; k++)
-        if (n->out[k] >= 0 && g->values[n->out[k]].producer == (int32_t)(n - g->nodes)) {
-            g->values[n->out[k]].producer = -1;
-            g->values[n->out[k]].n_uses = 0;
-        }
-}
-
 /* Tries the pattern at Reshape r1; returns the number of nodes removed, -1 on error. */
 static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st) {
     if (!is_op(r1, "Reshape") || r1->n_in < 1 || r1->n_out != 1) return 0;
@@ -162,7 +135,8 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
     int64_t rest = frt_shape_numel(y1->dims + 3, y1->rank - 3);
     if (y1->dims[0] != N || A * B != C || A < 1 || B < 1 || sp != rest) return 0;
     frt_node *t, *r2;
-    if (readers(g, Y1, &t, 1) != 1 || !is_op(t, "Transpose") || t->n_out != 1 || t->in[0] != Y1)
+    if (frt_graph_readers(g, Y1, &t, 1) != 1 || !is_op(t, "Transpose") || t->n_out != 1 ||
+        t->in[0] != Y1)
         return 0;
     size_t np = 0;
     const int64_t *perm = frt_attr_ints(t, "perm", &np);
@@ -170,7 +144,8 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
     for (size_t d = 3; d < np; d++)
         if (perm[d] != (int64_t)d) return 0;
     int32_t Y2 = t->out[0];
-    if (readers(g, Y2, &r2, 1) != 1 || !is_op(r2, "Reshape") || r2->n_out != 1 || r2->in[0] != Y2)
+    if (frt_graph_readers(g, Y2, &r2, 1) != 1 || !is_op(r2, "Reshape") || r2->n_out != 1 ||
+        r2->in[0] != Y2)
         return 0;
     int32_t Y = r2->out[0];
     if (Y < 0 || !dims_equal(&g->values[Y].v, xv)) return 0;
@@ -181,7 +156,8 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
     if (pid >= 0) {
         frt_node *p = &g->nodes[pid], *only;
         if (is_op(p, "Concat") && p->n_out == 1 && p->n_in <= MAX_IO &&
-            frt_norm_axis(frt_attr_int(p, "axis", 0), r) == 1 && readers(g, X, &only, 1) == 1) {
+            frt_norm_axis(frt_attr_int(p, "axis", 0), r) == 1 &&
+            frt_graph_readers(g, X, &only, 1) == 1) {
             cat = p;
             for (int i = 0; i < p->n_in; i++)
                 if (p->in[i] < 0) cat = NULL;
@@ -190,7 +166,7 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
 
     /* outputs: the channel Slices / Splits reading Y, and Y when anything else reads it */
     frt_node *rd[MAX_IO];
-    int nr = readers(g, Y, rd, MAX_IO);
+    int nr = frt_graph_readers(g, Y, rd, MAX_IO);
     int32_t outs[MAX_IO];
     int64_t s0[MAX_IO], e0[MAX_IO];
     frt_node *gone[MAX_IO];
@@ -243,15 +219,15 @@ static int fuse_at(frt_graph *g, frt_arena *arena, frt_node *r1, frt_status *st)
     at[2] = (frt_onnx_attr){.name = "ends", .type = FRT_ATTR_INTS, .n = (size_t)no, .ints = ae};
 
     int removed = 0;
-    for (int i = 0; i < ng; i++, removed++) kill(g, gone[i]);
-    kill(g, r2);
-    kill(g, t);
+    for (int i = 0; i < ng; i++, removed++) frt_graph_kill_node(g, gone[i]);
+    frt_graph_kill_node(g, r2);
+    frt_graph_kill_node(g, t);
     removed += 2;
     if (cat) {
-        kill(g, r1);
+        frt_graph_kill_node(g, r1);
         removed++;
     }
-    kill(g, host);
+    frt_graph_kill_node(g, host);
     host->dead = false;
     host->in = in;
     host->n_in = n_in;

@@ -151,15 +151,6 @@ static bool rewrite(frt_graph *g, frt_arena *arena, frt_node *n, const char *dom
     return true;
 }
 
-static void kill(frt_graph *g, frt_node *n) {
-    n->dead = true;
-    for (int k = 0; k < n->n_out; k++)
-        if (n->out[k] >= 0 && g->values[n->out[k]].producer == (int32_t)(n - g->nodes)) {
-            g->values[n->out[k]].producer = -1;
-            g->values[n->out[k]].n_uses = 0;
-        }
-}
-
 /* ---- LayerNorm ------------------------------------------------------------------------------ */
 
 static int fuse_layernorm(frt_graph *g, frt_arena *arena, frt_node *rm1, frt_status *st) {
@@ -204,7 +195,7 @@ static int fuse_layernorm(frt_graph *g, frt_arena *arena, frt_node *rm1, frt_sta
                            {.name = "epsilon", .type = FRT_ATTR_FLOAT, .f = eps}};
     frt_node *dead[] = {sub, pw, div, rm2, add, sq, mul, badd};
     for (size_t i = 0; i < sizeof dead / sizeof dead[0]; i++)
-        if (dead[i]) kill(g, dead[i]);
+        if (dead[i]) frt_graph_kill_node(g, dead[i]);
     if (!rewrite(g, arena, rm1, FRT_DOMAIN_ONNX, "LayerNormalization", 17, in, badd ? 3 : 2, out,
                  at, 2)) {
         *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory fusing a LayerNorm");
@@ -257,7 +248,7 @@ static int chain_apply(frt_graph *g, frt_arena *arena, frt_node **chain, int n, 
     for (int i = 1; i < n; i++)
         if (chain[i] < first) first = chain[i];
     for (int i = 0; i < n; i++)
-        if (chain[i] != first) kill(g, chain[i]);
+        if (chain[i] != first) frt_graph_kill_node(g, chain[i]);
     frt_onnx_attr at = {.name = "approximate", .type = FRT_ATTR_STRING,
                         .s = tanh_form ? "tanh" : "none", .s_len = 4};
     if (!rewrite(g, arena, first, FRT_DOMAIN_ONNX, "Gelu", 20, &x, 1, out, &at, 1)) {
@@ -372,7 +363,7 @@ static int fuse_matmul(frt_graph *g, frt_arena *arena, frt_node *mm, frt_status 
         const char *ap = frt_attr_string(ge, "approximate", "none");
         act = strcmp(ap, "none") == 0 ? 1 : strcmp(ap, "tanh") == 0 ? 2 : 0;
         if (act) {
-            kill(g, ge);
+            frt_graph_kill_node(g, ge);
             out = ge->out[0];
             removed++;
         }
@@ -386,12 +377,12 @@ static int fuse_matmul(frt_graph *g, frt_arena *arena, frt_node *mm, frt_status 
             same_static_shape(&g->values[r].v, &g->values[out].v) &&
             same_static_shape(&g->values[r].v, &g->values[radd->out[0]].v)) {
             res = r;
-            kill(g, radd);
+            frt_graph_kill_node(g, radd);
             out = radd->out[0];
             removed++;
         }
     }
-    kill(g, add);
+    frt_graph_kill_node(g, add);
     int32_t in[4] = {mm->in[0], mm->in[1], bias, res};
     frt_onnx_attr at = {.name = "activation", .type = FRT_ATTR_INT, .i = act};
     if (!rewrite(g, arena, mm, FRT_DOMAIN_INTERNAL, "FusedMatMul", 1, in, res >= 0 ? 4 : 3, out,
@@ -538,7 +529,7 @@ static int fuse_attention(frt_graph *g, frt_arena *arena, frt_node *mm1, frt_sta
     const int64_t od[3] = {B, Sq, H * dv};
     if (!is_op(orr, "Reshape", 2) || !dims_are(&g->values[orr->out[0]].v, 3, od)) return 0;
     int32_t out = orr->out[0];
-    for (int i = 0; i < n; i++) kill(g, chain[i]);
+    for (int i = 0; i < n; i++) frt_graph_kill_node(g, chain[i]);
     int32_t in[4] = {q3, k3, v3, mode == 1 ? mask : mode == 2 ? cond : -1};
     /* Q, K, V cut from one projection by a Split: read it in place instead of the copies */
     frt_node *sp = Sq == Sk ? qkv_split(g, q3, k3, v3) : NULL;
@@ -548,7 +539,7 @@ static int fuse_attention(frt_graph *g, frt_arena *arena, frt_node *mm1, frt_sta
         g->values[x].n_uses += 2; /* read three times instead of once */
         for (int k = 1; k < sp->n_in; k++)
             if (sp->in[k] >= 0 && g->values[sp->in[k]].n_uses > 0) g->values[sp->in[k]].n_uses--;
-        kill(g, sp);
+        frt_graph_kill_node(g, sp);
         n++;
     }
     frt_onnx_attr at[5] = {{.name = "num_heads", .type = FRT_ATTR_INT, .i = H},
