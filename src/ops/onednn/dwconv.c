@@ -100,9 +100,6 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !w || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
-    memset(p, 0, sizeof *p);
-    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
-    memset(out, 0, 2 * sizeof *out);
     frt_blkdw_pack(Wt->data, B ? B->data : NULL, C, K, b, w, bias);
     p->g = (frt_blkdw_geom){.C = C, .H = X->dims[2], .W = X->dims[3], .OH = Y->dims[2],
                             .OW = Y->dims[3], .K = K, .S = geo->s[0], .pt = geo->pl[0],

@@ -91,9 +91,6 @@ frt_status frt_dn_gc_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !w || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
-    memset(p, 0, sizeof *p);
-    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
-    memset(out, 0, 2 * sizeof *out);
     frt_blkgc_pack(Wt->data, B ? B->data : NULL, C, G, K, w, bias);
     p->g = g;
     p->w = w;

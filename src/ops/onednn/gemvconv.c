@@ -115,8 +115,6 @@ frt_status frt_dn_gemvconv_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
         g.bias = bias;
     }
     *p = g;
-    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
-    memset(out, 0, 2 * sizeof *out);
     in[0] = L;
     out[0] = L;
     k->params = p;

@@ -131,9 +131,6 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !w || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
-    memset(p, 0, sizeof *p);
-    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
-    memset(out, 0, 2 * sizeof *out);
     frt_blkpw_pack(Wt->data, B ? B->data : NULL, C, M, w, bias);
     p->g = (frt_blkpw_geom){.C = C, .M = M, .S = S, .act = act, .lo = c->node->act.lo,
                             .hi = c->node->act.hi};

@@ -214,7 +214,6 @@ static frt_status wino_install(frt_op_ctx *c, frt_kernel *k, const frt_layout *L
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !U || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
-    memset(p, 0, sizeof *p);
     memset(bias, 0, (size_t)g.Mp * sizeof *bias);
     if (B) memcpy(bias, B->data, (size_t)g.M * sizeof *bias);
     frt_wino_pack_geom(Wt->data, &g, U);
@@ -233,8 +232,6 @@ static frt_status wino_install(frt_op_ctx *c, frt_kernel *k, const frt_layout *L
     p->part_floats = (frt_wino_scratch_floats(&g) + 15) / 16 * 16;
     p->in_img = (size_t)((g.C + L->block - 1) / L->block * L->block * g.H * g.W);
     p->out_img = (size_t)((g.M + L->block - 1) / L->block * L->block * g.OH * g.OW);
-    memset(in, 0, ((size_t)c->n_in + 1) * sizeof *in);
-    memset(out, 0, 2 * sizeof *out);
     in[0] = L;
     if (c->n_in > 3) in[3] = L;
     out[0] = L;
