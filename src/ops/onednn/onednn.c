@@ -651,14 +651,13 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         if (wattr && wattr != attr) dnnl_primitive_attr_destroy(wattr);
     }
     if (!ds && !pd) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
-    /* a convolution that oneDNN runs only with its reference kernel on the blocked layout
-       (groups not whole blocks; on AVX2, a dilated 3x3 whose pad exceeds what its JIT kernel
-       takes, e.g. fcn_resnet50's dilation-4 layers): on nChw8c or else NHWC between two reorders
-       inside the step, where oneDNN has a JIT kernel for that (relay.c); FRT_DNNL_RELAY=0 never */
+    /* a grouped convolution that oneDNN runs only with its reference kernel on the blocked
+       layout (groups not whole blocks): on nChw8c or else NHWC between two reorders inside the
+       step, where oneDNN has a JIT kernel for that (relay.c); FRT_DNNL_RELAY=0 never */
     dnnl_memory_desc_t relay_x = src, relay_y = dst;
     bool relay = false;
     const char *relay_env = getenv("FRT_DNNL_RELAY");
-    if (!ds && !fused && Lin == L && frt_dn_is_ref(pd) &&
+    if (!ds && group > 1 && !fused && Lin == L && frt_dn_is_ref(pd) &&
         !(relay_env && !strcmp(relay_env, "0"))) {
         const dnnl_format_tag_t alt[2] = {dnnl_nChw8c, dnnl_nhwc};
         for (int i = 0; i < 2 && !relay; i++) {
@@ -687,7 +686,11 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_primitive_attr_destroy(attr);
     if (ds) return decline(c, "oneDNN has no convolution for these post-ops");
     /* still oneDNN's reference kernel (a scalar loop, 20-100x slower than the builtin im2col +
-       GEMM convolution: fcn_resnet50 took 80 s a run): leave the node to the builtin kernel */
+       GEMM convolution; on AVX2, ungrouped dilated 3x3s whose pad exceeds what its JIT kernel
+       takes, e.g. fcn_resnet50's dilation-4 layers, 80 s a run, and deeplabv3's ASPP): leave the
+       node to the builtin kernel. Relaying those to NHWC / nChw8c (JIT) was measured slower than
+       the builtin kernel: 46 vs 25 ms per ASPP 960->256 conv at 14x14, 137 vs 124 ms per
+       fcn_resnet50 layer4 conv2 (docs/zoo.md) */
     if (!relay && frt_dn_is_ref(pd)) {
         dnnl_primitive_desc_destroy(pd);
         return decline(c, "oneDNN has only its reference kernel for this convolution");
