@@ -581,6 +581,59 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->pb = a.pads[4];
         p->pr = a.pads[5];
     }
+    /* 2-D, constant W, input shape fixed at load, explicit pads: kernel rows (columns) whose
+       taps read only padding at every output row (column) are cut off and the pads shrunk by as
+       much, so the output size stays (deeplabv3's ASPP: 3x3 with dilation 24 and 36 on a 14x14
+       map becomes a 1x1, a ninth of the work). W is copied into the arena, trimmed. */
+    const float *wdata = w->data;
+    if (nsp == 2 && wdata && a.auto_pad == FRT_CONV_PAD_NOTSET && frt_shape_known(x)) {
+        int64_t lo[2] = {0, 0}, hi[2] = {p->kh - 1, p->kw - 1};
+        int64_t ks[2] = {p->kh, p->kw}, st[2] = {p->sh, p->sw}, dl[2] = {p->dh, p->dw};
+        int64_t pb[2] = {p->pt, p->pl}, pe[2] = {p->pb, p->pr};
+        bool trim = false, ok = true;
+        for (int ax = 0; ax < 2 && ok; ax++) {
+            int64_t in = x->dims[2 + ax], pad0;
+            int64_t out = frt_conv_out_dim(in, ks[ax], st[ax], dl[ax], 0, pb[ax], pe[ax], &pad0);
+            if (out <= 0) {
+                ok = false;
+                break;
+            }
+            /* tap t is live if some output o reads input o*s - pad + t*d inside [0, in) */
+            for (int pass = 0; pass < 2; pass++) {
+                int64_t *t = pass ? &hi[ax] : &lo[ax];
+                while (*t >= 0 && *t < ks[ax] && lo[ax] <= hi[ax]) {
+                    bool live = false;
+                    for (int64_t o = 0; o < out && !live; o++) {
+                        int64_t i = o * st[ax] - pad0 + *t * dl[ax];
+                        live = i >= 0 && i < in;
+                    }
+                    if (live) break;
+                    *t += pass ? -1 : 1;
+                }
+            }
+            if (lo[ax] > hi[ax]) ok = false; /* every tap reads padding: leave it as it is */
+            else if (lo[ax] > 0 || hi[ax] < ks[ax] - 1) trim = true;
+            if (pb[ax] - lo[ax] * dl[ax] < 0 || pe[ax] - (ks[ax] - 1 - hi[ax]) * dl[ax] < 0)
+                ok = false;
+        }
+        if (ok && trim) {
+            int64_t nkh = hi[0] - lo[0] + 1, nkw = hi[1] - lo[1] + 1;
+            float *tw = frt_arena_alloc(c->arena, (size_t)(p->M * p->Cg * nkh * nkw) * 4, 64);
+            if (!tw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for weights");
+            for (int64_t mc = 0; mc < p->M * p->Cg; mc++)
+                for (int64_t y = 0; y < nkh; y++)
+                    for (int64_t xx = 0; xx < nkw; xx++)
+                        tw[(mc * nkh + y) * nkw + xx] =
+                            wdata[(mc * p->kh + lo[0] + y) * p->kw + lo[1] + xx];
+            p->pt -= lo[0] * p->dh;
+            p->pb -= (p->kh - 1 - hi[0]) * p->dh;
+            p->pl -= lo[1] * p->dw;
+            p->pr -= (p->kw - 1 - hi[1]) * p->dw;
+            p->kh = nkh;
+            p->kw = nkw;
+            wdata = tw;
+        }
+    }
     p->Kg = p->Cg * p->kh * p->kw * (nsp == 3 ? q->kd : 1);
     if (p->M == 0 || p->Kg == 0)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "empty W");
@@ -614,7 +667,7 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
             return frt_op_kernel_missing(c, "conv_post_activation");
         p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     }
-    p->w = w->data; /* NULL when W is computed at run time */
+    p->w = wdata; /* NULL when W is computed at run time; trimmed above */
     k->params = q;
 
     if (nsp == 3) {

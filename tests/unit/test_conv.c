@@ -225,7 +225,17 @@ static void test_paths(void) {
     printf("tier %s\n", frt_isa_name(tier));
     /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
      * kshape_attr, expect */
+    /* a kernel whose outer taps read only padding is cut to its live taps at select */
+    const char *trim1x1 = tier >= FRT_ISA_AVX2 ? "1x1_gemm" : "im2col_sgemm";
     const conv_case cases[] = {
+        /* dilation beyond the map (deeplabv3's ASPP): 3x3 -> 1x1 (stride 1 and 2), 5 rows -> 3
+           (the pads shrink by the cut taps times the dilation) */
+        {"3x3 d12 on 9x8 -> 1x1", 1, 6, 9, 8, 5, 1, 3, 3, 1, 1, 12, 12, {12, 12, 12, 12}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, trim1x1},
+        {"3x3 s2 d10 on 7x7 -> 1x1", 1, 4, 7, 7, 3, 1, 3, 3, 2, 2, 10, 10, {10, 10, 10, 10}, NULL,
+         0, FRT_ACT_NONE, 0, 0, 0, trim1x1},
+        {"5x3 d4 rows cut", 1, 3, 6, 7, 4, 1, 5, 3, 1, 1, 4, 1, {8, 1, 8, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, NULL},
         /* pointwise (1x1 stride 1): plain GEMM, odd sizes, M and position tails */
         {"1x1", 1, 7, 5, 9, 13, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0, 0, gemm},
         {"1x1 relu batch2", 2, 19, 17, 19, 11, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU,
