@@ -1,8 +1,12 @@
-/* Conv (ONNX opset 1-22): 1-D and 2-D, NCHW, groups, asymmetric pads, strides, dilations,
+/* Conv (ONNX opset 1-22): 1-D, 2-D and 3-D, NCHW / NCDHW, groups, asymmetric pads, strides, dilations,
  * auto_pad, optional bias, fused activation (node->act: Relu/Clip as a clamp, SiLU, HardSwish,
  * HardSigmoid, Sigmoid as conv.h's p->post).
  *
- * Algorithms, chosen at select:
+ * 3-D (NCDHW, W [M, C/group, kd, kh, kw], constant W): the portable path only, per (batch,
+ * group) Y_g[Mg, OD*OH*OW] = W_g[Mg, Cg*kd*kh*kw] * col_g, col tiled over output positions
+ * (vol2col of a tile + frt_sgemm; "conv_im2col_sgemm_3d"); the provider declines rank 5.
+ *
+ * Algorithms of 1-D and 2-D, chosen at select:
  *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
  *     (conv_depthwise.c; the tier's 3x3 stride 1/2 fast paths from frt_conv_dw_pick).
  *   everything else: per (batch, group) a GEMM Y_g[Mg, OH*OW] = W_g[Mg, Kg] * col_g[Kg, OH*OW],
@@ -31,10 +35,10 @@
 #include "x86/simd_act.h"
 #include "x86/simd_elementwise.h"
 
-#define MAX_SP 6 /* spatial rank handled by infer (select supports 1 and 2) */
+#define MAX_SP 6 /* spatial rank handled by infer (select supports 1, 2 and 3) */
 /* Kernel classes (FRT_KERNEL_BUILT, op.h) of Conv and FusedConv: DW the depthwise kernels
  * ("conv_depthwise*"), DW5 their 5x5 channel-blocked cases ("conv_depthwise_k5"), GEMM the tier's packed GEMM ("conv_1x1_gemm_*", "conv_im2col_gemm_*"),
- * SGEMM the portable im2col + frt_sgemm path ("conv_im2col_sgemm*"). */
+ * SGEMM the portable im2col + frt_sgemm path ("conv_im2col_sgemm*", 3-D: "conv_im2col_sgemm_3d"). */
 #define K_CLASS(cls) (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls))
 #define K_DW K_CLASS(DW)
 #define K_GEMM K_CLASS(GEMM)
@@ -406,6 +410,115 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* 3-D: tiled vol2col + frt_sgemm                                                                  */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Parameters of every Conv node: p first (the GEMM loops and helpers read it; for 3-D its kh, kw,
+ * sh, sw, dh, dw, pt, pl, pb, pr are the H and W axes and Kg = Cg * kd * kh * kw), then the depth
+ * axis of a 3-D one. */
+typedef struct conv_node_params {
+    frt_conv_params p;
+    int64_t kd, sd, dd, pf, pk; /* depth: kernel, stride, dilation, front and back pads */
+} conv_node_params;
+
+typedef struct conv3d_geom {
+    int64_t N, C, D, H, W, OD, OH, OW;
+    int64_t pf, pt, pl; /* front / top / left padding actually applied */
+} conv3d_geom;
+
+static void conv3d_geometry(const conv_node_params *q, const frt_value *x, conv3d_geom *g) {
+    const frt_conv_params *p = &q->p;
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->D = x->dims[2];
+    g->H = x->dims[3];
+    g->W = x->dims[4];
+    g->OD = frt_conv_out_dim(g->D, q->kd, q->sd, q->dd, p->auto_pad, q->pf, q->pk, &g->pf);
+    g->OH = frt_conv_out_dim(g->H, p->kh, p->sh, p->dh, p->auto_pad, p->pt, p->pb, &g->pt);
+    g->OW = frt_conv_out_dim(g->W, p->kw, p->sw, p->dw, p->auto_pad, p->pl, p->pr, &g->pl);
+}
+
+static size_t conv3d_scratch(const frt_step *s, const frt_value *values) {
+    const conv_node_params *q = s->k.params;
+    conv3d_geom g;
+    conv3d_geometry(q, &values[s->in[0]], &g);
+    int64_t nt = ref_tile(&q->p, g.OD * g.OH * g.OW);
+    return (size_t)(nt * q->p.Kg) * sizeof(float);
+}
+
+/* col[Kg][nt] = vol2col of channels xg[Cg][D][H][W] for the output positions [n0, n0+nt) of the
+ * flattened (od, oh, ow); row (ci, kz, ky, kx) reads x[ci][od*sd - pf + kz*dd][oh*sh - pt +
+ * ky*dh][ow*sw - pl + kx*dw], 0 outside the input. */
+static void vol2col_tile(const conv_node_params *q, const conv3d_geom *g, const float *xg,
+                         int64_t n0, int64_t nt, float *col) {
+    const frt_conv_params *p = &q->p;
+    int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
+    for (int64_t ci = 0; ci < p->Cg; ci++) {
+        const float *xc = xg + ci * g->D * HW;
+        for (int64_t kz = 0; kz < q->kd; kz++)
+            for (int64_t ky = 0; ky < p->kh; ky++)
+                for (int64_t kx = 0; kx < p->kw; kx++) {
+                    float *d = col + (((ci * q->kd + kz) * p->kh + ky) * p->kw + kx) * nt;
+                    int64_t od = n0 / OHW, r = n0 % OHW, oh = r / g->OW, ow = r % g->OW;
+                    for (int64_t j = 0; j < nt; j++) {
+                        int64_t id = od * q->sd - g->pf + kz * q->dd;
+                        int64_t ih = oh * p->sh - g->pt + ky * p->dh;
+                        int64_t iw = ow * p->sw - g->pl + kx * p->dw;
+                        d[j] = id >= 0 && id < g->D && ih >= 0 && ih < g->H && iw >= 0 &&
+                                       iw < g->W
+                                   ? xc[(id * g->H + ih) * g->W + iw]
+                                   : 0.0f;
+                        if (++ow == g->OW) {
+                            ow = 0;
+                            if (++oh == g->OH) oh = 0, od++;
+                        }
+                    }
+                }
+    }
+}
+
+static frt_status conv3d_run(const frt_step *s, frt_exec *x) {
+    const conv_node_params *q = s->k.params;
+    const frt_conv_params *p = &q->p;
+    const frt_value *X = &x->values[s->in[0]];
+    frt_value *Y = &x->values[s->out[0]];
+    conv3d_geom g;
+    conv3d_geometry(q, X, &g);
+    const float *w = p->w; /* constant (select) */
+    const float *bias = conv_bias(s, x), *sum = frt_conv_sum(s, x);
+    int64_t npos = g.OD * g.OH * g.OW, vol = g.D * g.H * g.W;
+    int64_t nt = ref_tile(p, npos);
+    float *col = x->scratch;
+    int nth = frt_threadpool_size(x->tp);
+    for (int64_t n = 0; n < g.N; n++) {
+        for (int64_t gr = 0; gr < p->group; gr++) {
+            const float *xg = (const float *)X->data + (n * g.C + gr * p->Cg) * vol;
+            float *yg = (float *)Y->data + (n * p->M + gr * p->Mg) * npos;
+            for (int64_t n0 = 0; n0 < npos; n0 += nt) {
+                int64_t cur = npos - n0 < nt ? npos - n0 : nt;
+                vol2col_tile(q, &g, xg, n0, cur, col);
+                ref_gemm_task t = {.p = p, .w = w + gr * p->Mg * p->Kg, .bias = bias,
+                                   .bmat = col, .ldb = cur, .nt = cur, .ldy = npos,
+                                   .m0 = gr * p->Mg, .y = yg + n0, .chunk = p->Mg,
+                                   .rows = p->Mg};
+                if (sum) t.z = sum + (yg - (float *)Y->data) + n0;
+                if (nth > 1 && p->Mg >= 16 &&
+                    frt_par_threads(x->tp, 2.0 * (double)(p->Mg * cur * p->Kg) *
+                                               FRT_PAR_NS_PER_FLOP) > 1) {
+                    t.chunk = (p->Mg + nth - 1) / nth;
+                    t.chunk = (t.chunk + 7) & ~(int64_t)7;
+                    frt_parallel_for(x->tp, (size_t)((p->Mg + t.chunk - 1) / t.chunk),
+                                     ref_gemm_rows, &t);
+                } else {
+                    ref_gemm_rows(&t, 0);
+                }
+            }
+        }
+    }
+    return FRT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Select                                                                                         */
 /* ---------------------------------------------------------------------------------------------- */
 
@@ -414,9 +527,9 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     int rank = x->rank >= 0 ? x->rank : w->rank;
     if (rank < 0)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "ranks of X and W unknown at load");
-    if (rank > 4)
+    if (rank > 5)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
-                           "%d-D convolution is not supported (only 1-D and 2-D)", rank - 2);
+                           "%d-D convolution is not supported (only 1-D, 2-D and 3-D)", rank - 2);
     if (w->rank != rank || !frt_shape_known(w))
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "the shape of W must be known at load");
     int nsp = rank - 2;
@@ -424,8 +537,9 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     frt_status st = parse_attrs(c, nsp, &a);
     if (st) return st;
 
-    frt_conv_params *p = frt_arena_alloc(c->arena, sizeof *p, 64);
-    if (!p) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    conv_node_params *q = frt_arena_alloc(c->arena, sizeof *q, 64);
+    if (!q) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    frt_conv_params *p = &q->p;
     p->nsp = nsp;
     p->auto_pad = a.auto_pad;
     p->group = a.group;
@@ -439,7 +553,7 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->dw = a.dil[0];
         p->pl = a.pads[0];
         p->pr = a.pads[1];
-    } else {
+    } else if (nsp == 2) {
         p->kh = w->dims[2];
         p->kw = w->dims[3];
         p->sh = a.strides[0];
@@ -450,8 +564,77 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
         p->pl = a.pads[1];
         p->pb = a.pads[2];
         p->pr = a.pads[3];
+    } else { /* 3-D: depth in q, H and W in p; pads [front, top, left, back, bottom, right] */
+        q->kd = w->dims[2];
+        q->sd = a.strides[0];
+        q->dd = a.dil[0];
+        q->pf = a.pads[0];
+        q->pk = a.pads[3];
+        p->kh = w->dims[3];
+        p->kw = w->dims[4];
+        p->sh = a.strides[1];
+        p->sw = a.strides[2];
+        p->dh = a.dil[1];
+        p->dw = a.dil[2];
+        p->pt = a.pads[1];
+        p->pl = a.pads[2];
+        p->pb = a.pads[4];
+        p->pr = a.pads[5];
     }
-    p->Kg = p->Cg * p->kh * p->kw;
+    /* 2-D, constant W, input shape fixed at load, explicit pads: kernel rows (columns) whose
+       taps read only padding at every output row (column) are cut off and the pads shrunk by as
+       much, so the output size stays (deeplabv3's ASPP: 3x3 with dilation 24 and 36 on a 14x14
+       map becomes a 1x1, a ninth of the work). W is copied into the arena, trimmed. */
+    const float *wdata = w->data;
+    if (nsp == 2 && wdata && a.auto_pad == FRT_CONV_PAD_NOTSET && frt_shape_known(x)) {
+        int64_t lo[2] = {0, 0}, hi[2] = {p->kh - 1, p->kw - 1};
+        int64_t ks[2] = {p->kh, p->kw}, st[2] = {p->sh, p->sw}, dl[2] = {p->dh, p->dw};
+        int64_t pb[2] = {p->pt, p->pl}, pe[2] = {p->pb, p->pr};
+        bool trim = false, ok = true;
+        for (int ax = 0; ax < 2 && ok; ax++) {
+            int64_t in = x->dims[2 + ax], pad0;
+            int64_t out = frt_conv_out_dim(in, ks[ax], st[ax], dl[ax], 0, pb[ax], pe[ax], &pad0);
+            if (out <= 0) {
+                ok = false;
+                break;
+            }
+            /* tap t is live if some output o reads input o*s - pad + t*d inside [0, in) */
+            for (int pass = 0; pass < 2; pass++) {
+                int64_t *t = pass ? &hi[ax] : &lo[ax];
+                while (*t >= 0 && *t < ks[ax] && lo[ax] <= hi[ax]) {
+                    bool live = false;
+                    for (int64_t o = 0; o < out && !live; o++) {
+                        int64_t i = o * st[ax] - pad0 + *t * dl[ax];
+                        live = i >= 0 && i < in;
+                    }
+                    if (live) break;
+                    *t += pass ? -1 : 1;
+                }
+            }
+            if (lo[ax] > hi[ax]) ok = false; /* every tap reads padding: leave it as it is */
+            else if (lo[ax] > 0 || hi[ax] < ks[ax] - 1) trim = true;
+            if (pb[ax] - lo[ax] * dl[ax] < 0 || pe[ax] - (ks[ax] - 1 - hi[ax]) * dl[ax] < 0)
+                ok = false;
+        }
+        if (ok && trim) {
+            int64_t nkh = hi[0] - lo[0] + 1, nkw = hi[1] - lo[1] + 1;
+            float *tw = frt_arena_alloc(c->arena, (size_t)(p->M * p->Cg * nkh * nkw) * 4, 64);
+            if (!tw) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for weights");
+            for (int64_t mc = 0; mc < p->M * p->Cg; mc++)
+                for (int64_t y = 0; y < nkh; y++)
+                    for (int64_t xx = 0; xx < nkw; xx++)
+                        tw[(mc * nkh + y) * nkw + xx] =
+                            wdata[(mc * p->kh + lo[0] + y) * p->kw + lo[1] + xx];
+            p->pt -= lo[0] * p->dh;
+            p->pb -= (p->kh - 1 - hi[0]) * p->dh;
+            p->pl -= lo[1] * p->dw;
+            p->pr -= (p->kw - 1 - hi[1]) * p->dw;
+            p->kh = nkh;
+            p->kw = nkw;
+            wdata = tw;
+        }
+    }
+    p->Kg = p->Cg * p->kh * p->kw * (nsp == 3 ? q->kd : 1);
     if (p->M == 0 || p->Kg == 0)
         return frt_op_fail(c, FRT_ERR_UNSUPPORTED, "empty W");
     switch (c->node->act.kind) {
@@ -484,8 +667,19 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
             return frt_op_kernel_missing(c, "conv_post_activation");
         p->post_fn = frt_actp_variant_get(c->isa)->pointwise;
     }
-    p->w = w->data; /* NULL when W is computed at run time */
-    k->params = p;
+    p->w = wdata; /* NULL when W is computed at run time; trimmed above */
+    k->params = q;
+
+    if (nsp == 3) {
+        if (!p->w)
+            return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
+                               "3-D convolution needs constant weights W");
+        k->name = "conv_im2col_sgemm_3d";
+        if (!K_SGEMM) return frt_op_kernel_missing(c, k->name);
+        k->fn = conv3d_run;
+        k->scratch = conv3d_scratch;
+        return FRT_OK;
+    }
 
     frt_isa cap = c->isa;
     if (p->Cg == 1 && p->group > 1) {

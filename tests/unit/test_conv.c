@@ -225,7 +225,17 @@ static void test_paths(void) {
     printf("tier %s\n", frt_isa_name(tier));
     /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
      * kshape_attr, expect */
+    /* a kernel whose outer taps read only padding is cut to its live taps at select */
+    const char *trim1x1 = tier >= FRT_ISA_AVX2 ? "1x1_gemm" : "im2col_sgemm";
     const conv_case cases[] = {
+        /* dilation beyond the map (deeplabv3's ASPP): 3x3 -> 1x1 (stride 1 and 2), 5 rows -> 3
+           (the pads shrink by the cut taps times the dilation) */
+        {"3x3 d12 on 9x8 -> 1x1", 1, 6, 9, 8, 5, 1, 3, 3, 1, 1, 12, 12, {12, 12, 12, 12}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, trim1x1},
+        {"3x3 s2 d10 on 7x7 -> 1x1", 1, 4, 7, 7, 3, 1, 3, 3, 2, 2, 10, 10, {10, 10, 10, 10}, NULL,
+         0, FRT_ACT_NONE, 0, 0, 0, trim1x1},
+        {"5x3 d4 rows cut", 1, 3, 6, 7, 4, 1, 5, 3, 1, 1, 4, 1, {8, 1, 8, 1}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, NULL},
         /* pointwise (1x1 stride 1): plain GEMM, odd sizes, M and position tails */
         {"1x1", 1, 7, 5, 9, 13, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_NONE, 0, 0, 0, gemm},
         {"1x1 relu batch2", 2, 19, 17, 19, 11, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, 1, FRT_ACT_RELU,
@@ -429,6 +439,127 @@ static void test_paths(void) {
             }
 }
 
+/* ---- 3-D (NCDHW): the vol2col + sgemm path against the definition ---- */
+
+typedef struct conv3_case {
+    const char *name;
+    int64_t N, C, D, H, W, M, group;
+    int64_t k[3], s[3], d[3];
+    int64_t pads[6];       /* front, top, left, back, bottom, right */
+    const char *auto_pad;  /* NULL: attribute absent */
+    int bias, sum;         /* sum: FusedConv with a sum input Z */
+    frt_act_kind act;      /* NONE or RELU */
+} conv3_case;
+
+static void run_conv3(const conv3_case *t, unsigned seed) {
+    int64_t in[3] = {t->D, t->H, t->W}, out[3], pad[3];
+    for (int i = 0; i < 3; i++)
+        out[i] = ref_axis(in[i], t->k[i], t->s[i], t->d[i], t->auto_pad, t->pads[i],
+                          t->pads[3 + i], &pad[i]);
+    int64_t Cg = t->C / t->group, Mg = t->M / t->group, kv = t->k[0] * t->k[1] * t->k[2];
+    int64_t vin = in[0] * in[1] * in[2], vout = out[0] * out[1] * out[2];
+    size_t nx = (size_t)(t->N * t->C * vin), nw = (size_t)(t->M * Cg * kv);
+    size_t ny = (size_t)(t->N * t->M * vout);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)t->M * 4);
+    float *z = malloc(ny * 4), *yr = malloc(ny * 4);
+    t_fill(x, nx, seed);
+    t_fill(w, nw, seed + 1);
+    t_fill(b, (size_t)t->M, seed + 2);
+    t_fill(z, ny, seed + 3);
+    for (int64_t n = 0; n < t->N; n++)
+        for (int64_t m = 0; m < t->M; m++)
+            for (int64_t o = 0; o < vout; o++) {
+                int64_t od = o / (out[1] * out[2]), oh = o / out[2] % out[1], ow = o % out[2];
+                double acc = t->bias ? b[m] : 0.0;
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    for (int64_t kk = 0; kk < kv; kk++) {
+                        int64_t kz = kk / (t->k[1] * t->k[2]), ky = kk / t->k[2] % t->k[1];
+                        int64_t kx = kk % t->k[2];
+                        int64_t id = od * t->s[0] - pad[0] + kz * t->d[0];
+                        int64_t ih = oh * t->s[1] - pad[1] + ky * t->d[1];
+                        int64_t iw = ow * t->s[2] - pad[2] + kx * t->d[2];
+                        if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 ||
+                            iw >= in[2])
+                            continue;
+                        acc += (double)x[(n * t->C + m / Mg * Cg + ci) * vin +
+                                         (id * in[1] + ih) * in[2] + iw] *
+                               w[(m * Cg + ci) * kv + kk];
+                    }
+                size_t yi = (size_t)((n * t->M + m) * vout + o);
+                if (t->sum) acc += z[yi];
+                yr[yi] = t->act == FRT_ACT_RELU && acc < 0 ? 0.0f : (float)acc;
+            }
+    int64_t xd[5] = {t->N, t->C, t->D, t->H, t->W}, wd[5] = {t->M, Cg, t->k[0], t->k[1], t->k[2]};
+    int64_t yd[5] = {t->N, t->M, out[0], out[1], out[2]};
+    frt_value vals[4] = {frt_test_value(FRT_FLOAT32, 5, xd, x), frt_test_value(FRT_FLOAT32, 5, wd, w),
+                         frt_test_value(FRT_FLOAT32, 1, &t->M, b),
+                         frt_test_value(FRT_FLOAT32, 5, yd, z)};
+    frt_onnx_attr attrs[5];
+    size_t na = 0;
+    attrs[na++] = frt_test_attr_int("group", t->group);
+    attrs[na++] = frt_test_attr_ints("strides", t->s, 3);
+    attrs[na++] = frt_test_attr_ints("dilations", t->d, 3);
+    if (t->auto_pad) attrs[na++] = frt_test_attr_string("auto_pad", t->auto_pad);
+    else attrs[na++] = frt_test_attr_ints("pads", t->pads, 6);
+    for (int r = 0; r < 3; r++) { /* default, unknown dims at select, 2 threads */
+        frt_test_op op = {0};
+        op.op_type = t->sum ? "FusedConv" : "Conv";
+        op.attrs = attrs;
+        op.n_attrs = na;
+        op.inputs = vals;
+        op.n_in = t->sum ? 4 : t->bias ? 3 : 2;
+        op.absent_mask = t->sum && !t->bias ? 4u : 0u;
+        op.const_mask = 6u;
+        op.unknown_dims = r == 1;
+        op.act.kind = t->act;
+        op.act.lo = 0.0f;
+        op.act.hi = INFINITY;
+        op.n_out = 1;
+        op.n_threads = r == 2 ? 2 : 1;
+        frt_value o;
+        const char *kname = NULL;
+        frt_status st = frt_test_run_op(&op, &o, &kname);
+        CHECK_MSG(st == FRT_OK, "%s [run %d]: %s", t->name, r, frt_last_error());
+        if (st != FRT_OK) continue;
+        CHECK_MSG(o.rank == 5 && !memcmp(o.dims, yd, sizeof yd), "%s [run %d]: output shape",
+                  t->name, r);
+        if (o.numel == (int64_t)ny)
+            CHECK_MSG(close_nan(o.data, yr, ny, 1e-4f, 1e-5f), "%s [run %d] kernel %s", t->name,
+                      r, kname ? kname : "?");
+        CHECK_MSG(kname && !strcmp(kname, "conv_im2col_sgemm_3d"), "%s: kernel %s", t->name,
+                  kname ? kname : "(none)");
+        poison_free(o.data, (size_t)o.numel);
+    }
+    poison_free(x, nx);
+    poison_free(w, nw);
+    poison_free(b, (size_t)t->M);
+    poison_free(z, ny);
+    poison_free(yr, ny);
+}
+
+/* r3d_18's shapes in small (3x3x3 / 1x3x3-style kernels, stride 1 and 2, residual + Relu), plus
+ * groups, dilation, asymmetric pads and SAME_UPPER; tiles of several GEMM widths (the tile is
+ * ~64K / Kg positions: the 40-channel case spans several tiles that cross depth planes). */
+static void test_conv3d(void) {
+    static const conv3_case cases[] = {
+        {"stem", 1, 3, 4, 12, 10, 8, 1, {3, 7, 7}, {1, 2, 2}, {1, 1, 1}, {1, 3, 3, 1, 3, 3}, NULL,
+         0, 0, FRT_ACT_RELU},
+        {"block", 2, 8, 5, 6, 7, 8, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, NULL,
+         1, 1, FRT_ACT_RELU},
+        {"down", 1, 8, 5, 9, 9, 16, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, NULL,
+         1, 0, FRT_ACT_NONE},
+        {"shortcut_1x1x1", 1, 8, 4, 6, 6, 12, 1, {1, 1, 1}, {2, 2, 2}, {1, 1, 1}, {0}, NULL, 0, 0,
+         FRT_ACT_NONE},
+        {"grouped_dilated_asym", 1, 6, 6, 7, 8, 4, 2, {2, 3, 2}, {1, 2, 1}, {2, 1, 2},
+         {0, 2, 1, 1, 0, 2}, NULL, 1, 0, FRT_ACT_RELU},
+        {"same_upper", 1, 3, 5, 5, 6, 5, 1, {2, 3, 4}, {2, 1, 2}, {1, 1, 1}, {0}, "SAME_UPPER", 1,
+         0, FRT_ACT_NONE},
+        {"many_tiles", 1, 40, 6, 14, 13, 24, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+         {1, 1, 1, 1, 1, 1}, NULL, 1, 1, FRT_ACT_RELU},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv3(&cases[i], 900u + (unsigned)i);
+}
+
 /* Runs a Conv expecting failure; returns the status and checks that a message was set. */
 static frt_status run_err(int rank_x, const int64_t *xd, int rank_w, const int64_t *wd,
                           const frt_onnx_attr *attrs, size_t na, int32_t wdtype, int n_in,
@@ -479,11 +610,25 @@ static void test_errors(void) {
     int64_t w3[3] = {6, 4, 3};
     st = run_err(4, x4, 3, w3, NULL, 0, FRT_FLOAT32, 2, NULL);
     CHECK(st == FRT_ERR_SHAPE);
-    /* 3-D conv: shapes infer, select refuses */
-    int64_t x5[5] = {1, 2, 4, 4, 4}, w5[5] = {3, 2, 2, 2, 2};
-    st = run_err(5, x5, 5, w5, NULL, 0, FRT_FLOAT32, 2, NULL);
+    /* 4-D conv: shapes infer, select refuses; 3-D: only with constant weights */
+    int64_t x6[6] = {1, 2, 3, 3, 3, 3}, w6[6] = {3, 2, 2, 2, 2, 2};
+    st = run_err(6, x6, 6, w6, NULL, 0, FRT_FLOAT32, 2, NULL);
     CHECK(st == FRT_ERR_UNSUPPORTED);
-    CHECK(strstr(frt_last_error(), "3-D") != NULL);
+    CHECK(strstr(frt_last_error(), "4-D") != NULL);
+    {
+        static float buf[4096];
+        int64_t x5[5] = {1, 2, 4, 4, 4}, w5[5] = {3, 2, 2, 2, 2};
+        frt_value in[2] = {frt_test_value(FRT_FLOAT32, 5, x5, buf),
+                           frt_test_value(FRT_FLOAT32, 5, w5, buf)};
+        frt_test_op op = {0};
+        op.op_type = "Conv";
+        op.inputs = in;
+        op.n_in = 2;
+        op.n_out = 1;
+        frt_value out = {0};
+        CHECK(frt_test_run_op(&op, &out, NULL) == FRT_ERR_UNSUPPORTED);
+        CHECK(strstr(frt_last_error(), "constant weights") != NULL);
+    }
     /* dtype */
     st = run_err(4, x4, 4, w4ok, NULL, 0, FRT_INT32, 2, NULL);
     CHECK(st == FRT_ERR_UNSUPPORTED);
@@ -562,5 +707,6 @@ int main(void) {
     test_out_dim();
     test_paths();
     test_errors();
+    test_conv3d();
     TEST_MAIN_END();
 }

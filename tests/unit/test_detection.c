@@ -94,12 +94,16 @@ static void test_nms(void) {
         if (st) return;
         frt_runtime *rt = NULL;
         CHECK(frt_runtime_create(m, &rt) == FRT_OK);
-        for (int it = 0; it < 40 && rt; it++) {
-            int64_t B = 1 + it % 2, C = 1 + it % 3, N = 1 + (it * 7) % 23;
+        int64_t most_kept = 0;
+        /* it >= 40: up to 90 boxes and no output cap, so dozens are kept and a candidate is
+           tested against several blocks of kept boxes (NMS_LANES = 8 in detection.c) */
+        for (int it = 0; it < 50 && rt; it++) {
+            bool many = it >= 40;
+            int64_t B = 1 + it % 2, C = 1 + it % 3, N = many ? 41 + (it - 40) * 5 : 1 + (it * 7) % 23;
             float *boxes = malloc((size_t)(B * N * 4) * 4), *scores = malloc((size_t)(B * C * N) * 4);
             for (int64_t i = 0; i < B * N * 4; i++) boxes[i] = frand() * 10;
             for (int64_t i = 0; i < B * C * N; i++) scores[i] = (float)(int)(frand() * 8) / 8; /* ties */
-            int64_t max_out = it % 5 == 0 ? 0 : 1 + it % 6;
+            int64_t max_out = many ? 1000 : it % 5 == 0 ? 0 : 1 + it % 6;
             float iou = 0.1f * (float)(it % 6), sth = it % 3 ? 0.2f : -1.0f;
             frt_tensor in[5] = {
                 {.dtype = FRT_FLOAT32, .rank = 3, .shape = {B, N, 4}, .data = boxes, .nbytes = (size_t)(B * N * 16)},
@@ -118,12 +122,20 @@ static void test_nms(void) {
                               out.shape[1] == 3,
                           "it %d: %lld rows, want %lld", it, (long long)out.shape[0], (long long)nr);
                 if (out.shape[0] == nr) CHECK(memcmp(out.data, rows, (size_t)nr * 24) == 0);
+                if (many) /* rows per (batch, class), the most kept boxes of one class */
+                    for (int64_t r = 0, run = 0; r < nr; r++) {
+                        run = r && rows[3 * r] == rows[3 * r - 3] &&
+                                      rows[3 * r + 1] == rows[3 * r - 2] ? run + 1 : 1;
+                        if (run > most_kept) most_kept = run;
+                    }
                 free(rows);
                 frt_tensor_release(&out);
             }
             free(boxes);
             free(scores);
         }
+        CHECK_MSG(most_kept > 24, "the large cases keep at most %lld boxes of a class",
+                  (long long)most_kept);
         /* boxes and scores disagree on N: an error, not a crash */
         float bx[8] = {0}, sc[3] = {0};
         int64_t mo = 3;

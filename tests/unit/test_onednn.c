@@ -124,6 +124,7 @@ typedef struct result {
     int split_steps;    /* convolutions run as channel parts (kernel name ending in "_split") */
     int gemvconv_steps; /* 1x1-image convolutions run by the own GEMV (gemvconv.c) */
     int relay_steps;    /* convolutions run on nChw8c between reorders ("onednn:conv_relay") */
+    int conv_plain;     /* convolutions on oneDNN's primitive, neither split nor relayed ("onednn:conv") */
     int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
     int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
     int wino_s2;        /* stride-2 convolutions run by its polyphase form ("onednn:wino2x3s2") */
@@ -173,6 +174,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->gemvconv_steps += strcmp(kn, "onednn:gemvconv") == 0;
         r->reorders += strcmp(p->steps[i].ir->op_type, "Reorder") == 0;
         r->relay_steps += strcmp(kn, "onednn:conv_relay") == 0;
+        r->conv_plain += strcmp(kn, "onednn:conv") == 0;
         r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
         r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
         r->wino_s2 += strncmp(kn, "onednn:wino2x3s2", 16) == 0;
@@ -583,6 +585,33 @@ static void test_relay(int64_t batch) {
     const char *gce = getenv("FRT_DNNL_OWN_GC");
     int relayed = frt_cpu_tier() >= FRT_ISA_AVX512 ? 3 : gce && !strcmp(gce, "0") ? 1 : 0;
     CHECK_MSG(r.relay_steps == relayed, "relay: %d relayed steps", r.relay_steps);
+}
+
+/* Ungrouped dilated 3x3 convolutions that oneDNN 2.6 runs only with its reference kernel on the
+ * blocked layout on the AVX2 tier (dilation 4, pad 4, as in fcn_resnet50's layer4: its JIT kernel
+ * takes no pad that large): d1 (Relu) and d2 (act(conv + residual), FusedConv) are left to the
+ * builtin kernel; no step runs oneDNN's reference convolution (a scalar loop: fcn_resnet50 took
+ * 80 s a run with it). */
+static void test_dilated_ref(int64_t batch) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 32, 14, 12};
+    conv_spec d1 = {32, 32, 3, 3, 1, {1, 1}, {4, 4}, {4, 4, 4, 4}, NULL, 1};
+    add_conv(&g, "d1", "X", "a1", &d1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec d2 = {32, 32, 3, 3, 1, {1, 1}, {4, 4}, {4, 4, 4, 4}, NULL, 1};
+    add_conv(&g, "d2", "b1", "a2", &d2);
+    add_op(&g, "Add", "add2", "a2", "b1", "c2");
+    add_op(&g, "Relu", "r2", "c2", NULL, "y");
+    const char *outs[] = {"y", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("dilated_ref", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on) return;
+    if (frt_cpu_tier() != FRT_ISA_AVX2) return; /* AVX-512: oneDNN's JIT kernel takes both */
+    /* both on the builtin kernel, none on oneDNN's plain primitive (here its reference kernel) */
+    CHECK_MSG(r.onednn_steps == 0, "dilated_ref: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.conv_plain == 0, "dilated_ref: %d onednn:conv steps (reference kernel)",
+              r.conv_plain);
 }
 
 /* Clip as a fused activation (opset 13 Clip with constant bounds), auto_pad SAME_UPPER/LOWER with
@@ -1146,6 +1175,8 @@ int main(void) {
     test_huge_images();
     test_relay(1);
     test_relay(2);
+    test_dilated_ref(1);
+    test_dilated_ref(2);
     test_wino(1);
     test_wino(2);
     /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of

@@ -685,6 +685,16 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
     if (ds) return decline(c, "oneDNN has no convolution for these post-ops");
+    /* still oneDNN's reference kernel (a scalar loop, 20-100x slower than the builtin im2col +
+       GEMM convolution; on AVX2, ungrouped dilated 3x3s whose pad exceeds what its JIT kernel
+       takes, e.g. fcn_resnet50's dilation-4 layers, 80 s a run, and deeplabv3's ASPP): leave the
+       node to the builtin kernel. Relaying those to NHWC / nChw8c (JIT) was measured slower than
+       the builtin kernel: 46 vs 25 ms per ASPP 960->256 conv at 14x14, 137 vs 124 ms per
+       fcn_resnet50 layer4 conv2 (docs/zoo.md) */
+    if (!relay && frt_dn_is_ref(pd)) {
+        dnnl_primitive_desc_destroy(pd);
+        return decline(c, "oneDNN has only its reference kernel for this convolution");
+    }
 
     dn_conv *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     if (!p) {
