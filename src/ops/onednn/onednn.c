@@ -553,10 +553,10 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
     pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
     /* depthwise 3x3 / 5x5 at one thread: the own blocked loop (dwconv.c) where it covers it */
-    if (!fused && g_model_threads == 1 && Lin == L && group == C && group > 1 && nsp == 2) {
+    if (!fused && Lin == L && group == C && group > 1 && nsp == 2) {
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
-        frt_status st = frt_dn_dw_select(c, k, L, &geo);
+        frt_status st = frt_dn_dw_select(c, k, L, &geo, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* grouped 3x3 with groups of 8, 16, 24 ... channels (AVX2 tier): the own blocked loop,
