@@ -137,6 +137,7 @@ typedef struct result {
     int reduce_own;     /* ReduceMean as the own global pool ("onednn:reduce_mean_blk...") */
     int gc_own;         /* own grouped convolutions ("onednn:gconv_own...", gconv.c) */
     int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
+    int dw_split;       /* own depthwise loops split over channel blocks ("onednn:dw_own_split") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -183,6 +184,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->chanmul_split += strcmp(kn, "onednn:channel_mul_split") == 0;
         r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
+        r->dw_split += strcmp(kn, "onednn:dw_own_split") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
         r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
@@ -459,22 +461,22 @@ static void test_elt_split(void) {
     free(mb.p);
 }
 
-/* 1x1 convolutions of 7x7 images with at most 320 input channels and many output blocks
- * (mobilenet_v2's 160 -> 960, 320 -> 1280): on the AVX2 tier the own pointwise loop at every
- * thread count (pwconv.c), at 2 threads split into ranges of output blocks: 160 -> 480 with Relu
- * (60 blocks: parts of 3-block groups) and two 320 -> 100, one with the other's output as its
- * residual (13 blocks, the last one padded: the last part ends at the padded block),
- * bit-identical to 1 thread and within float tolerance of the builtin kernels; 480 -> 320
- * keeps oneDNN. */
+/* 1x1 convolutions of 7x7 images with at most 512 input channels and many output blocks
+ * (mobilenet_v2's 160 -> 960, 320 -> 1280, resnet50's 512 -> 2048): on the AVX2 tier the own
+ * pointwise loop at every thread count (pwconv.c), at 2 threads split into ranges of output
+ * blocks: 160 -> 576 with Relu (72 blocks: parts of 3-block groups) and two 320 -> 100, one with
+ * the other's output as its residual (13 blocks, the last one padded: the last part ends at the
+ * padded block), bit-identical to 1 thread and within float tolerance of the builtin kernels;
+ * 576 -> 320 keeps oneDNN. */
 static void test_small_map_pw(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 160, 7, 7};
     conv_spec c0 = {160, 160, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
     add_conv(&g, "c0", "X", "a0", &c0); /* (so that c1 reads a blocked tensor) */
-    conv_spec c1 = {160, 480, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    conv_spec c1 = {160, 576, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c1", "a0", "a1", &c1);
     add_op(&g, "Relu", "r1", "a1", NULL, "b1");
-    conv_spec c2 = {480, 320, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    conv_spec c2 = {576, 320, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c2", "b1", "a2", &c2);
     conv_spec c3 = {320, 100, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c3", "a2", "a3", &c3);
@@ -489,7 +491,7 @@ static void test_small_map_pw(void) {
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
     run(&mb, 0, 1, 0, xd, 4, outs, &plain);
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
-        /* c1, c3 and c4 + Add (a FusedConv); c2 (480 channels in) keeps oneDNN */
+        /* c1, c3 and c4 + Add (a FusedConv); c2 (576 channels in) keeps oneDNN */
         CHECK_MSG(ref.pw_own == 3 && got.pw_own == 3,
                   "small map pw: %d / %d own pointwise steps at 1 / 2 threads", ref.pw_own,
                   got.pw_own);
@@ -517,9 +519,11 @@ static void test_small_map_pw(void) {
 /* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
  * Relu, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
  * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
- * tier at 2 threads (split.c), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
+ * tier at 2 threads (split.c; the own depthwise loop's channel ranges, dwconv.c, with the same
+ * estimate), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
  * FRT_PAR_NS_PER_FLOP_DNNL, 30 us at the AVX2 tier's FRT_PAR_NS_PER_FLOP_DNNL_AVX2): all four
- * run as channel parts there, bit-identical to 1 thread. */
+ * run as parts there (384 -> 576 at 14x14 is the own pointwise loop on the AVX2 tier, split
+ * over pixels), bit-identical to 1 thread. */
 static void test_small_split(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 384, 14, 14};
@@ -540,6 +544,9 @@ static void test_small_split(void) {
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
         CHECK_MSG(got.split_steps == 4, "small split: %d split steps at 2 threads", got.split_steps);
+        /* d3 (d1 reads the graph's plain input: oneDNN's kernel, split.c) */
+        CHECK_MSG(got.dw_split == 1, "small split: %d own depthwise steps split at 2 threads",
+                  got.dw_split);
         for (int o = 0; o < 2; o++)
             CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
                           !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
