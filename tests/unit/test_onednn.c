@@ -138,6 +138,7 @@ typedef struct result {
     int gc_own;         /* own grouped convolutions ("onednn:gconv_own...", gconv.c) */
     int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
     int dw_split;       /* own depthwise loops split over channel blocks ("onednn:dw_own_split") */
+    int taps;           /* convolutions run as 1x1 over gathered taps ("onednn:conv_taps") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -185,6 +186,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
         r->dw_split += strcmp(kn, "onednn:dw_own_split") == 0;
+        r->taps += strcmp(kn, "onednn:conv_taps") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
         r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
@@ -975,6 +977,46 @@ static void test_wino(int64_t batch) {
     CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
 }
 
+/* Convolutions run as a 1x1 convolution over their gathered input taps (onednn.c, conv_taps): at
+ * 1 thread on the AVX2 tier the 3x3 stride-2 layers of 64 output pixels or fewer (c2: 16 -> 24,
+ * 15x13 -> 8x7, pads 1, Relu; c3: 24 -> 24, 8x7 -> 4x3, pads 1 0 0 1, no bias; the own
+ * stride-2 Winograd declined, FRT_WINO_S2=0); with FRT_DNNL_GATHER=1 (and the Winograd kernels
+ * off) the other square kernels too (c1: 3x3 stride 1 from the graph input; c4: 5x5 stride 1,
+ * pads 2 2 1 2, 8 output channels); at 2 and 3 threads oneDNN's kernels. Batch 1 and 2, outputs
+ * within float tolerance of the builtin kernels at every thread count (compare). */
+static void test_taps(int64_t batch, int every) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 16, 15, 13};
+    conv_spec c1 = {16, 16, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    conv_spec c2 = {16, 24, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "a1", "a2", &c2);
+    add_op(&g, "Relu", "r2", "a2", NULL, "b2");
+    conv_spec c3 = {24, 24, 3, 3, 1, {2, 2}, {1, 1}, {1, 0, 0, 1}, NULL, 0};
+    add_conv(&g, "c3", "b2", "a3", &c3);
+    conv_spec c4 = {24, 8, 5, 5, 1, {1, 1}, {1, 1}, {2, 2, 1, 2}, NULL, 1};
+    add_conv(&g, "c4", "a3", "a4", &c4);
+    const char *outs[] = {"a4", "b2", NULL};
+    io(&g, xd, 4, outs);
+    /* (the own Winograd kernels would take these small layers first) */
+    setenv("FRT_WINO_S2", "0", 1);
+    if (every) {
+        setenv("FRT_DNNL_GATHER", "1", 1);
+        setenv("FRT_WINO", "0", 1);
+        setenv("FRT_WINO1", "0", 1);
+    }
+    result r;
+    compare("taps", ob_model(&g), xd, 4, outs, &r);
+    unsetenv("FRT_DNNL_GATHER");
+    unsetenv("FRT_WINO");
+    unsetenv("FRT_WINO1");
+    unsetenv("FRT_WINO_S2");
+    if (!g_on) return;
+    int want = every ? 4 : frt_cpu_tier() == FRT_ISA_AVX2 ? 2 : 0;
+    CHECK_MSG(r.taps == want, "taps: %d gathered-tap convolutions at 1 thread, want %d", r.taps,
+              want);
+}
+
 /* The own pointwise loop (pwconv.c) on the 1x1 layers it takes: 8, 20, 24 and 40 output channels
  * (1 to 3 and 5 blocks, a padded last block), 8, 20, 24 and 40 input channels, with bias or without, Relu,
  * Clip and a residual FusedConv (relu(conv + Z)), batch 1 and 2, on an image big enough to run as
@@ -1155,6 +1197,9 @@ int main(void) {
     test_relay(2);
     test_wino(1);
     test_wino(2);
+    test_taps(1, 0);
+    test_taps(2, 0);
+    test_taps(1, 1);
     /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of
        the chain: stride 2, asymmetric pads, 20 channels; c2 of cnn_ops: SiLU), at one thread */
     setenv("FRT_DNNL_OWN_DW", "1", 1);
