@@ -1,7 +1,9 @@
 /* The oneDNN provider's own depthwise convolution (see dwconv.h): weights packed once at select
  * into [ceil(C/b)][K][K][b] (model arena), the bias padded to whole blocks, the fused activation
  * applied as the outputs are stored. A run executes the tier's loop (blkdw.h) once per image of
- * the batch on the calling thread; it allocates nothing. Measured against oneDNN 2.6.3's
+ * the batch, at N threads (AVX2 tier) as contiguous ranges of channel blocks on the runtime's pool
+ * (frt_parallel_ranges; the blocks are independent, so the outputs are the same bits at any
+ * thread count); it allocates nothing. Measured against oneDNN 2.6.3's
  * jit_dw kernel: docs/dependencies.md. */
 #include <stdbool.h>
 #include <stdlib.h>

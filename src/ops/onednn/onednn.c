@@ -599,7 +599,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_dims_t strides = {sp.s[0], sp.s[1]}, dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
     pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
     pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
-    /* depthwise 3x3 / 5x5 at one thread: the own blocked loop (dwconv.c) where it covers it */
+    /* depthwise 3x3 / 5x5: the own blocked loop (dwconv.c) where it covers it (at N threads on
+       the AVX2 tier only, split over channel blocks) */
     if (!fused && Lin == L && group == C && group > 1 && nsp == 2) {
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
