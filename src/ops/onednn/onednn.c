@@ -314,13 +314,13 @@ static size_t prim_scratch(const frt_step *s, const frt_value *values) {
    with a constant size (inlined). */
 static void gather_taps(const float *x, float *a, const dn_prim *p) {
     int64_t b = p->gat_b, cb = p->C / b, K = p->gat_k, S = p->gat_s;
-    for (int64_t i = 0; i < K; i++)
-        for (int64_t j = 0; j < K; j++) {
-            /* the output columns whose input column is inside the image: [o0, o1) */
-            int64_t o0 = 0, o1 = p->OW;
-            while (o0 < o1 && o0 * S - p->gat_pl + j < 0) o0++;
-            while (o1 > o0 && (o1 - 1) * S - p->gat_pl + j >= p->W) o1--;
-            for (int64_t k = 0; k < cb; k++) {
+    for (int64_t k = 0; k < cb; k++) /* one input block (in L1) for all its taps */
+        for (int64_t i = 0; i < K; i++)
+            for (int64_t j = 0; j < K; j++) {
+                /* the output columns whose input column is inside the image: [o0, o1) */
+                int64_t o0 = 0, o1 = p->OW;
+                while (o0 < o1 && o0 * S - p->gat_pl + j < 0) o0++;
+                while (o1 > o0 && (o1 - 1) * S - p->gat_pl + j >= p->W) o1--;
                 float *ab = a + (size_t)(((i * K + j) * cb + k) * p->OH * p->OW * b);
                 const float *xb = x + (size_t)(k * p->H * p->W * b);
                 for (int64_t oh = 0; oh < p->OH; oh++) {
@@ -342,7 +342,6 @@ static void gather_taps(const float *x, float *a, const dn_prim *p) {
                             memcpy(ao, xr, (size_t)b * sizeof *ao);
                 }
             }
-        }
 }
 
 /* Checks that a run's input has the load-time image dims. */
