@@ -524,8 +524,8 @@ static void test_small_map_pw(void) {
  * tier at 2 threads (split.c; the own depthwise loop's channel ranges, dwconv.c, with the same
  * estimate), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
  * FRT_PAR_NS_PER_FLOP_DNNL, 30 us at the AVX2 tier's FRT_PAR_NS_PER_FLOP_DNNL_AVX2): all four
- * run as parts there (384 -> 576 at 14x14 is the own pointwise loop on the AVX2 tier, split
- * over pixels), bit-identical to 1 thread. */
+ * run as parts there, bit-identical to 1 thread (FRT_DNNL_OWN_PW=0: 384 -> 576 at 14x14 would
+ * run the own pointwise loop at 1 thread only on the AVX2 tier, pwconv.c). */
 static void test_small_split(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 384, 14, 14};
@@ -542,8 +542,10 @@ static void test_small_split(void) {
     io(&g, xd, 4, outs);
     ob_buf mb = ob_model(&g);
     result ref, got;
+    setenv("FRT_DNNL_OWN_PW", "0", 1);
     run(&mb, 1, 1, 0, xd, 4, outs, &ref);
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
+    unsetenv("FRT_DNNL_OWN_PW");
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
         CHECK_MSG(got.split_steps == 4, "small split: %d split steps at 2 threads", got.split_steps);
         /* d3 (d1 reads the graph's plain input: oneDNN's kernel, split.c) */
