@@ -138,6 +138,8 @@ typedef struct result {
     int reduce_own;     /* ReduceMean as the own global pool ("onednn:reduce_mean_blk...") */
     int gc_own;         /* own grouped convolutions ("onednn:gconv_own...", gconv.c) */
     int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
+    int dw_split;       /* own depthwise loops split over channel blocks ("onednn:dw_own_split") */
+    int taps;           /* convolutions run as 1x1 over gathered taps ("onednn:conv_taps") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -185,6 +187,8 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->chanmul_split += strcmp(kn, "onednn:channel_mul_split") == 0;
         r->pw_own += strncmp(kn, "onednn:pw_own", 13) == 0;
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
+        r->dw_split += strcmp(kn, "onednn:dw_own_split") == 0;
+        r->taps += strcmp(kn, "onednn:conv_taps") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
         r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
@@ -461,22 +465,22 @@ static void test_elt_split(void) {
     free(mb.p);
 }
 
-/* 1x1 convolutions of 7x7 images with at most 320 input channels and many output blocks
- * (mobilenet_v2's 160 -> 960, 320 -> 1280): on the AVX2 tier the own pointwise loop at every
- * thread count (pwconv.c), at 2 threads split into ranges of output blocks: 160 -> 480 with Relu
- * (60 blocks: parts of 3-block groups) and two 320 -> 100, one with the other's output as its
- * residual (13 blocks, the last one padded: the last part ends at the padded block),
- * bit-identical to 1 thread and within float tolerance of the builtin kernels; 480 -> 320
- * keeps oneDNN. */
+/* 1x1 convolutions of 7x7 images with at most 512 input channels and many output blocks
+ * (mobilenet_v2's 160 -> 960, 320 -> 1280, resnet50's 512 -> 2048): on the AVX2 tier the own
+ * pointwise loop at every thread count (pwconv.c), at 2 threads split into ranges of output
+ * blocks: 160 -> 576 with Relu (72 blocks: parts of 3-block groups) and two 320 -> 100, one with
+ * the other's output as its residual (13 blocks, the last one padded: the last part ends at the
+ * padded block), bit-identical to 1 thread and within float tolerance of the builtin kernels;
+ * 576 -> 320 keeps oneDNN. */
 static void test_small_map_pw(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 160, 7, 7};
     conv_spec c0 = {160, 160, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
     add_conv(&g, "c0", "X", "a0", &c0); /* (so that c1 reads a blocked tensor) */
-    conv_spec c1 = {160, 480, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    conv_spec c1 = {160, 576, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c1", "a0", "a1", &c1);
     add_op(&g, "Relu", "r1", "a1", NULL, "b1");
-    conv_spec c2 = {480, 320, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+    conv_spec c2 = {576, 320, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c2", "b1", "a2", &c2);
     conv_spec c3 = {320, 100, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
     add_conv(&g, "c3", "a2", "a3", &c3);
@@ -491,7 +495,7 @@ static void test_small_map_pw(void) {
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
     run(&mb, 0, 1, 0, xd, 4, outs, &plain);
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
-        /* c1, c3 and c4 + Add (a FusedConv); c2 (480 channels in) keeps oneDNN */
+        /* c1, c3 and c4 + Add (a FusedConv); c2 (576 channels in) keeps oneDNN */
         CHECK_MSG(ref.pw_own == 3 && got.pw_own == 3,
                   "small map pw: %d / %d own pointwise steps at 1 / 2 threads", ref.pw_own,
                   got.pw_own);
@@ -519,9 +523,11 @@ static void test_small_map_pw(void) {
 /* Depthwise convolutions as mobilenet_v2's 14x14 and 7x7 layers (384 channels stride 1 with
  * Relu, 576 channels stride 2), whose flops alone (17 and 8 us at FRT_PAR_NS_PER_FLOP_DNNL_DW)
  * keep them whole but whose bytes (38 and 35 us at FRT_PAR_NS_PER_BYTE) split them on the AVX2
- * tier at 2 threads (split.c), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
+ * tier at 2 threads (split.c; the own depthwise loop's channel ranges, dwconv.c, with the same
+ * estimate), and a 1x1 convolution 576 -> 48 at 7x7 (2.7 MFLOP: 14 us at
  * FRT_PAR_NS_PER_FLOP_DNNL, 30 us at the AVX2 tier's FRT_PAR_NS_PER_FLOP_DNNL_AVX2): all four
- * run as channel parts there, bit-identical to 1 thread. */
+ * run as parts there, bit-identical to 1 thread (FRT_DNNL_OWN_PW=0: 384 -> 576 at 14x14 would
+ * run the own pointwise loop at 1 thread only on the AVX2 tier, pwconv.c). */
 static void test_small_split(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 384, 14, 14};
@@ -538,10 +544,15 @@ static void test_small_split(void) {
     io(&g, xd, 4, outs);
     ob_buf mb = ob_model(&g);
     result ref, got;
+    setenv("FRT_DNNL_OWN_PW", "0", 1);
     run(&mb, 1, 1, 0, xd, 4, outs, &ref);
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
+    unsetenv("FRT_DNNL_OWN_PW");
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
         CHECK_MSG(got.split_steps == 4, "small split: %d split steps at 2 threads", got.split_steps);
+        /* d3 (d1 reads the graph's plain input: oneDNN's kernel, split.c) */
+        CHECK_MSG(got.dw_split == 1, "small split: %d own depthwise steps split at 2 threads",
+                  got.dw_split);
         for (int o = 0; o < 2; o++)
             CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
                           !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
@@ -997,6 +1008,46 @@ static void test_wino(int64_t batch) {
     CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
 }
 
+/* Convolutions run as a 1x1 convolution over their gathered input taps (onednn.c, conv_taps): at
+ * 1 thread on the AVX2 tier the 3x3 stride-2 layers of 64 output pixels or fewer (c2: 16 -> 24,
+ * 15x13 -> 8x7, pads 1, Relu; c3: 24 -> 24, 8x7 -> 4x3, pads 1 0 0 1, no bias; the own
+ * stride-2 Winograd declined, FRT_WINO_S2=0); with FRT_DNNL_GATHER=1 (and the Winograd kernels
+ * off) the other square kernels too (c1: 3x3 stride 1 from the graph input; c4: 5x5 stride 1,
+ * pads 2 2 1 2, 8 output channels); at 2 and 3 threads oneDNN's kernels. Batch 1 and 2, outputs
+ * within float tolerance of the builtin kernels at every thread count (compare). */
+static void test_taps(int64_t batch, int every) {
+    ob_buf g = {0};
+    int64_t xd[4] = {batch, 16, 15, 13};
+    conv_spec c1 = {16, 16, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    conv_spec c2 = {16, 24, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "a1", "a2", &c2);
+    add_op(&g, "Relu", "r2", "a2", NULL, "b2");
+    conv_spec c3 = {24, 24, 3, 3, 1, {2, 2}, {1, 1}, {1, 0, 0, 1}, NULL, 0};
+    add_conv(&g, "c3", "b2", "a3", &c3);
+    conv_spec c4 = {24, 8, 5, 5, 1, {1, 1}, {1, 1}, {2, 2, 1, 2}, NULL, 1};
+    add_conv(&g, "c4", "a3", "a4", &c4);
+    const char *outs[] = {"a4", "b2", NULL};
+    io(&g, xd, 4, outs);
+    /* (the own Winograd kernels would take these small layers first) */
+    setenv("FRT_WINO_S2", "0", 1);
+    if (every) {
+        setenv("FRT_DNNL_GATHER", "1", 1);
+        setenv("FRT_WINO", "0", 1);
+        setenv("FRT_WINO1", "0", 1);
+    }
+    result r;
+    compare("taps", ob_model(&g), xd, 4, outs, &r);
+    unsetenv("FRT_DNNL_GATHER");
+    unsetenv("FRT_WINO");
+    unsetenv("FRT_WINO1");
+    unsetenv("FRT_WINO_S2");
+    if (!g_on) return;
+    int want = every ? 4 : frt_cpu_tier() == FRT_ISA_AVX2 ? 2 : 0;
+    CHECK_MSG(r.taps == want, "taps: %d gathered-tap convolutions at 1 thread, want %d", r.taps,
+              want);
+}
+
 /* The own pointwise loop (pwconv.c) on the 1x1 layers it takes: 8, 20, 24 and 40 output channels
  * (1 to 3 and 5 blocks, a padded last block), 8, 20, 24 and 40 input channels, with bias or without, Relu,
  * Clip and a residual FusedConv (relu(conv + Z)), batch 1 and 2, on an image big enough to run as
@@ -1179,6 +1230,9 @@ int main(void) {
     test_dilated_ref(2);
     test_wino(1);
     test_wino(2);
+    test_taps(1, 0);
+    test_taps(2, 0);
+    test_taps(1, 1);
     /* the provider's own depthwise kernel (dwconv.c) on every depthwise shape it covers (c3 of
        the chain: stride 2, asymmetric pads, 20 channels; c2 of cnn_ops: SiLU), at one thread */
     setenv("FRT_DNNL_OWN_DW", "1", 1);

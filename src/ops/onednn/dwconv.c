@@ -1,7 +1,9 @@
 /* The oneDNN provider's own depthwise convolution (see dwconv.h): weights packed once at select
  * into [ceil(C/b)][K][K][b] (model arena), the bias padded to whole blocks, the fused activation
  * applied as the outputs are stored. A run executes the tier's loop (blkdw.h) once per image of
- * the batch on the calling thread; it allocates nothing. Measured against oneDNN 2.6.3's
+ * the batch, at N threads (AVX2 tier) as contiguous ranges of channel blocks on the runtime's pool
+ * (frt_parallel_ranges; the blocks are independent, so the outputs are the same bits at any
+ * thread count); it allocates nothing. Measured against oneDNN 2.6.3's
  * jit_dw kernel: docs/dependencies.md. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "dwconv.h"
 #include "ops/blkdw.h"
 #include "ops/x86/simd_act.h"
+#include "util/threadpool.h"
 
 #if FRT_HAVE_DNNL
 
@@ -21,7 +24,39 @@ typedef struct dn_dw {
     size_t in_img, out_img;      /* floats of one image in the blocked layout */
     frt_actp_fn silu;            /* non-NULL: SiLU by this loop over each output image after the
                                     convolution (g.act is then NONE): AVX2 tier, see select */
+    double block_ns;             /* estimated time of one channel block (the thread split) */
+    int64_t parts;               /* > 0: always this many ranges (FRT_DNNL_PARTS, tests) */
 } dn_dw;
+
+typedef struct dw_job {
+    const dn_dw *p;
+    const float *x;
+    float *y;
+} dw_job;
+
+/* Channel blocks [lo, hi) of one image: the loop over a narrower image (the blocks are
+   independent; every output is the same bits whatever the range). */
+static void dw_range(void *ctx, int64_t lo, int64_t hi) {
+    const dw_job *j = ctx;
+    const dn_dw *p = j->p;
+    int64_t b = p->b, C = hi * b < p->g.C ? hi * b : p->g.C;
+    frt_blkdw_geom g = p->g;
+    g.C = C - lo * b;
+    size_t in_blk = (size_t)(g.H * g.W * b), out_blk = (size_t)(g.OH * g.OW * b);
+    float *y = j->y + (size_t)lo * out_blk;
+    p->fn(j->x + (size_t)lo * in_blk, p->w + (size_t)(lo * g.K * g.K * b), p->bias + lo * b, y,
+          &g, b);
+    static const float prm[4];
+    /* padding lanes hold 0 and SiLU(0) = 0: whole blocks are mapped */
+    if (p->silu) p->silu(FRT_ACTP_SILU, y, y, (size_t)(hi - lo) * out_blk, prm);
+}
+
+/* part i of p->parts even ranges of channel blocks */
+static void dw_part(void *ctx, size_t i) {
+    const dw_job *j = ctx;
+    int64_t cb = (j->p->g.C + j->p->b - 1) / j->p->b, n = j->p->parts;
+    dw_range(ctx, cb * (int64_t)i / n, cb * ((int64_t)i + 1) / n);
+}
 
 static frt_status dw_run(const frt_step *s, frt_exec *x) {
     const dn_dw *p = s->k.params;
@@ -32,20 +67,17 @@ static frt_status dw_run(const frt_step *s, frt_exec *x) {
         return frt_step_fail(s, FRT_ERR_SHAPE, "onednn: depthwise input differs from the "
                              "load-time image %lldx%lldx%lld", (long long)p->g.C,
                              (long long)p->g.H, (long long)p->g.W);
-    const float *xp = X->data;
-    float *yp = Y->data;
-    static const float prm[4];
     for (int64_t n = 0; n < X->dims[0]; n++) {
-        float *yn = yp + (size_t)n * p->out_img;
-        p->fn(xp + (size_t)n * p->in_img, p->w, p->bias, yn, &p->g, p->b);
-        /* padding lanes hold 0 and SiLU(0) = 0: the whole blocked image is mapped */
-        if (p->silu) p->silu(FRT_ACTP_SILU, yn, yn, p->out_img, prm);
+        dw_job j = {p, (const float *)X->data + (size_t)n * p->in_img,
+                    (float *)Y->data + (size_t)n * p->out_img};
+        if (p->parts > 1 && x->tp) frt_parallel_for(x->tp, (size_t)p->parts, dw_part, &j);
+        else frt_parallel_ranges(x->tp, (p->g.C + p->b - 1) / p->b, p->block_ns, dw_range, &j);
     }
     return FRT_OK;
 }
 
 frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
-                            const frt_dn_dw_geom *geo) {
+                            const frt_dn_dw_geom *geo, int threads) {
     const char *env = getenv("FRT_DNNL_OWN_DW");
     int force = env && !strcmp(env, "1");
     if (env && !strcmp(env, "0")) return FRT_DECLINE;
@@ -93,6 +125,9 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     bool wins = b == 16 ? (act == FRT_BLKDW_SILU ? OW >= 28 || (K == 3 && OW >= 14) : OW >= 56)
                         : true;
     if (!force && (!(b == 16 || b == 8) || !wins)) return FRT_DECLINE;
+    /* several threads: split over channel blocks (dw_run), measured on the AVX2 tier only (the
+       AVX-512 tier keeps oneDNN's split there) */
+    if (!force && threads > 1 && c->isa != FRT_ISA_AVX2) return FRT_DECLINE;
     dn_dw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(cb * K * K * b) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(cb * b) * sizeof *bias, 64);
@@ -116,13 +151,24 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
         p->silu = frt_actp_variant_get(c->isa)->pointwise;
     }
     p->fn = frt_blkdw_get(c->isa, b, K, geo->s[0]);
+    /* the larger of the flops and the bytes estimates, as split.c plans oneDNN's depthwise
+       parts on the AVX2 tier (the small layers are bound by the image's bytes) */
+    p->block_ns = 2.0 * (double)(K * K * b * p->g.OH * p->g.OW) * FRT_PAR_NS_PER_FLOP_DNNL_DW;
+    double blk_bytes = 4.0 * (double)(b * (p->g.H * p->g.W + p->g.OH * p->g.OW));
+    if (blk_bytes * FRT_PAR_NS_PER_BYTE > p->block_ns) p->block_ns = blk_bytes * FRT_PAR_NS_PER_BYTE;
+    const char *be = getenv("FRT_DW_BLOCK_NS_X");
+    if (be && atof(be) > 0) p->block_ns *= atof(be);
+    /* FRT_DNNL_PARTS (debugging aid of split.c, tests): as many ranges at N threads */
+    const char *pe = getenv("FRT_DNNL_PARTS");
+    if (threads > 1 && pe && atoll(pe) > 1) p->parts = atoll(pe) < cb ? atoll(pe) : cb;
     p->in_img = (size_t)(cb * p->g.H * p->g.W * b);
     p->out_img = (size_t)(cb * p->g.OH * p->g.OW * b);
     in[0] = L;
     out[0] = L;
     k->params = p;
     k->fn = dw_run;
-    k->name = "dw_own";
+    k->name = p->parts > 1 || frt_par_split(threads, (double)cb * p->block_ns) > 1 ? "dw_own_split"
+                                                                                  : "dw_own";
     k->in_layouts = in;
     k->out_layouts = out;
     k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;

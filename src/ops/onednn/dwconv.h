@@ -20,6 +20,6 @@ typedef struct frt_dn_dw_geom {
  * dwconv.c). The environment variable FRT_DNNL_OWN_DW overrides the speed rule at load: "0" never
  * takes it, "1" takes every covered shape (tests). Any other status is a load failure. */
 frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
-                            const frt_dn_dw_geom *geo);
+                            const frt_dn_dw_geom *geo, int threads);
 
 #endif

@@ -272,6 +272,11 @@ typedef struct dn_prim {
     int64_t OC, OH, OW;         /* output image dims */
     size_t in_img, out_img;     /* bytes of one input / output image in its layout */
     int nthr;                   /* OpenMP threads it was planned for (the provider's count) */
+    int64_t gat_b;              /* > 0: a K x K convolution run as a 1x1 one over K K C channels,
+                                   its input taps gathered per image (blocks of gat_b channels)
+                                   into the step's scratch at gat_off (see conv_select) */
+    int64_t gat_k, gat_s, gat_pt, gat_pl;
+    size_t gat_off, gat_bytes;
 } dn_prim;
 
 /* The OpenMP thread count primitives are made for (1: see the header) and the intra-op thread
@@ -301,7 +306,42 @@ static dnnl_primitive_attr_t user_scratch_attr(void) {
 
 static size_t prim_scratch(const frt_step *s, const frt_value *values) {
     const dn_prim *p = s->k.params;
-    return p->sp_bytes;
+    return p->gat_b ? p->gat_off + p->gat_bytes : p->sp_bytes;
+}
+
+/* The taps of one blocked image x [C/b][H][W][b] as a [K K C/b][OH][OW][b]: block (i K + j) C/b + k
+   holds x's block k at (oh S - pt + i, ow S - pl + j), zero outside the image. Blocks of 8 copy
+   with a constant size (inlined). */
+static void gather_taps(const float *x, float *a, const dn_prim *p) {
+    int64_t b = p->gat_b, cb = p->C / b, K = p->gat_k, S = p->gat_s;
+    for (int64_t k = 0; k < cb; k++) /* one input block (in L1) for all its taps */
+        for (int64_t i = 0; i < K; i++)
+            for (int64_t j = 0; j < K; j++) {
+                /* the output columns whose input column is inside the image: [o0, o1) */
+                int64_t o0 = 0, o1 = p->OW;
+                while (o0 < o1 && o0 * S - p->gat_pl + j < 0) o0++;
+                while (o1 > o0 && (o1 - 1) * S - p->gat_pl + j >= p->W) o1--;
+                float *ab = a + (size_t)(((i * K + j) * cb + k) * p->OH * p->OW * b);
+                const float *xb = x + (size_t)(k * p->H * p->W * b);
+                for (int64_t oh = 0; oh < p->OH; oh++) {
+                    int64_t ih = oh * S - p->gat_pt + i;
+                    float *ar = ab + (size_t)(oh * p->OW * b);
+                    if (ih < 0 || ih >= p->H) {
+                        memset(ar, 0, (size_t)(p->OW * b) * sizeof *ar);
+                        continue;
+                    }
+                    memset(ar, 0, (size_t)(o0 * b) * sizeof *ar);
+                    memset(ar + o1 * b, 0, (size_t)((p->OW - o1) * b) * sizeof *ar);
+                    const float *xr = xb + (size_t)((ih * p->W + o0 * S - p->gat_pl + j) * b);
+                    float *ao = ar + o0 * b;
+                    if (b == 8)
+                        for (int64_t ow = o0; ow < o1; ow++, ao += 8, xr += S * 8)
+                            memcpy(ao, xr, 8 * sizeof *ao);
+                    else
+                        for (int64_t ow = o0; ow < o1; ow++, ao += b, xr += S * b)
+                            memcpy(ao, xr, (size_t)b * sizeof *ao);
+                }
+            }
 }
 
 /* Checks that a run's input has the load-time image dims. */
@@ -349,7 +389,13 @@ static frt_status run_images(const frt_step *s, frt_exec *x, const dn_prim *p,
     if (msp) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, msp};
     if (mz) args[na++] = (dnnl_exec_arg_t){z_arg, mz};
     for (int64_t n = 0; n < X->dims[0] && !ds; n++) {
-        ds = dnnl_memory_set_data_handle(ms, (char *)X->data + (size_t)n * p->in_img);
+        const char *xn = (const char *)X->data + (size_t)n * p->in_img;
+        if (p->gat_b) {
+            float *a = (float *)((char *)x->scratch + p->gat_off);
+            gather_taps((const float *)xn, a, p);
+            xn = (const char *)a;
+        }
+        ds = dnnl_memory_set_data_handle(ms, (void *)xn);
         if (!ds) ds = dnnl_memory_set_data_handle(md, (char *)Y->data + (size_t)n * p->out_img);
         if (!ds && mz) ds = dnnl_memory_set_data_handle(mz, (char *)zin->data + (size_t)n * p->out_img);
         if (z_arg < 0 && zin->data != Y->data)
@@ -552,11 +598,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_dims_t strides = {sp.s[0], sp.s[1]}, dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
     pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
     pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
-    /* depthwise 3x3 / 5x5 at one thread: the own blocked loop (dwconv.c) where it covers it */
-    if (!fused && g_model_threads == 1 && Lin == L && group == C && group > 1 && nsp == 2) {
+    /* depthwise 3x3 / 5x5: the own blocked loop (dwconv.c) where it covers it (at N threads on
+       the AVX2 tier only, split over channel blocks) */
+    if (!fused && Lin == L && group == C && group > 1 && nsp == 2) {
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
-        frt_status st = frt_dn_dw_select(c, k, L, &geo);
+        frt_status st = frt_dn_dw_select(c, k, L, &geo, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* grouped 3x3 with groups of 8, 16, 24 ... channels (AVX2 tier): the own blocked loop,
@@ -597,6 +644,26 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_status st = frt_dn_wino1_select(c, k, L, pb, pe, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
+    /* 3x3, stride 2, ungrouped, of 64 output pixels or fewer at one thread (AVX2 tier; resnet50's
+       layer4.0 conv2, 512 -> 512, 14x14 -> 7x7, which the own Winograd declines): as a 1x1
+       convolution over the K K C channels of the input's taps, which the run gathers into the
+       step's scratch (docs/architecture.md); FRT_DNNL_GATHER=0 never, 1 every such shape */
+    const char *gte = getenv("FRT_DNNL_GATHER");
+    bool gat = !ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == sp.k[1] && sp.k[0] > 1 &&
+               sp.s[0] == sp.s[1] && sp.d[0] == 1 && sp.d[1] == 1 && C % L->block == 0 &&
+               g_model_threads == 1 && !(gte && !strcmp(gte, "0")) &&
+               ((gte && !strcmp(gte, "1")) ||
+                (sp.k[0] == 3 && sp.s[0] == 2 && OH * OW <= 64 && c->isa == FRT_ISA_AVX2));
+    int64_t gat_pt = pl[0], gat_pl = pl[1];
+    if (gat) {
+        int64_t KK = sp.k[0] * sp.k[1];
+        dnnl_dims_t sdg = {1, KK * C, OH, OW};
+        wd4[1] = KK * C, wd4[2] = wd4[3] = 1;
+        ds = dnnl_memory_desc_init_by_tag(&src, 4, sdg, dnnl_f32, tag_of(Lin));
+        if (!ds) ds = dnnl_memory_desc_init_by_tag(&wei, 4, wd4, dnnl_f32, dnnl_format_tag_any);
+        strides[0] = strides[1] = 1;
+        pl[0] = pl[1] = pr[0] = pr[1] = 0;
+    }
     dnnl_convolution_desc_t cd;
     if (!ds)
         ds = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
@@ -620,7 +687,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
        kernels' speed on resnet50's 3x3 layers (docs/dependencies.md). FRT_DNNL_WINO=0: direct only */
     const char *wino_env = getenv("FRT_DNNL_WINO");
     bool wino = !ds && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 && sp.s[0] == 1 &&
-                sp.s[1] == 1 && sp.d[0] == 1 && sp.d[1] == 1 && Lin == L &&
+                sp.s[1] == 1 && sp.d[0] == 1 && sp.d[1] == 1 && Lin == L && !gat &&
                 !(wino_env && !strcmp(wino_env, "0"));
     bool sum_z = false;
     if (wino) {
@@ -719,6 +786,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     p->p.C = C, p->p.H = H, p->p.W = W, p->p.OC = M, p->p.OH = OH, p->p.OW = OW;
     p->p.in_img = image_bytes(X, Lin);
     p->p.out_img = image_bytes(Y, L);
+    if (gat) {
+        p->p.gat_b = L->block, p->p.gat_k = sp.k[0], p->p.gat_s = sp.s[0];
+        p->p.gat_pt = gat_pt, p->p.gat_pl = gat_pl;
+        p->p.gat_off = (p->p.sp_bytes + 63) / 64 * 64;
+        p->p.gat_bytes = (size_t)(sp.k[0] * sp.k[1] * C * OH * OW) * sizeof(float);
+    }
     p->z_md = dst;
     p->has_z = sum_z ? -1 : fused;
     if (own_silu) p->silu = frt_actp_variant_get(c->isa)->pointwise;
@@ -743,7 +816,20 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_primitive_t rp = NULL;
     dnnl_stream_t stream = thread_stream();
     if (!stream) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: no stream");
-    if (!ds) ds = dnnl_memory_create(&mu, &wplain, g_engine, (void *)Wt->data);
+    /* gathered taps: weights [M][C][K][K] -> [M][K K][C] (the gathered channel order), a
+       temporary copy freed after the reorder */
+    float *wgat = NULL;
+    if (!ds && gat) {
+        int64_t KK = sp.k[0] * sp.k[1];
+        wgat = malloc((size_t)(M * KK * C) * sizeof *wgat);
+        if (!wgat) ds = dnnl_out_of_memory;
+        const float *wt = Wt->data;
+        for (int64_t m = 0; wgat && m < M; m++)
+            for (int64_t ci = 0; ci < C; ci++)
+                for (int64_t t = 0; t < KK; t++)
+                    wgat[(m * KK + t) * C + ci] = wt[(m * C + ci) * KK + t];
+    }
+    if (!ds) ds = dnnl_memory_create(&mu, &wplain, g_engine, wgat ? wgat : (void *)Wt->data);
     if (!ds) ds = dnnl_memory_create(&p->wmem, &wmd, g_engine, wbuf);
     if (!ds) ds = dnnl_reorder_primitive_desc_create(&rpd, &wplain, g_engine, &wmd, g_engine, NULL);
     if (!ds) ds = dnnl_primitive_create(&rp, rpd);
@@ -755,6 +841,7 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     if (rp) dnnl_primitive_destroy(rp);
     if (rpd) dnnl_primitive_desc_destroy(rpd);
     if (mu) dnnl_memory_destroy(mu);
+    free(wgat);
     if (ds) return dnnl_fail(c, "reordering the weights", ds);
     k->const_copied = 1u << 1;
     if (B) {
@@ -777,6 +864,7 @@ layouts:;
         k->name = frt_dn_split_by_rows(p->split) ? (group > 1 ? "conv_dw_rows" : "conv_rows")
                                                  : (group > 1 ? "conv_dw_split" : "conv_split");
     if (p->relay) k->name = "conv_relay";
+    if (gat) k->name = "conv_taps";
     k->fn = conv_run;
     k->scratch = prim_scratch;
     return FRT_OK;

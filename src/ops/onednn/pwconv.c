@@ -123,7 +123,20 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
        split ran them 1.3-1.4x oneDNN's at 2 threads (per-node minima, mobilenet_v2 under
        chrt -f 1), so they keep oneDNN. */
     bool small_map = S <= 64 && C <= 320;
-    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map))) return FRT_DECLINE;
+    /* and the layers of 14x14 pixels or fewer with at most 512 input channels (of more than 64
+       pixels at 1 thread only):
+       resnet50's 256 -> 1024 at 14x14 and 512 -> 2048 at 7x7 (+ residual, Relu) 0.95-0.97 and
+       RegNetY-400MF's 14x14 and 7x7 layers (208 and 440 channels) 0.92-0.97 of oneDNN's jit_1x1
+       time, where layers of 1024 and 2048 input channels at these sizes are 3-24% slower with
+       the loop (the image of one 8-pixel tile's inputs outgrows L1) and 28x28 and larger images
+       level to 3% slower (per-node minima, FRT_DNNL_OWN_PW=1 against 0, Zen 3, chrt -f 1, 3-5
+       alternating profiles; docs/architecture.md). At 2 threads the 7x7 ones split into ranges
+       of output blocks run 0.96-0.98 of oneDNN's channel split (resnet50, regnet), the 14x14
+       ones split into pixel ranges 1.03-1.05 (resnet50) and 1.10-1.25 (mobilenet_v2's), so
+       those keep oneDNN at N threads (the outputs then differ in the last bits between 1 and N
+       threads, as for the stride-2 Winograd) */
+    bool mid_map = C <= 512 && (S <= 64 || (S <= 196 && threads == 1));
+    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map || mid_map))) return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);
@@ -137,7 +150,7 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     p->w = w;
     p->bias = bias;
     p->fn = frt_blkpw_variant_get(c->isa)->run;
-    p->by_blocks = small_map && !few;
+    p->by_blocks = (small_map || mid_map) && !few;
     p->chunk_ns = 2.0 * (double)C * (p->by_blocks ? (double)S * 8 * PW_UNIT : (double)M * PW_CHUNK) *
                   FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
     p->in_img = (size_t)((C + 7) / 8 * 8 * S);
