@@ -6,9 +6,9 @@
  * multiply-adds whatever the range, so the outputs are the same bits at any thread count). It
  * allocates nothing.
  *
- * Why: oneDNN 2.6's jit:avx2 direct kernel for a plain 3-channel input ran resnet's 7x7 stride-2
- * 3->64 stem at ~49 GFLOP/s on Zen 3 and the 3x3 stride-2 stems of the mobile nets at 40-85
- * (docs/architecture.md has the measured table). */
+ * Why: oneDNN 2.6's jit:avx2 direct kernel for a plain 3-channel input with a swish or
+ * hardswish post-op ran the 3x3 stride-2 stems of efficientnet_b0 / mobilenet_v3 at 42 / 64
+ * GFLOP/s on Zen 3 against 92 without the post-op (docs/architecture.md has the table). */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,9 +84,14 @@ frt_status frt_dn_stem_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     if (geo->s[1] != geo->s[0] || geo->d[0] != 1 || geo->d[1] != 1 || g.pt < 0 || g.pl < 0 ||
         !frt_blkstem_simd_covers(&g))
         return FRT_DECLINE;
-    /* where it wins: measured on the AVX2 tier only (docs/architecture.md); the AVX-512 tier's
-       nChw16c layout has blocks of 16 and keeps oneDNN */
-    if (!force && c->isa != FRT_ISA_AVX2) return FRT_DECLINE;
+    /* where it wins: measured on the AVX2 tier only (bench/stem_bench.c, docs/architecture.md);
+       the AVX-512 tier's nChw16c layout has blocks of 16 and keeps oneDNN. oneDNN 2.6's jit:avx2
+       kernel runs these layers at 88-99 GFLOP/s without a post-op or with Relu / Clip (the loop
+       here at 74-94: oneDNN stays), but its swish and hardswish post-ops cost 20-35% on top,
+       where the loop's activation at the store costs less */
+    if (!force && (c->isa != FRT_ISA_AVX2 || (act != FRT_BLKSTEM_SILU &&
+                                              act != FRT_BLKSTEM_HARDSWISH)))
+        return FRT_DECLINE;
     int64_t K = g.KH, mb = (M + 7) / 8;
     dn_stem *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * 8 * C * K * K) * sizeof *w, 64);

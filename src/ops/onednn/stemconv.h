@@ -14,7 +14,8 @@
  * weights c->in[1], optional constant bias c->in[2]; the node's fused activation) with the
  * geometry conv_select read (geo->pl: top and left pads; the bottom / right ones follow from the
  * output size), or returns FRT_DECLINE (the caller then uses oneDNN) when the shape or
- * activation is outside what it covers or the tier is not AVX2 (decided from the shape alone,
+ * activation is outside what it covers, the tier is not AVX2 or the activation is not SiLU or
+ * HardSwish (where oneDNN is as fast or faster; decided from the shape alone,
  * the same at every thread count: a split model computes the same bits as a 1-thread one).
  * threads: the model's intra-op threads. The environment variable FRT_DNNL_OWN_STEM, read at
  * load, overrides the rule: "0" never takes it, "1" takes every covered shape on any tier whose
