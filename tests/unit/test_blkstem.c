@@ -157,9 +157,9 @@ static void test_loops(void) {
     CHECK_MSG(g_cases >= 200 * ((int)tier_hi() + 1), "only %d cases ran", g_cases);
 }
 
-/* NaN stays NaN through every activation; infinities and large values pass as the reference
-   says (SiLU of -inf is NaN, of +inf +inf; HardSwish of -inf 0 x -inf = NaN? no: -inf t with
-   t = 0 is NaN, as x max(0, min(1, x / 6 + 1/2)) in IEEE arithmetic). */
+/* NaN stays NaN through every activation; infinities and large values come out as the
+   double-precision reference says (SiLU of -inf is NaN, of +inf +inf; HardSwish of -inf is
+   -inf x 0 = NaN, as x max(0, min(1, x / 6 + 1/2)) in IEEE arithmetic). */
 static void test_specials(void) {
     static const float in[] = {NAN, -INFINITY, INFINITY, -100.0f, 100.0f, -3.0f, 3.0f, 0.25f};
     for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++)
