@@ -50,6 +50,22 @@ if(FRT_USE_DNNL)
                          LABELS e2e TIMEOUT 600 ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_DNNL_ROWS=1")
   endforeach()
 endif()
+# The own stem loop of the provider (src/ops/onednn/stemconv.c; efficientnet_b0's SiLU and
+# mobilenet_v3_small's HardSwish stems take it by default) forced on every first layer it covers
+# (FRT_DNNL_OWN_STEM=1): 7x7 stride 2 + Relu (resnet18, also split over rows at 2 threads), 3x3
+# stride 2 + Clip (mobilenet_v2), unpadded 3x3 + Relu (squeezenet1_1).
+if(FRT_USE_DNNL)
+  foreach(c "resnet18;" "resnet18;--threads;2" "mobilenet_v2;" "squeezenet1_1;")
+    list(GET c 0 m)
+    list(SUBLIST c 1 -1 args)
+    string(REPLACE ";" "" tag "${args}")
+    string(REPLACE "--threads" "_threads" tag "${tag}")
+    add_test(NAME e2e.${m}${tag}_own_stem COMMAND check_model ${FRT_MODELS_DIR}/${m} ${args})
+    set_tests_properties(e2e.${m}${tag}_own_stem PROPERTIES FIXTURES_REQUIRED frt_models
+                         LABELS e2e TIMEOUT 600
+                         ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_DNNL_OWN_STEM=1")
+  endforeach()
+endif()
 # Empty batch (policy in docs/reliability.md): a symbolic dim of 0 runs every op family on empty
 # tensors and returns empty outputs.
 frt_e2e_test(all_ops_dyn ${FRT_MODELS_DIR}/all_ops_dyn)

@@ -48,6 +48,7 @@
 #include "choose.h"
 #include "dwconv.h"
 #include "gconv.h"
+#include "stemconv.h"
 #include "gemvconv.h"
 #include "pwconv.h"
 #include "onednn_impl.h"
@@ -612,6 +613,14 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
                               {pl[0], pl[1]}};
         frt_status st = frt_dn_gc_select(c, k, L, &geo, g_model_threads);
+        if (st != FRT_DECLINE) return st;
+    }
+    /* the first layer (1 .. 4 plain input channels, 3x3 / 5x5 / 7x7, stride 1 or 2, AVX2 tier):
+       the own stem loop, split over output rows at N threads (stemconv.c) */
+    if (!fused && Lin == FRT_LAYOUT_PLAIN && group == 1 && nsp == 2) {
+        frt_dn_dw_geom geo = {{sp.k[0], sp.k[1]}, {sp.s[0], sp.s[1]}, {sp.d[0], sp.d[1]},
+                              {pl[0], pl[1]}};
+        frt_status st = frt_dn_stem_select(c, k, L, &geo, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* a 1x1 convolution of a 1x1 image (squeeze-and-excitation): the own GEMV (gemvconv.c) */
