@@ -9,6 +9,7 @@
 
 #include "dwconv.h"
 #include "ops/blkdw.h"
+#include "ops/blkmean.h"
 #include "ops/x86/simd_act.h"
 
 #if FRT_HAVE_DNNL
@@ -21,7 +22,26 @@ typedef struct dn_dw {
     size_t in_img, out_img;      /* floats of one image in the blocked layout */
     frt_actp_fn silu;            /* non-NULL: SiLU by this loop over each output image after the
                                     convolution (g.act is then NONE): AVX2 tier, see select */
+    frt_blkmean_fn mean_fn;      /* flatrt::ConvMean: output 1 the per-channel mean (blkmean.h),
+                                    each channel block summed right after it is computed */
 } dn_dw;
+
+/* ConvMean: one channel block k at a time (the loop on that block's slice of x, w, bias and y,
+   C cut to it), its SiLU pass, then its mean into m (b floats), the block still in cache. */
+static void dw_blocks_mean(const dn_dw *p, const float *x, float *y, float *m) {
+    static const float prm[4];
+    int64_t b = p->b, cb = (p->g.C + b - 1) / b, K = p->g.K;
+    size_t xs = (size_t)(p->g.H * p->g.W * b), ys = (size_t)(p->g.OH * p->g.OW * b);
+    float inv = 1.0f / (float)(p->g.OH * p->g.OW);
+    frt_blkdw_geom g = p->g;
+    for (int64_t k = 0; k < cb; k++) {
+        g.C = p->g.C - k * b < b ? p->g.C - k * b : b;
+        float *yk = y + k * ys;
+        p->fn(x + k * xs, p->w + (size_t)(k * K * K * b), p->bias + k * b, yk, &g, b);
+        if (p->silu) p->silu(FRT_ACTP_SILU, yk, yk, ys, prm);
+        p->mean_fn(yk, p->g.OH * p->g.OW, b, inv, m + k * b);
+    }
+}
 
 static frt_status dw_run(const frt_step *s, frt_exec *x) {
     const dn_dw *p = s->k.params;
@@ -35,6 +55,14 @@ static frt_status dw_run(const frt_step *s, frt_exec *x) {
     const float *xp = X->data;
     float *yp = Y->data;
     static const float prm[4];
+    if (p->mean_fn) {
+        float *m = x->values[s->out[1]].data;
+        int64_t cbb = (p->g.C + p->b - 1) / p->b * p->b;
+        for (int64_t n = 0; n < X->dims[0]; n++)
+            dw_blocks_mean(p, xp + (size_t)n * p->in_img, yp + (size_t)n * p->out_img,
+                           m + n * cbb);
+        return FRT_OK;
+    }
     for (int64_t n = 0; n < X->dims[0]; n++) {
         float *yn = yp + (size_t)n * p->out_img;
         p->fn(xp + (size_t)n * p->in_img, p->w, p->bias, yn, &p->g, p->b);
@@ -100,6 +128,8 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !w || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
+    /* ConvMean (onednn.c admits no other two-output conv) */
+    p->mean_fn = c->n_out == 2 ? frt_blkmean_get(c->isa) : NULL;
     frt_blkdw_pack(Wt->data, B ? B->data : NULL, C, K, b, w, bias);
     p->g = (frt_blkdw_geom){.C = C, .H = X->dims[2], .W = X->dims[3], .OH = Y->dims[2],
                             .OW = Y->dims[3], .K = K, .S = geo->s[0], .pt = geo->pl[0],
@@ -120,9 +150,10 @@ frt_status frt_dn_dw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     p->out_img = (size_t)(cb * p->g.OH * p->g.OW * b);
     in[0] = L;
     out[0] = L;
+    if (p->mean_fn) out[1] = L;
     k->params = p;
     k->fn = dw_run;
-    k->name = "dw_own";
+    k->name = p->mean_fn ? "dw_own_mean" : "dw_own";
     k->in_layouts = in;
     k->out_layouts = out;
     k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;
