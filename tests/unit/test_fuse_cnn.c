@@ -5,7 +5,8 @@
  * Squeeze-and-excitation's squeeze (frt_pass_fuse_conv_mean): Q = Mul(Z, GlobalAveragePool(Z)),
  * Z a depthwise / grouped conv's (activated) output: the pool becomes the conv's second output
  * (flatrt::ConvMean); with the oneDNN provider on the AVX2 tier the own depthwise loop (SiLU at
- * the store and as a pass after it, a padded channel block) and the own grouped loop take it. */
+ * the store and as a pass after it, a padded channel block, images of at most 14x14 outputs
+ * whole and larger ones block by block) and the own grouped loop take it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -201,6 +202,9 @@ int main(void) {
         {"se dw3 s1 silu (at the store)", 20, 20, 20, 3, 1, 14, 14, 1, T_SE_SILU, 2, 5},
         {"se dw5 s2 silu (a pass)", 24, 24, 24, 5, 2, 15, 15, 2, T_SE_SILU, 2, 5},
         {"se dw3 s1 batch of blocks", 72, 72, 72, 3, 1, 9, 10, 1, T_SE_SILU, 2, 5},
+        /* more than 14x14 outputs: the own depthwise loop one channel block at a time */
+        {"se dw3 s1 silu block by block", 20, 20, 20, 3, 1, 21, 21, 1, T_SE_SILU, 2, 5},
+        {"se dw5 s1 silu pass block by block", 24, 24, 24, 5, 1, 17, 24, 2, T_SE_SILU, 2, 5},
         {"se grouped 3x3 groups of 8", 32, 32, 4, 3, 1, 10, 10, 1, T_SE, 2, 3},
         {"se grouped 3x3 s2 groups of 16", 48, 48, 3, 3, 2, 13, 13, 1, T_SE, 2, 3},
         {"se plain conv: not fused", 8, 16, 1, 3, 1, 8, 8, 1, T_SE, 3, 3},
