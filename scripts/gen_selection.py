@@ -79,9 +79,11 @@ for _c in ("TINY", "SMALL", "GEMV", "SGEMM"):
 for _c in ("TR1", "TR2", "TR4", "TCOL", "TE8", "TE16"):
     KERNEL_CLASSES_SINCE[("Conv", _c)] = (r"^conv_gemm_avx2_", r"^conv_(1x1|im2col)_gemm_avx2")
 KERNEL_CLASSES["FusedConv"] = KERNEL_CLASSES["Conv"]
+KERNEL_CLASSES["ConvMean"] = KERNEL_CLASSES["Conv"]
 for (_op, _c), _v in list(KERNEL_CLASSES_SINCE.items()):
     if _op == "Conv":
         KERNEL_CLASSES_SINCE[("FusedConv", _c)] = _v
+        KERNEL_CLASSES_SINCE[("ConvMean", _c)] = _v
 
 
 def die(msg):

@@ -22,6 +22,12 @@ static inline float act1(const frt_blkpw_geom *g, float v) {
         float t = g->lo > v ? g->lo : v;
         return g->hi < t ? g->hi : t;
     }
+    if (g->act == FRT_BLKPW_SILU) return v == -INFINITY ? NAN : v / (1.0f + expf(-v));
+    if (g->act == FRT_BLKPW_HARDSWISH) {
+        float h = fmaf(v, 1.0f / 6.0f, 0.5f);
+        h = 1.0f < h ? 1.0f : h;
+        return v * (0.0f > h ? 0.0f : h); /* (NaN h: NaN, as v) */
+    }
     return v;
 }
 

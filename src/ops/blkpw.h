@@ -14,18 +14,22 @@
 
 #include "cpu.h"
 
-enum { FRT_BLKPW_NONE = 0, FRT_BLKPW_RELU, FRT_BLKPW_CLIP };
+enum { FRT_BLKPW_NONE = 0, FRT_BLKPW_RELU, FRT_BLKPW_CLIP, FRT_BLKPW_SILU, FRT_BLKPW_HARDSWISH };
 
 /* Output pixels [s0, s1) of one image:
  *   y[m][s] = act(acc + z[m][s]) (z: NULL for none), acc = fma(x[C-1][s], w[m][C-1], ...
  *             fma(x[1][s], w[m][1], fma(x[0][s], w[m][0], bias[m]))),
  * a chain of fused multiply-adds over the input channels in order (every variant gives the same
- * bits, whatever the pixel range and however the pixels are split). Blocked shapes (floats):
+ * bits, whatever the pixel range and however the pixels are split; SILU alone differs between
+ * variants: within 5e-6 relative of each other). Blocked shapes (floats):
  *   x [ceil(C/8)][S][8] (padding lanes ignored: they may hold anything, NaN included),
  *   y, z [ceil(M/8)][S][8] (padding lanes of y written as 0; of z ignored), z may be y,
  *   w [ceil(M/8)][C][8] and bias [ceil(M/8) 8] (frt_blkpw_pack; zero in padding lanes).
  * Activations (NaN in gives NaN out): NONE v; RELU 0 > v ? 0 : v; CLIP t = lo > v ? lo : v,
- * then hi < t ? hi : t. y must not overlap x. 0 <= s0 <= s1 <= S. */
+ * then hi < t ? hi : t; SILU v / (1 + e^-v) (-inf gives NaN, as the unfused Sigmoid + Mul; the
+ * AVX2 loop: vsilu of x86/vec_avx2.h, the tier's SiLU loop's math, the portable one expf);
+ * HARDSWISH v min(1, max(0, fma(v, 1/6, 1/2))) (the same bits in every variant).
+ * y must not overlap x. 0 <= s0 <= s1 <= S. */
 typedef struct frt_blkpw_geom {
     int64_t C, M, S;
     int act;

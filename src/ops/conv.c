@@ -39,7 +39,9 @@
 /* Kernel classes (FRT_KERNEL_BUILT, op.h) of Conv and FusedConv: DW the depthwise kernels
  * ("conv_depthwise*"), DW5 their 5x5 channel-blocked cases ("conv_depthwise_k5"), GEMM the tier's packed GEMM ("conv_1x1_gemm_*", "conv_im2col_gemm_*"),
  * SGEMM the portable im2col + frt_sgemm path ("conv_im2col_sgemm*", 3-D: "conv_im2col_sgemm_3d"). */
-#define K_CLASS(cls) (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls))
+#define K_CLASS(cls)                                                                             \
+    (FRT_KERNEL_BUILT(Conv, cls) || FRT_KERNEL_BUILT(FusedConv, cls) ||                           \
+     FRT_KERNEL_BUILT(ConvMean, cls))
 #define K_DW K_CLASS(DW)
 #define K_GEMM K_CLASS(GEMM)
 #define K_SGEMM K_CLASS(SGEMM)
@@ -134,6 +136,7 @@ static frt_status parse_attrs(const frt_op_ctx *c, int nsp, conv_attrs *a) {
 
 
 static int is_fused(const frt_op_ctx *c) { return strcmp(c->node->op_type, "FusedConv") == 0; }
+static int is_mean(const frt_op_ctx *c) { return strcmp(c->node->op_type, "ConvMean") == 0; }
 
 /* FusedConv's sum input Z (input 3) must have exactly the output's shape (checked where known). */
 static frt_status check_sum(frt_op_ctx *c, const frt_value *y) {
@@ -153,7 +156,8 @@ static frt_status check_sum(frt_op_ctx *c, const frt_value *y) {
 }
 
 static frt_status conv_infer(frt_op_ctx *c) {
-    frt_status st = frt_op_check_arity(c, 2, is_fused(c) ? 4 : 3, 1, 1);
+    frt_status st = frt_op_check_arity(c, 2, is_fused(c) ? 4 : 3, is_mean(c) ? 2 : 1,
+                                       is_mean(c) ? 2 : 1);
     if (st) return st;
     if ((st = frt_op_check_input(c, 0, FRT_FLOAT32))) return st;
     if ((st = frt_op_check_input(c, 1, FRT_FLOAT32))) return st;
@@ -175,6 +179,7 @@ static frt_status conv_infer(frt_op_ctx *c) {
     frt_value *y = c->out[0];
     if (rank < 0) {
         frt_op_set_shape(y, FRT_FLOAT32, -1, NULL);
+        if (is_mean(c)) frt_op_set_shape(c->out[1], FRT_FLOAT32, -1, NULL);
         return check_sum(c, y);
     }
     int nsp = rank - 2;
@@ -234,6 +239,10 @@ static frt_status conv_infer(frt_op_ctx *c) {
         dims[2 + i] = o;
     }
     frt_op_set_shape(y, FRT_FLOAT32, rank, dims);
+    if (is_mean(c)) { /* the spatial mean: [N, M, 1...] */
+        for (int i = 0; i < nsp; i++) dims[2 + i] = 1;
+        frt_op_set_shape(c->out[1], FRT_FLOAT32, rank, dims);
+    }
     return check_sum(c, y);
 }
 
@@ -522,7 +531,7 @@ static frt_status conv3d_run(const frt_step *s, frt_exec *x) {
 /* Select                                                                                         */
 /* ---------------------------------------------------------------------------------------------- */
 
-static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
+static frt_status conv_select_kernel(frt_op_ctx *c, frt_kernel *k) {
     const frt_value *x = c->in[0], *w = c->in[1];
     int rank = x->rank >= 0 ? x->rank : w->rank;
     if (rank < 0)
@@ -724,8 +733,40 @@ static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
     return FRT_OK;
 }
 
+/* flatrt::ConvMean: the conv's kernel, then output 1 = the mean of output 0 over its spatial
+ * positions per (image, channel) plane, summed in order (float), times 1 / positions. */
+static frt_status conv_mean_run(const frt_step *s, frt_exec *x) {
+    const frt_conv_params *p = s->k.params;
+    frt_status st = p->mean_inner(s, x);
+    if (st) return st;
+    const frt_value *Y = &x->values[s->out[0]];
+    float *m = x->values[s->out[1]].data;
+    int64_t S = 1, planes = Y->dims[0] * Y->dims[1];
+    for (int i = 2; i < Y->rank; i++) S *= Y->dims[i];
+    const float *y = Y->data, inv = 1.0f / (float)S;
+    for (int64_t pl = 0; pl < planes; pl++) {
+        float sum = 0.0f;
+        for (int64_t i = 0; i < S; i++) sum += y[pl * S + i];
+        m[pl] = sum * inv;
+    }
+    return FRT_OK;
+}
+
+static frt_status conv_select(frt_op_ctx *c, frt_kernel *k) {
+    frt_status st = conv_select_kernel(c, k);
+    if (st || !is_mean(c)) return st;
+    frt_conv_params *p = (frt_conv_params *)k->params;
+    p->mean_inner = k->fn;
+    k->fn = conv_mean_run;
+    return FRT_OK;
+}
+
 /* Implementations referred to by src/ops/ops.def. */
 FRT_OP_IMPL(conv, Conv, conv_infer, conv_select);
 /* Internal (made by a fusion pass): Conv with a 4th input Z of the output's shape,
  * Y = act(conv(X, W) + B + Z). */
 FRT_OP_IMPL(conv, FusedConv, conv_infer, conv_select);
+/* Internal (made by the squeeze-and-excitation fusion, src/passes/fuse_cnn.c): Conv (inputs X, W,
+ * optional B; the fused activation) with a second output, GlobalAveragePool of the first:
+ * [N, M, 1, 1]. */
+FRT_OP_IMPL(conv, ConvMean, conv_infer, conv_select);

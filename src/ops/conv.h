@@ -45,6 +45,7 @@ enum {
 
 /* Kernel parameters, in the model arena; immutable after select. */
 typedef struct frt_conv_params {
+    frt_kernel_fn mean_inner; /* flatrt::ConvMean: the conv's kernel, run before the mean (conv.c) */
     int32_t nsp;        /* spatial rank of the node: 1 or 2 */
     int32_t auto_pad;   /* FRT_CONV_PAD_* */
     int64_t kh, kw;     /* kernel size (kh = 1 for 1-D) */

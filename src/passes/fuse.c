@@ -7,6 +7,9 @@
  *   Conv -> Add(., Z) [-> Relu|Clip] flatrt::FusedConv: act(conv(X) + B + Z), Z of the output's
  *                                    shape (residual connections), written in the conv's tiles
  *   Conv -> SiLU | HardSwish | HardSigmoid  in the conv epilogue (fuse_cnn.c)
+ *   grouped Conv -> GlobalAveragePool (and other readers)
+ *                                    flatrt::ConvMean: the pool as the conv's second output
+ *                                    (squeeze-and-excitation; fuse_cnn.c)
  *   Conv 1x1 -> [zero Pad ->] AveragePool  the pool moved in front of the conv (fuse_pool.c)
  *   Pad (zeros) -> AveragePool       the pads folded into the pool, count_include_pad (fuse_pool.c)
  *   S = Sigmoid(X), Mul(X, S)        flatrt::Silu(X) = X sigmoid(X) in one pass (SiLU / Swish of
@@ -283,6 +286,11 @@ int frt_pass_fuse(frt_graph *g, frt_arena *arena, size_t *transformed_bytes, frt
         if (conv && (FRT_OP_BUILT(Sigmoid) || FRT_OP_BUILT(HardSigmoid) ||
                      FRT_OP_BUILT(HardSwish) || FRT_OP_BUILT(Silu)))
             removed += frt_pass_fuse_conv_act(g, n); /* fuse_cnn.c */
+        if (conv && FRT_OP_BUILT(GlobalAveragePool) && FRT_OP_BUILT(ConvMean)) {
+            int r = frt_pass_fuse_conv_mean(g, arena, n, st); /* fuse_cnn.c */
+            if (r < 0) return -1;
+            removed += r;
+        }
         if (FRT_OP_BUILT(Sigmoid) && strcmp(n->op_type, "Sigmoid") == 0) removed += fuse_silu(g, n);
     }
     int r = frt_pass_fuse_xf(g, arena, st);

@@ -13,7 +13,18 @@
  *
  * The activation is applied in the conv's epilogue (conv.h, p->post). Mul operands may come in
  * either order. Y must be read by exactly the pattern's nodes (and not be a graph output); the
- * conv then writes the last node's output and the pattern's nodes die. float32 only. */
+ * conv then writes the last node's output and the pattern's nodes die. float32 only.
+ *
+ * And the squeeze of squeeze-and-excitation (frt_pass_fuse_conv_mean, after the above):
+ *
+ *   Y = Conv(.., group > 1) [act]; G = GlobalAveragePool(Y)   (Y read by others too: the SE Mul)
+ *                                                       -> Y, G = flatrt::ConvMean(..) [act]
+ *
+ * The depthwise / grouped conv writes the mean of its output per channel as a second output
+ * (conv.c; the oneDNN provider sums each channel block right after computing it,
+ * onednn/dwconv.c, gconv.c), so no separate pass reads Y again. FRT_FUSE_SE=0 (read at load)
+ * turns it off. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/op.h"
@@ -96,4 +107,45 @@ int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv) {
         return 2;
     }
     return 0;
+}
+
+int frt_pass_fuse_conv_mean(frt_graph *g, frt_arena *arena, frt_node *conv, frt_status *st) {
+    const char *env = getenv("FRT_FUSE_SE");
+    if (env && !strcmp(env, "0")) return 0;
+    if (!is_op(conv, "", "Conv") || conv->n_out != 1 || conv->n_in < 2 || conv->n_in > 3 ||
+        frt_attr_int(conv, "group", 1) < 2)
+        return 0;
+    if (!frt_op_probe(FRT_DOMAIN_INTERNAL, "ConvMean", 1)) return 0; /* not built */
+    int32_t y = conv->out[0];
+    if (y < 0) return 0;
+    const frt_value *yv = &g->values[y].v;
+    if (yv->dtype != FRT_FLOAT32 || yv->rank != 4 || !frt_shape_known(yv)) return 0;
+    frt_node *rd[8];
+    int nr = frt_graph_readers(g, y, rd, 8);
+    if (nr < 2 || nr > 8) return 0; /* (alone: nothing else reads Y, leave it) */
+    frt_node *gap = NULL;
+    for (int i = 0; i < nr; i++)
+        if (is_op(rd[i], "", "GlobalAveragePool") && rd[i]->n_in == 1 && rd[i]->n_out == 1 &&
+            rd[i]->in[0] == y && rd[i]->out[0] >= 0) {
+            if (gap) return 0; /* two of them: leave it */
+            gap = rd[i];
+        }
+    if (!gap) return 0;
+    int32_t *nout = frt_arena_array(arena, 2, sizeof(int32_t));
+    if (!nout) {
+        *st = frt_error(FRT_ERR_NO_MEMORY, "out of memory fusing a squeeze-and-excitation pool");
+        return -1;
+    }
+    int32_t m = gap->out[0];
+    nout[0] = y;
+    nout[1] = m;
+    gap->dead = true;
+    g->values[y].n_uses--; /* the pool's read */
+    conv->out = nout;
+    conv->n_out = 2;
+    conv->domain = FRT_DOMAIN_INTERNAL;
+    conv->op_type = "ConvMean";
+    g->values[m].producer = (int32_t)(conv - g->nodes);
+    frt_op_created(conv->domain, conv->op_type, 1);
+    return 1;
 }

@@ -35,6 +35,11 @@ int frt_pass_hoist(frt_graph *g, bool (*filter)(void *user, const frt_node *n), 
 /* CNN activation fusions into Conv / FusedConv node `conv` (src/passes/fuse_cnn.c), called by
  * frt_pass_fuse. Returns the number of nodes removed. */
 int frt_pass_fuse_conv_act(frt_graph *g, frt_node *conv);
+/* The squeeze of squeeze-and-excitation: a GlobalAveragePool of a grouped / depthwise Conv's
+ * output (read by other nodes too) becomes the conv's second output, the node a
+ * flatrt::ConvMean (src/passes/fuse_cnn.c). Returns the number of nodes removed, -1 on error
+ * with *st set. */
+int frt_pass_fuse_conv_mean(frt_graph *g, frt_arena *arena, frt_node *conv, frt_status *st);
 /* Moves an AveragePool without pads (after an optional all-zero Pad) in front of the 1x1 Conv
  * node `conv` that feeds it (src/passes/fuse_pool.c), called by frt_pass_fuse. *swapped is set
  * when it did: the pool then sits at conv's index and the conv at the pool's. Returns the number

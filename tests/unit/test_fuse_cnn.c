@@ -1,7 +1,12 @@
 /* CNN fusions (src/passes/fuse_cnn.c): small graphs Conv -> activation pattern, loaded with and
  * without fusion (frt_options.fuse); the fused model must have the expected number of steps and
  * match the unfused run. Depthwise 3x3 / 5x5 (channel-blocked kernels) and plain convs, at the
- * ISA tier of the run (FRT_ISA). Negative cases: patterns that must not be fused. */
+ * ISA tier of the run (FRT_ISA). Negative cases: patterns that must not be fused.
+ * Squeeze-and-excitation's squeeze (frt_pass_fuse_conv_mean): Q = Mul(Z, GlobalAveragePool(Z)),
+ * Z a depthwise / grouped conv's (activated) output: the pool becomes the conv's second output
+ * (flatrt::ConvMean); with the oneDNN provider on the AVX2 tier the own depthwise loop (SiLU at
+ * the store and as a pass after it, a padded channel block, images of at most 14x14 outputs
+ * whole and larger ones block by block) and the own grouped loop take it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +34,8 @@ enum tail {
                         not fused either (Y has two readers) */
     T_SIG_EXTRA,     /* Mul(Y, Sigmoid(Y)) with Sigmoid(Y) also a graph output: not fused */
     T_SIG,           /* Sigmoid(Y) alone -> SIGMOID */
+    T_SE_SILU,       /* Z = Mul(Y, Sigmoid(Y)); Q = Mul(Z, GlobalAveragePool(Z)) -> SILU, ConvMean */
+    T_SE,            /* Q = Mul(Y, GlobalAveragePool(Y)) -> ConvMean where the conv is grouped */
 };
 
 typedef struct fcase {
@@ -88,6 +95,25 @@ static ob_buf build(const fcase *t, const float *w, const float *b) {
         ob_msg(&g, OB_NODE, &f);
         out = "S";
         break;
+    case T_SE_SILU:
+    case T_SE: {
+        const char *zi[] = {"Z", NULL}, *go[] = {"G", NULL}, *qi[] = {"Z", "G", NULL};
+        const char *qo[] = {"Q", NULL};
+        if (t->tail == T_SE_SILU) {
+            f = ob_node("Sigmoid", NULL, "sig", yi, so);
+            m = ob_node("Mul", NULL, "mul", m1, zo);
+            ob_msg(&g, OB_NODE, &f);
+            ob_msg(&g, OB_NODE, &m);
+        } else {
+            zi[0] = qi[0] = "Y";
+        }
+        ob_buf gap = ob_node("GlobalAveragePool", NULL, "gap", zi, go);
+        ob_buf q = ob_node("Mul", NULL, "scale", qi, qo);
+        ob_msg(&g, OB_NODE, &gap);
+        ob_msg(&g, OB_NODE, &q);
+        out = "Q";
+        break;
+    }
     }
     ob_buf zo_vi = ob_vinfo(out, 1, -1, NULL);
     ob_msg(&g, OB_OUTPUT, &zo_vi);
@@ -172,6 +198,16 @@ int main(void) {
         {"sigmoid read twice", 8, 8, 8, 5, 1, 6, 6, 2, T_SIG_EXTRA, 3, 3},
         {"dw3 sigmoid", 8, 8, 8, 3, 1, 6, 6, 1, T_SIG, 1, 2},
         {"1x1 on 1x1 sigmoid", 48, 40, 1, 1, 1, 1, 1, 0, T_SIG, 1, 2},
+        /* squeeze-and-excitation: conv + Mul fused, conv + Sigmoid + Mul + pool + Mul unfused */
+        {"se dw3 s1 silu (at the store)", 20, 20, 20, 3, 1, 14, 14, 1, T_SE_SILU, 2, 5},
+        {"se dw5 s2 silu (a pass)", 24, 24, 24, 5, 2, 15, 15, 2, T_SE_SILU, 2, 5},
+        {"se dw3 s1 batch of blocks", 72, 72, 72, 3, 1, 9, 10, 1, T_SE_SILU, 2, 5},
+        /* more than 14x14 outputs: the own depthwise loop one channel block at a time */
+        {"se dw3 s1 silu block by block", 20, 20, 20, 3, 1, 21, 21, 1, T_SE_SILU, 2, 5},
+        {"se dw5 s1 silu pass block by block", 24, 24, 24, 5, 1, 17, 24, 2, T_SE_SILU, 2, 5},
+        {"se grouped 3x3 groups of 8", 32, 32, 4, 3, 1, 10, 10, 1, T_SE, 2, 3},
+        {"se grouped 3x3 s2 groups of 16", 48, 48, 3, 3, 2, 13, 13, 1, T_SE, 2, 3},
+        {"se plain conv: not fused", 8, 16, 1, 3, 1, 8, 8, 1, T_SE, 3, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i], 7u + (unsigned)i);
     TEST_MAIN_END();

@@ -30,8 +30,8 @@ static void test_table(void) {
         CHECK(frt_op_lookup(d->domain, d->op_type, d->since) == d);
         CHECK(frt_op_lookup(d->domain, d->op_type, d->max) == d);
     }
-    /* Attention, ChannelShuffle, EmbeddingBag, FusedConv, FusedMatMul, Silu */
-    CHECK(internal == 6);
+    /* Attention, ChannelShuffle, ConvMean, EmbeddingBag, FusedConv, FusedMatMul, Silu */
+    CHECK(internal == 7);
 }
 
 static void test_lookup(void) {

@@ -13,6 +13,7 @@
 
 #include "gconv.h"
 #include "ops/blkgc.h"
+#include "ops/blkmean.h"
 #include "util/threadpool.h"
 
 #if FRT_HAVE_DNNL
@@ -23,17 +24,29 @@ typedef struct dn_gc {
     frt_blkgc_fn fn;
     double block_ns;             /* estimated time of one output block */
     size_t in_img, out_img;      /* floats of one image in the blocked layout */
+    frt_blkmean_fn mean_fn;      /* flatrt::ConvMean: output 1 the per-channel mean (blkmean.h) */
 } dn_gc;
 
 typedef struct gc_job {
     const dn_gc *p;
     const float *x;
     float *y;
+    float *m;                    /* ConvMean: the image's C means */
 } gc_job;
 
 static void gc_range(void *ctx, int64_t lo, int64_t hi) {
     const gc_job *j = ctx;
-    j->p->fn(j->x, j->p->w, j->p->bias, j->y, &j->p->g, lo, hi);
+    const dn_gc *p = j->p;
+    if (!p->mean_fn) {
+        p->fn(j->x, p->w, p->bias, j->y, &p->g, lo, hi);
+        return;
+    }
+    /* one block at a time, its mean taken while it is in cache (the same bits at any split) */
+    int64_t S = p->g.OH * p->g.OW;
+    for (int64_t m = lo; m < hi; m++) {
+        p->fn(j->x, p->w, p->bias, j->y, &p->g, m, m + 1);
+        p->mean_fn(j->y + (size_t)(m * S * 8), S, 8, 1.0f / (float)S, j->m + m * 8);
+    }
 }
 
 static frt_status gc_run(const frt_step *s, frt_exec *x) {
@@ -47,7 +60,8 @@ static frt_status gc_run(const frt_step *s, frt_exec *x) {
                              (long long)p->g.H, (long long)p->g.W);
     for (int64_t n = 0; n < X->dims[0]; n++) {
         gc_job j = {p, (const float *)X->data + (size_t)n * p->in_img,
-                    (float *)Y->data + (size_t)n * p->out_img};
+                    (float *)Y->data + (size_t)n * p->out_img,
+                    p->mean_fn ? (float *)x->values[s->out[1]].data + n * p->g.C : NULL};
         frt_parallel_ranges(x->tp, p->g.C / 8, p->block_ns, gc_range, &j);
     }
     return FRT_OK;
@@ -96,15 +110,19 @@ frt_status frt_dn_gc_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     p->w = w;
     p->bias = bias;
     p->fn = frt_blkgc_get(c->isa, &g);
+    /* ConvMean (onednn.c admits no other two-output conv) */
+    p->mean_fn = c->n_out == 2 ? frt_blkmean_get(c->isa) : NULL;
     p->block_ns = 2.0 * 8.0 * (double)(G * K * K * g.OH * g.OW) * FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
     p->in_img = (size_t)(C * g.H * g.W);
     p->out_img = (size_t)(C * g.OH * g.OW);
     in[0] = L;
     out[0] = L;
+    if (p->mean_fn) out[1] = L;
     k->params = p;
     k->fn = gc_run;
-    k->name = frt_par_split(threads, (double)cb * p->block_ns) > 1 ? "gconv_own_split"
-                                                                    : "gconv_own";
+    bool split = frt_par_split(threads, (double)cb * p->block_ns) > 1;
+    k->name = p->mean_fn ? (split ? "gconv_own_split_mean" : "gconv_own_mean")
+                      : (split ? "gconv_own_split" : "gconv_own");
     k->in_layouts = in;
     k->out_layouts = out;
     k->const_copied = B ? (1u << 1) | (1u << 2) : 1u << 1;

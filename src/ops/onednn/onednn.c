@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "onednn.h"
+#include "ops/blkmean.h"
 #include "ops/blocked.h"
 #include "ops/x86/simd_act.h"
 
@@ -421,6 +422,9 @@ typedef struct dn_conv {
     dn_split *split;            /* non-NULL: runs as channel parts on the pool (split.c) */
     frt_actp_fn silu;           /* non-NULL: SiLU applied by this loop after the primitive */
     dn_relay *relay;            /* non-NULL: runs on nChw8c between two reorders (relay.c) */
+    int64_t mean_b;             /* ConvMean: the block size; output 1 the per-channel mean of the
+                                   output, taken after the primitive (blkmean.h, mean_fn) */
+    frt_blkmean_fn mean_fn;
 } dn_conv;
 
 static void conv_destroy(void *params) {
@@ -434,14 +438,13 @@ static void conv_destroy(void *params) {
 
 static frt_status conv_run(const frt_step *s, frt_exec *x) {
     const dn_conv *p = s->k.params;
-    if (p->split) {
-        frt_status st = check_image(s, &p->p, &x->values[s->in[0]]);
-        return st ? st : frt_dn_split_run(s, x, p->split, &x->values[s->in[0]],
-                                          &x->values[s->out[0]],
-                                          p->has_z ? &x->values[s->in[3]] : NULL);
-    }
     frt_status st;
-    if (p->relay) {
+    if (p->split) {
+        st = check_image(s, &p->p, &x->values[s->in[0]]);
+        if (!st)
+            st = frt_dn_split_run(s, x, p->split, &x->values[s->in[0]], &x->values[s->out[0]],
+                                  p->has_z ? &x->values[s->in[3]] : NULL);
+    } else if (p->relay) {
         st = check_image(s, &p->p, &x->values[s->in[0]]);
         if (!st)
             st = frt_dn_relay_run(s, x, p->relay, p->p.prim, p->wmem, p->bmem,
@@ -454,12 +457,23 @@ static frt_status conv_run(const frt_step *s, frt_exec *x) {
                                      : p->has_z,
                         &p->z_md, z);
     }
-    if (!st && p->silu) {
+    if (!st && p->silu && !p->split) {
         /* padding lanes hold 0 and SiLU(0) = 0, so the whole blocked buffer is mapped */
         frt_value *Y = &x->values[s->out[0]];
         static const float prm[4];
         p->silu(FRT_ACTP_SILU, Y->data, Y->data, p->p.out_img / sizeof(float) * (size_t)Y->dims[0],
                 prm);
+    }
+    if (!st && p->mean_b) {
+        /* (the own depthwise and grouped loops take each block's mean right after computing it:
+           dwconv.c, gconv.c; here a pass after the primitive, as the GlobalAveragePool was) */
+        const frt_value *Y = &x->values[s->out[0]];
+        float *m = x->values[s->out[1]].data;
+        int64_t b = p->mean_b, cb = (p->p.OC + b - 1) / b, S = p->p.OH * p->p.OW;
+        for (int64_t n = 0; n < Y->dims[0]; n++)
+            for (int64_t k = 0; k < cb; k++)
+                p->mean_fn((const float *)Y->data + (size_t)((n * cb + k) * S * b), S, b,
+                            1.0f / (float)S, m + (n * cb + k) * b);
     }
     return st;
 }
@@ -535,7 +549,9 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     const frt_value *X = c->in[0], *Wt = c->n_in > 1 ? c->in[1] : NULL;
     const frt_value *B = c->n_in > 2 ? c->in[2] : NULL, *Z = fused && c->n_in > 3 ? c->in[3] : NULL;
     const frt_value *Y = c->out[0];
-    if (c->n_out != 1 || !is_image(X) || !Y || !is_image(Y))
+    bool mean = strcmp(def->op_type, "ConvMean") == 0; /* output 1: the spatial mean */
+    if (c->n_out != (mean ? 2 : 1) || !is_image(X) || !Y || !is_image(Y) ||
+        (mean && X->rank != 4))
         return decline(c, "needs float32 [N, C, (H,) W] with dims known at load");
     if (!Wt || !Wt->data || Wt->dtype != FRT_FLOAT32 || Wt->rank != X->rank)
         return decline(c, "needs constant float32 weights");
@@ -624,14 +640,14 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         if (st != FRT_DECLINE) return st;
     }
     /* a 1x1 convolution of a 1x1 image (squeeze-and-excitation): the own GEMV (gemvconv.c) */
-    if (!fused && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
+    if (!fused && !mean && Lin == L && group == 1 && nsp == 2 && H == 1 && W == 1 && pl[0] == 0 &&
         pl[1] == 0) {
         frt_status st = frt_dn_gemvconv_select(c, k, L);
         if (st != FRT_DECLINE) return st;
     }
     /* 1x1, stride 1, unpadded, ungrouped, few output channel blocks or (1 thread) a small image
        (AVX2 tier): the own pointwise loop, split over pixels at N threads (pwconv.c) */
-    if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 1 && sp.k[1] == 1 &&
+    if (!ds && !mean && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 1 && sp.k[1] == 1 &&
         sp.s[0] == 1 && sp.s[1] == 1 && pl[0] == 0 && pl[1] == 0 && pr[0] == 0 && pr[1] == 0) {
         frt_status st = frt_dn_pw_select(c, k, L, g_model_threads);
         if (st != FRT_DECLINE) return st;
@@ -639,14 +655,14 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     /* 3x3, stride 1 or 2, undilated, ungrouped: the own Winograd F(4x4, 3x3) / F(2x2, 3x3) / its
        stride-2 form where it beats oneDNN's direct kernel (winoconv.c; oneDNN 2.6 has Winograd
        on AVX-512 only) */
-    if (!ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 &&
+    if (!ds && !mean && Lin == L && group == 1 && nsp == 2 && sp.k[0] == 3 && sp.k[1] == 3 &&
         sp.s[0] == sp.s[1] && (sp.s[0] == 1 || sp.s[0] == 2) && sp.d[0] == 1 && sp.d[1] == 1) {
         frt_status st = frt_dn_wino_select(c, k, L, pl[0], pl[1], sp.s[0], g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
     /* other kernels (1 x r, r x 1, 5x5, ...), stride 1, undilated, ungrouped: the own
        one-dimensional Winograd F(m, r) where it beats oneDNN's direct kernel (winoconv.c) */
-    if (!ds && Lin == L && group == 1 && nsp == 2 && !(sp.k[0] == 1 && sp.k[1] == 1) &&
+    if (!ds && !mean && Lin == L && group == 1 && nsp == 2 && !(sp.k[0] == 1 && sp.k[1] == 1) &&
         !(sp.k[0] == 3 && sp.k[1] == 3) && sp.s[0] == 1 && sp.s[1] == 1 && sp.d[0] == 1 &&
         sp.d[1] == 1) {
         int64_t pb[2] = {pl[0], pl[1]}, pe[2] = {pr[0], pr[1]};
@@ -861,11 +877,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         if (ds) return dnnl_fail(c, "wrapping the bias", ds);
     }
 layouts:;
-    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
+    const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, c->n_out);
     if (!in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
     in[0] = Lin;
     if (fused) in[3] = L;
     out[0] = L;
+    if (mean) out[1] = L, p->mean_b = L->block, p->mean_fn = frt_blkmean_get(c->isa);
     k->in_layouts = in;
     k->out_layouts = out;
     k->name = group == C && group > 1 ? "conv_dw" : "conv";
@@ -1534,7 +1551,8 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
     if (!L) return decline(c, "ISA tier below AVX2");
     const char *t = def->op_type;
     bool internal = !strcmp(def->domain, FRT_DOMAIN_INTERNAL);
-    if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0)
+    if (internal && strcmp(t, "FusedConv") != 0 && strcmp(t, "Silu") != 0 &&
+        strcmp(t, "ConvMean") != 0)
         return decline(c, "internal op");
     if (!engine()) return decline(c, "no oneDNN CPU engine");
     /* oneDNN plans a primitive's work split for the thread count current at its creation: one
@@ -1549,7 +1567,8 @@ static frt_status onednn_select(const frt_provider *pr, const frt_op_def *def, f
             if ((q == skip || q[-1] == ',') && (q[tl] == ',' || !q[tl]))
                 return decline(c, "listed in FRT_DNNL_SKIP");
     }
-    if (!strcmp(t, "Conv") || !strcmp(t, "FusedConv")) return conv_select(def, c, k, L);
+    if (!strcmp(t, "Conv") || !strcmp(t, "FusedConv") || !strcmp(t, "ConvMean"))
+        return conv_select(def, c, k, L);
     if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool") ||
         !strcmp(t, "GlobalMaxPool"))
         return pool_select(def, c, k, L);

@@ -100,6 +100,8 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     case FRT_ACT_NONE: act = FRT_BLKPW_NONE; break;
     case FRT_ACT_RELU: act = FRT_BLKPW_RELU; break;
     case FRT_ACT_CLIP: act = FRT_BLKPW_CLIP; break;
+    case FRT_ACT_SILU: act = FRT_BLKPW_SILU; break;
+    case FRT_ACT_HARDSWISH: act = FRT_BLKPW_HARDSWISH; break;
     default: return FRT_DECLINE;
     }
     int64_t C = X->dims[1], M = Wt->dims[0], S = X->dims[2] * X->dims[3], mb = (M + 7) / 8;
@@ -136,7 +138,18 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
        those keep oneDNN at N threads (the outputs then differ in the last bits between 1 and N
        threads, as for the stride-2 Winograd) */
     bool mid_map = C <= 512 && (S <= 64 || (S <= 196 && threads == 1));
-    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map || mid_map))) return FRT_DECLINE;
+    /* SiLU and HardSwish at the store (blkpw.h) only when forced: on Zen 3 the loop with them
+       lost to oneDNN's 1x1 primitive + the tier's SiLU loop after it (onednn.c own_silu) and to
+       oneDNN with its hardswish post-op on every expand shape of efficientnet_b0 and
+       mobilenet_v3_small (per-node minima of 3 traced rounds, one-layer models: SiLU 16->96 at
+       112x112 911 against 850 us, 24->144@56 420/388, 40->240@28 236/216, 80->480@14 195/184,
+       the 7x7 layers 192->1152 326/247 and 320->1280 590/442; HardSwish 1.03-1.12x). The SiLU
+       pass after oneDNN is bound by its arithmetic (~0.34 ns per element in L1, 0.38 over the
+       layer's output), not by re-reading the output, so applying it at the store saves little,
+       and in the tile it competes with the FMAs for the same pipes (docs/dependencies.md). */
+    bool act_at_store = act == FRT_BLKPW_SILU || act == FRT_BLKPW_HARDSWISH;
+    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map || mid_map) || act_at_store))
+        return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
     float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);

@@ -13,7 +13,8 @@
  * activation is outside what it covers (decided from the shape alone, the same at every thread
  * count, so a split model computes the same bits as a 1-thread one). threads: the model's
  * intra-op threads. The environment variable FRT_DNNL_OWN_PW, read at load, overrides the rule:
- * "0" never takes it, "1" takes every covered shape at any output channel count (tests). Any
+ * "0" never takes it, "1" takes every covered shape at any output channel count, and the SiLU
+ * and HardSwish layers, which the rule leaves to oneDNN (tests, A/B). Any
  * other status is a load failure. */
 frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, int threads);
 
