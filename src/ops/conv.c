@@ -362,6 +362,20 @@ static void ref_gemm_rows(void *ctx, size_t i) {
     }
 }
 
+/* The tile t (t->chunk = t->p->Mg: one part) on the pool: split into row parts of a multiple of 8
+   when nth > 1 threads and the tile's cur columns are worth it, else on the calling thread. */
+static void ref_gemm_run(frt_threadpool *tp, int nth, ref_gemm_task *t, int64_t cur) {
+    const frt_conv_params *p = t->p;
+    if (nth > 1 && p->Mg >= 16 &&
+        frt_par_threads(tp, 2.0 * (double)(p->Mg * cur * p->Kg) * FRT_PAR_NS_PER_FLOP) > 1) {
+        t->chunk = (p->Mg + nth - 1) / nth;
+        t->chunk = (t->chunk + 7) & ~(int64_t)7;
+        frt_parallel_for(tp, (size_t)((p->Mg + t->chunk - 1) / t->chunk), ref_gemm_rows, t);
+    } else {
+        ref_gemm_rows(t, 0);
+    }
+}
+
 
 static const float *conv_bias(const frt_step *s, const frt_exec *x) {
     return s->n_in > 2 && s->in[2] >= 0 ? (const float *)x->values[s->in[2]].data : NULL;
@@ -402,16 +416,7 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
                     t.bmat = col;
                     t.ldb = cur;
                 }
-                if (nth > 1 && p->Mg >= 16 &&
-                    frt_par_threads(x->tp, 2.0 * (double)(p->Mg * cur * p->Kg) *
-                                               FRT_PAR_NS_PER_FLOP) > 1) {
-                    t.chunk = (p->Mg + nth - 1) / nth;
-                    t.chunk = (t.chunk + 7) & ~(int64_t)7;
-                    frt_parallel_for(x->tp, (size_t)((p->Mg + t.chunk - 1) / t.chunk),
-                                     ref_gemm_rows, &t);
-                } else {
-                    ref_gemm_rows(&t, 0);
-                }
+                ref_gemm_run(x->tp, nth, &t, cur);
             }
         }
     }
@@ -511,16 +516,7 @@ static frt_status conv3d_run(const frt_step *s, frt_exec *x) {
                                    .m0 = gr * p->Mg, .y = yg + n0, .chunk = p->Mg,
                                    .rows = p->Mg};
                 if (sum) t.z = sum + (yg - (float *)Y->data) + n0;
-                if (nth > 1 && p->Mg >= 16 &&
-                    frt_par_threads(x->tp, 2.0 * (double)(p->Mg * cur * p->Kg) *
-                                               FRT_PAR_NS_PER_FLOP) > 1) {
-                    t.chunk = (p->Mg + nth - 1) / nth;
-                    t.chunk = (t.chunk + 7) & ~(int64_t)7;
-                    frt_parallel_for(x->tp, (size_t)((p->Mg + t.chunk - 1) / t.chunk),
-                                     ref_gemm_rows, &t);
-                } else {
-                    ref_gemm_rows(&t, 0);
-                }
+                ref_gemm_run(x->tp, nth, &t, cur);
             }
         }
     }
