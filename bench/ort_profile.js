@@ -7,7 +7,8 @@
 //   /work/shared/tools/ortbench/.ort/node_modules/onnxruntime-node.
 // Prints one line per node: median us over the timed runs, node name, op type, output-name
 // hint (ORT's fused nodes keep the name of their first node; the output names map them to
-// flatrt's steps), then the sum of medians and the median whole-run time.
+// flatrt's steps), then the sum of medians and the median whole-run time. ORT_STAT=min prints
+// each node's minimum instead of its median (set against bench/node_rate.py's minima).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -74,7 +75,7 @@ async function main() {
   for (const n of order) {
     const p = per.get(n);
     const d = p.d.slice(Math.min(warm, p.d.length - runs > 0 ? p.d.length - runs : 0));
-    const m = median(d);
+    const m = process.env.ORT_STAT === 'min' ? Math.min(...d) : median(d);
     sum += m;
     console.log(m.toFixed(0).padStart(7) + '  ' + n + '  ' + p.op);
   }

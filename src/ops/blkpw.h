@@ -29,11 +29,16 @@ enum { FRT_BLKPW_NONE = 0, FRT_BLKPW_RELU, FRT_BLKPW_CLIP, FRT_BLKPW_SILU, FRT_B
  * then hi < t ? hi : t; SILU v / (1 + e^-v) (-inf gives NaN, as the unfused Sigmoid + Mul; the
  * AVX2 loop: vsilu of x86/vec_avx2.h, the tier's SiLU loop's math, the portable one expf);
  * HARDSWISH v min(1, max(0, fma(v, 1/6, 1/2))) (the same bits in every variant).
- * y must not overlap x. 0 <= s0 <= s1 <= S. */
+ * y must not overlap x. 0 <= s0 <= s1 <= S.
+ * kc > 0 (a multiple of 8; 0 for none): the AVX2 loop runs the input channels in slices of kc
+ * over the pixel range, the partial sums kept in y between slices (the same chain, the same bits;
+ * not when z is y), so that a tile group's weights stay in L1 on layers of many input channels.
+ * The portable loop ignores it. */
 typedef struct frt_blkpw_geom {
     int64_t C, M, S;
     int act;
     float lo, hi;
+    int64_t kc;
 } frt_blkpw_geom;
 
 typedef void (*frt_blkpw_fn)(const float *x, const float *w, const float *bias, const float *z,

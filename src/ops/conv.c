@@ -2,9 +2,13 @@
  * auto_pad, optional bias, fused activation (node->act: Relu/Clip as a clamp, SiLU, HardSwish,
  * HardSigmoid, Sigmoid as conv.h's p->post).
  *
- * 3-D (NCDHW, W [M, C/group, kd, kh, kw], constant W): the portable path only, per (batch,
- * group) Y_g[Mg, OD*OH*OW] = W_g[Mg, Cg*kd*kh*kw] * col_g, col tiled over output positions
- * (vol2col of a tile + frt_sgemm; "conv_im2col_sgemm_3d"); the provider declines rank 5.
+ * 3-D (NCDHW, W [M, C/group, kd, kh, kw], constant W; the provider declines rank 5):
+ *   AVX2 tier: the packed GEMM per depth slice (conv_gemm.c, frt_conv_gemm_run3d;
+ *     "conv_im2col_gemm_avx2_3d"): each output depth plane is the sum over the kernel depths
+ *     whose input plane is inside the input of a 2-D packed-weight product with implicit im2col.
+ *   otherwise (portable; the AVX-512 tier until measured there): per (batch, group)
+ *     Y_g[Mg, OD*OH*OW] = W_g[Mg, Cg*kd*kh*kw] * col_g, col tiled over output positions
+ *     (vol2col of a tile + frt_sgemm; "conv_im2col_sgemm_3d").
  *
  * Algorithms of 1-D and 2-D, chosen at select:
  *   depthwise (W [M, 1, kh, kw], group == C > 1): direct kernel, one output plane at a time
@@ -17,6 +21,11 @@
  *                 before its tile is stored (x86/conv_avx2.c, x86/conv_avx512.c).
  *       portable: im2col of a tile (skipped for 1x1 stride 1 unpadded convs, where X is the GEMM
  *                 operand itself) + frt_sgemm, then bias and activation on the tile.
+ *     region split (AVX2 tier; 2-D, constant finite W, input shape fixed at load, ungrouped or
+ *       grouped but not depthwise): when most taps read padding (a dilation as large as the map),
+ *       the output is split into regions by live-tap ranges and each region runs the packed GEMM
+ *       of its live sub-kernel (conv_try_split below, conv.h frt_conv_split, conv_gemm.c's
+ *       frt_conv_split_run; kernel "conv_im2col_gemm_avx2_split<regions>").
  * A non-constant W (read from the values at run time) goes to the portable GEMM kernel or the
  * depthwise kernels; the packed GEMM needs the weights packed at select.
  * Threads (x->tp): depthwise splits (image, channel) planes, the GEMMs split position blocks or
@@ -25,6 +34,7 @@
 #include "conv.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -426,14 +436,139 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
 /* ---------------------------------------------------------------------------------------------- */
 /* 3-D: tiled vol2col + frt_sgemm                                                                  */
 /* ---------------------------------------------------------------------------------------------- */
+/* Region split (conv.h: frt_conv_split)                                                          */
+/* ---------------------------------------------------------------------------------------------- */
 
-/* Parameters of every Conv node: p first (the GEMM loops and helpers read it; for 3-D its kh, kw,
- * sh, sw, dh, dw, pt, pl, pb, pr are the H and W axes and Kg = Cg * kd * kh * kw), then the depth
- * axis of a 3-D one. */
-typedef struct conv_node_params {
-    frt_conv_params p;
-    int64_t kd, sd, dd, pf, pk; /* depth: kernel, stride, dilation, front and back pads */
-} conv_node_params;
+/* Splits one axis into bands of equal live-tap ranges: input size in, k taps, stride s,
+ * dilation d, leading pad pad0, out outputs. Band b covers outputs [o0[b], o0[b+1]) with live taps
+ * [t0[b], t1[b]]. Returns the band count, or 0 when some output has no live tap or there are
+ * more than max bands. */
+static int split_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0, int64_t out,
+                      int max, int64_t *o0, int64_t *t0, int64_t *t1) {
+    int nb = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t base = o * s - pad0, lo = 0, hi = k - 1; /* tap t reads base + t*d */
+        while (lo < k && base + lo * d < 0) lo++;
+        while (hi >= 0 && base + hi * d >= in) hi--;
+        if (lo > hi) return 0;
+        if (nb > 0 && t0[nb - 1] == lo && t1[nb - 1] == hi) continue;
+        if (nb == max) return 0;
+        o0[nb] = o;
+        t0[nb] = lo;
+        t1[nb] = hi;
+        nb++;
+    }
+    o0[nb] = out;
+    return nb;
+}
+
+#define SPLIT_MAX_BANDS 8
+/* Split when the live taps are at most this share of the unsplit kernel's multiply-adds (the
+   regions' weight panels are read once per region) and the regions' packs hold at most 4 times
+   the kernel's weights; FRT_CONV_SPLIT=0 turns the split off, =1 takes it whenever it saves work
+   (no memory cap), for measurements and tests. */
+#define SPLIT_MAX_SHARE 0.6
+
+/* Builds p->split for a packed-GEMM node (2-D, constant finite W, input shape x known, fp32
+   weights): 1 when built, 0 when the split does not pay or does not apply, -1 out of memory. */
+static int conv_try_split(frt_op_ctx *c, frt_conv_params *p, const frt_conv_gemm_variant *var,
+                          const frt_value *x) {
+    const char *env = getenv("FRT_CONV_SPLIT");
+    if (env && !strcmp(env, "0")) return 0;
+    int forced = env && !strcmp(env, "1");
+    double max_share = forced ? 0.999 : SPLIT_MAX_SHARE;
+    int64_t H = x->dims[2], W = x->dims[3], pt, pl;
+    int64_t OH = frt_conv_out_dim(H, p->kh, p->sh, p->dh, p->auto_pad, p->pt, p->pb, &pt);
+    int64_t OW = frt_conv_out_dim(W, p->kw, p->sw, p->dw, p->auto_pad, p->pl, p->pr, &pl);
+    if (OH <= 0 || OW <= 0) return 0;
+    int64_t ro[SPLIT_MAX_BANDS + 1], rt0[SPLIT_MAX_BANDS], rt1[SPLIT_MAX_BANDS];
+    int64_t co[SPLIT_MAX_BANDS + 1], ct0[SPLIT_MAX_BANDS], ct1[SPLIT_MAX_BANDS];
+    int nr = split_axis(H, p->kh, p->sh, p->dh, pt, OH, SPLIT_MAX_BANDS, ro, rt0, rt1);
+    int ncb = split_axis(W, p->kw, p->sw, p->dw, pl, OW, SPLIT_MAX_BANDS, co, ct0, ct1);
+    if (nr == 0 || ncb == 0 || nr * ncb == 1) return 0;
+    double live = 0, full = (double)(OH * OW) * (double)(p->kh * p->kw);
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < ncb; j++)
+            live += (double)((ro[i + 1] - ro[i]) * (co[j + 1] - co[j])) *
+                    (double)((rt1[i] - rt0[i] + 1) * (ct1[j] - ct0[j] + 1));
+    if (live > max_share * full) return 0;
+    /* memory: the regions' packs together hold at most 4 times the kernel's taps (a 3x3 whose
+       dilation reaches past the map: 1 + 4 x 2 + 4 x 4 = 25 taps, 2.8 times) */
+    int64_t taps = 0;
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < ncb; j++) taps += (rt1[i] - rt0[i] + 1) * (ct1[j] - ct0[j] + 1);
+    if (taps > 4 * p->kh * p->kw && !forced) return 0;
+    const float *w = p->w;
+    for (int64_t i = 0; i < p->M * p->Kg; i++)
+        if (!isfinite(w[i])) return 0; /* inf * 0 of a dead tap is NaN in the unsplit sum */
+
+    frt_conv_split *sp = frt_arena_alloc(c->arena, sizeof *sp, 8);
+    frt_conv_region *rg = frt_arena_alloc(c->arena, sizeof *rg * (size_t)(nr * ncb), 8);
+    if (!sp || !rg) return -1;
+    /* one sub-kernel per distinct live range (row range x column range), shared by regions */
+    frt_conv_params *sub[SPLIT_MAX_BANDS * SPLIT_MAX_BANDS];
+    int nsub = 0;
+    float *tmp = NULL;
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < ncb; j++) {
+            frt_conv_region *r = &rg[i * ncb + j];
+            r->oh0 = ro[i], r->oh1 = ro[i + 1], r->ow0 = co[j], r->ow1 = co[j + 1];
+            r->ky0 = rt0[i], r->kx0 = ct0[j];
+            int64_t kh = rt1[i] - rt0[i] + 1, kw = ct1[j] - ct0[j] + 1;
+            frt_conv_params *q = NULL;
+            for (int u = 0; u < nsub && !q; u++)
+                if (sub[u]->kh == kh && sub[u]->kw == kw &&
+                    sub[u]->pt == r->ky0 && sub[u]->pl == r->kx0)
+                    q = sub[u];
+            if (!q) {
+                q = frt_arena_alloc(c->arena, sizeof *q, 64);
+                if (!q) {
+                    free(tmp);
+                    return -1;
+                }
+                if (!tmp) tmp = malloc((size_t)(p->M * p->Kg) * sizeof(float));
+                if (!tmp) return -1;
+                float *sw = tmp; /* the sub-kernel's weights, a load-time temporary */
+                *q = *p;
+                q->kh = kh, q->kw = kw;
+                q->Kg = p->Cg * kh * kw;
+                q->pt = r->ky0, q->pl = r->kx0; /* the key above; region_geom sets the run's pads */
+                q->pb = q->pr = 0;
+                q->auto_pad = FRT_CONV_PAD_NOTSET;
+                q->act = 0;
+                q->post = FRT_CONV_POST_NONE;
+                q->wprec = 0;
+                q->split = NULL;
+                for (int64_t mc = 0; mc < p->M * p->Cg; mc++)
+                    for (int64_t y = 0; y < kh; y++)
+                        for (int64_t xx = 0; xx < kw; xx++)
+                            sw[(mc * kh + y) * kw + xx] =
+                                w[(mc * p->kh + r->ky0 + y) * p->kw + r->kx0 + xx];
+                q->w = NULL; /* the regions read only their packs */
+                if (frt_conv_gemm_pack(q, var, sw, c->arena)) {
+                    free(tmp);
+                    return -1;
+                }
+                sub[nsub++] = q;
+            }
+            r->p = q;
+        }
+    free(tmp);
+    sp->C = x->dims[1], sp->H = H, sp->W = W, sp->OH = OH, sp->OW = OW;
+    sp->pt = pt, sp->pl = pl;
+    sp->nregions = nr * ncb;
+    sp->regions = rg;
+    p->split = sp;
+    p->var = var;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Parameters of every Conv node (conv.h): p first (the GEMM loops and helpers read it; for the
+ * portable 3-D path Kg = Cg * kd * kh * kw, for the packed one Cg * kh * kw), then the depth axis
+ * of a 3-D one. */
+typedef frt_conv_node_params conv_node_params;
 
 typedef struct conv3d_geom {
     int64_t N, C, D, H, W, OD, OH, OW;
@@ -679,6 +814,19 @@ static frt_status conv_select_kernel(frt_op_ctx *c, frt_kernel *k) {
         if (!p->w)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
                                "3-D convolution needs constant weights W");
+        /* AVX2 tier: the packed GEMM per depth slice (conv_gemm.c). The AVX-512 tier keeps the
+           portable path until measured there */
+        const frt_conv_gemm_variant *var3 = K_GEMM ? frt_conv_gemm_pick(c->isa) : NULL;
+        if (var3 && var3->isa == FRT_ISA_AVX2) {
+            p->wprec = 0; /* float32 weights (half ones are not wired up for 3-D) */
+            if ((st = frt_conv_gemm_pack3d(q, var3, p->w, c->arena)))
+                return frt_op_fail(c, st, "out of memory packing weights");
+            k->const_copied = 1u << 1; /* W lives on packed only */
+            k->name = "conv_im2col_gemm_avx2_3d";
+            k->fn = frt_conv_gemm_run3d;
+            k->scratch = frt_conv_gemm_scratch3d;
+            return FRT_OK;
+        }
         k->name = "conv_im2col_sgemm_3d";
         if (!K_SGEMM) return frt_op_kernel_missing(c, k->name);
         k->fn = conv3d_run;
@@ -704,6 +852,23 @@ static frt_status conv_select_kernel(frt_op_ctx *c, frt_kernel *k) {
         return FRT_OK;
     }
     const frt_conv_gemm_variant *var = p->w && K_GEMM ? frt_conv_gemm_pick(cap) : NULL;
+    /* the region split: measured on the AVX2 tier (Zen 3); the AVX-512 tier keeps the unsplit
+       kernel until a session measures it there */
+    if (var && var->isa == FRT_ISA_AVX2 && nsp == 2 && !(p->Cg == 1 && p->group > 1) &&
+        !(FRT_HALF_WEIGHTS && c->node->wprec) && frt_shape_known(x)) {
+        int r = conv_try_split(c, p, var, x);
+        if (r < 0) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory packing weights");
+        if (r) {
+            k->const_copied = 1u << 1; /* W lives on the regions' packs */
+            char *name = frt_arena_alloc(c->arena, 64, 1);
+            if (!name) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
+            snprintf(name, 64, "%s_split%d", var->name_im2col, p->split->nregions);
+            k->name = name;
+            k->fn = frt_conv_split_run;
+            k->scratch = frt_conv_split_scratch;
+            return FRT_OK;
+        }
+    }
     if (var) {
         /* half weights (frt_conv_gemm_pack keeps fp32 if it must) */
         p->wprec = FRT_HALF_WEIGHTS ? c->node->wprec : 0;

@@ -79,7 +79,38 @@ typedef struct frt_conv_params {
     int32_t wprec;
     const uint16_t *whalf;
     void (*f16_to_f32)(const uint16_t *x, float *y, size_t n);
+    /* the region split of this node (frt_conv_split_run), or NULL */
+    const struct frt_conv_split *split;
 } frt_conv_params;
+
+/* Region split of a 2-D conv with constant weights and an input shape fixed at load (conv.c's
+ * select builds it; conv_gemm.c runs it). Along each axis, the output positions fall into runs
+ * (bands) with the same range of live kernel taps (those reading inside the input, not padding;
+ * with dilation d and pad d, a 3x3's outer rows are live only for the d border rows). A region is
+ * a row band x a column band; it runs as the packed GEMM of its live sub-kernel (rows ky0 ..
+ * ky0 + p->kh - 1, columns kx0 .. kx0 + p->kw - 1 of W) over its output rectangle, its pads
+ * shifted so each tap reads what the full kernel's tap reads there (negative pads: an offset into
+ * X). Every output sums the products of the live taps in the full kernel's order (ci, ky, kx),
+ * from the bias; the unsplit kernel adds the same products and, for the dead taps, w * 0, which
+ * leaves a finite sum unchanged (up to the sign of a zero sum), so the results are the same bits
+ * for finite W (select requires it) -- except at positions that either run takes through the AVX2
+ * one-column tail kernel (the last 1-3 positions of a GEMM of 1-3 mod 16 positions), which sums K
+ * in four interleaved partial sums: a region's GEMM has other tails than the whole output's. The
+ * regions hold their own packed weights (M x Cg x their live taps each). The regions' GEMMs run without the activation and sum input
+ * into scratch; the run then copies each into Y and applies the sum input and the activation
+ * there, elementwise as the unsplit kernel does after its last K block. */
+typedef struct frt_conv_region {
+    int64_t oh0, oh1, ow0, ow1; /* output rectangle [oh0, oh1) x [ow0, ow1) */
+    int64_t ky0, kx0;           /* first live kernel row / column */
+    const frt_conv_params *p;   /* the sub-kernel (kh, kw, Kg, packed weights); no act / post */
+} frt_conv_region;
+
+typedef struct frt_conv_split {
+    int64_t C, H, W, OH, OW; /* the input shape seen at load (channels, rows, columns), output */
+    int64_t pt, pl;          /* the full kernel's top / left pads */
+    int nregions;
+    const frt_conv_region *regions;
+} frt_conv_split;
 
 /* Geometry of one run, from the actual input dims. */
 typedef struct frt_conv_geom {
@@ -135,12 +166,15 @@ typedef struct frt_conv_gemm_ctx {
     const frt_conv_params *p;
     frt_conv_geom g;          /* flattened (H = 1, W = H*W) for pointwise convs */
     const float *xg;          /* X channels of the current (n, group) */
+    int64_t cs;               /* stride between xg's channel planes (H*W; 3-D: D*H*W, xg at one
+                                 depth plane) */
     float *yg;                /* Y rows of the current (n, group), row stride npos */
     const float *zg;          /* FusedConv sum input rows, same layout as yg, or NULL */
     const float *wg;          /* packed weights of the group (NULL with half weights) */
     const float *wk;          /* float32 panels of the current K block: [mpanels][kcur][mr] */
     float *wbuf;              /* with half weights: the task's buffer that wk points to */
-    int64_t gr;               /* current group */
+    int64_t gr;               /* current group (3-D: the packed slice group * kd + kz) */
+    int64_t od;               /* 3-D: output depth plane of the block (yg, zg point into it) */
     const float *bias;        /* bias of the group (Mg floats) or NULL */
     float *blk;               /* packed col block */
     int64_t npos;
@@ -175,6 +209,27 @@ frt_status frt_conv_gemm_pack(frt_conv_params *p, const frt_conv_gemm_variant *v
                               const float *w, frt_arena *arena);
 frt_status frt_conv_gemm_run(const frt_step *s, frt_exec *x);
 size_t frt_conv_gemm_scratch(const frt_step *s, const frt_value *values);
+/* The region split (p->split, see frt_conv_split) of a packed-GEMM node. */
+frt_status frt_conv_split_run(const frt_step *s, frt_exec *x);
+size_t frt_conv_split_scratch(const frt_step *s, const frt_value *values);
+
+/* Parameters of every Conv node (conv.c's k->params): p, then the depth axis of a 3-D one (p's
+ * kh, kw, sh, sw, dh, dw, pt, pl, pb, pr are then its H and W axes). */
+typedef struct frt_conv_node_params {
+    frt_conv_params p;
+    int64_t kd, sd, dd, pf, pk; /* depth: kernel, stride, dilation, front and back pads */
+} frt_conv_node_params;
+
+/* 3-D (NCDHW) on the packed GEMM: per (image, group, output depth od), Y[:, od] = sum over the
+ * kernel depths kz whose input plane id = od*sd - pf + kz*dd lies inside [0, D) of the 2-D
+ * convolution of plane id with W[:, :, kz] (kz reading only padding are skipped, not multiplied
+ * by zeros). p.Kg = Cg*kh*kw (one depth slice) and wpack holds group*kd slices, slice
+ * gr*kd + kz = W[gr's Mg rows][:, kz] packed as a 2-D group (frt_conv_gemm_pack3d). Bias, sum
+ * input and activation as in 2-D. */
+frt_status frt_conv_gemm_pack3d(frt_conv_node_params *q, const frt_conv_gemm_variant *var,
+                                const float *w, frt_arena *arena);
+frt_status frt_conv_gemm_run3d(const frt_step *s, frt_exec *x);
+size_t frt_conv_gemm_scratch3d(const frt_step *s, const frt_value *values);
 
 /* Tail shapes of the AVX2 6 x 16 tile (x86/conv_avx2.c) that a product of Mg output channels
  * (per group) and npos positions runs: full-width tiles with 1-5 rows run as sub-tiles of 4, 2

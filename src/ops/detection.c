@@ -15,16 +15,19 @@
  * half_pixel (default from opset 16) shifts the roi by -0.5 pixel; output_half_pixel (the only
  * behaviour before 16) does not and makes rois at least 1 pixel wide.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "op.h"
+#include "x86/simd_detection.h"
 
 /* ---- NonMaxSuppression ---- */
 
 typedef struct nms_params {
     int center_point_box;
+    frt_nms_suppressed_fn suppressed; /* the tier's block loop */
 } nms_params;
 
 static frt_status nms_infer(frt_op_ctx *c) {
@@ -52,9 +55,7 @@ static frt_status nms_infer(frt_op_ctx *c) {
     return FRT_OK;
 }
 
-typedef struct nms_box {
-    float y1, x1, y2, x2, area;
-} nms_box;
+typedef frt_nms_box nms_box;
 
 static nms_box nms_corners(const float *b, int center) {
     nms_box r;
@@ -94,8 +95,8 @@ static int nms_cmp(const void *pa, const void *pb) {
 }
 
 /* Scratch: cands[N], kept[N] (int64), rows[B*C*N*3] (int64), boxes[N], then the kept boxes as
- * five float columns (y1, x1, y2, x2, area) of N + NMS_LANES each. */
-#define NMS_LANES 8
+ * five float columns (y1, x1, y2, x2, area) of N + FRT_NMS_LANES each. */
+#define NMS_LANES FRT_NMS_LANES
 static size_t nms_scratch(const frt_step *s, const frt_value *values) {
     const frt_value *b = &values[s->in[0]], *sc = &values[s->in[1]];
     size_t N = (size_t)b->dims[1], BC = (size_t)sc->dims[0] * (size_t)sc->dims[1];
@@ -103,29 +104,52 @@ static size_t nms_scratch(const frt_step *s, const frt_value *values) {
            BC * N * 3 * sizeof(int64_t) + 5 * (N + NMS_LANES) * sizeof(float) + 64;
 }
 
-/* Kept boxes as columns, so the IoU of a candidate with NMS_LANES kept boxes is one loop the
- * compiler vectorizes (no early exit inside a block). */
-typedef struct nms_cols {
-    float *y1, *x1, *y2, *x2, *area;
-} nms_cols;
+void frt_nms_threshold(float th, frt_nms_th *t) {
+    t->zero = 0.0f > th;
+    if (th == FLT_MAX) { /* the next value up is 2^128 (even: ties overflow to it) */
+        t->m = ((double)FLT_MAX + 0x1p128) / 2;
+        t->tie_ge = 1;
+        return;
+    }
+    float s = nextafterf(th, INFINITY); /* th NaN: NaN, +inf: +inf, -inf: -FLT_MAX */
+    t->m = isinf(th) ? (double)th : ((double)th + (double)s) / 2;
+    uint32_t sb;
+    memcpy(&sb, &s, 4);
+    t->tie_ge = (sb & 1) == 0;
+}
 
-/* Whether candidate a overlaps (IoU > th) any of the nk kept boxes: IoU = intersection / union,
- * 0 when the boxes do not overlap (or a coordinate is NaN) or the union is not positive; a
- * pair's decision does not depend on the lanes around it. */
-static bool nms_suppressed(const nms_box *a, const nms_cols *k, int64_t nk, float th) {
+/* The portable block loop (simd_detection.h: the IoU test, division-free): a candidate's test
+ * against FRT_NMS_LANES kept boxes at a time, no early exit inside a block (the compiler may
+ * vectorize it), so a pair's decision does not depend on the lanes around it. */
+static bool nms_suppressed(const nms_box *a, const frt_nms_cols *k, int64_t nk,
+                           const frt_nms_th *th) {
     for (int64_t j0 = 0; j0 < nk; j0 += NMS_LANES) {
         int hit = 0;
-        for (int l = 0; l < NMS_LANES; l++) { /* lanes past nk hold an empty box: IoU 0 */
+        for (int l = 0; l < NMS_LANES; l++) { /* lanes past nk hold an empty box */
             int64_t j = j0 + l;
             float w = nms_min(a->x2, k->x2[j]) - nms_max(a->x1, k->x1[j]);
             float h = nms_min(a->y2, k->y2[j]) - nms_max(a->y1, k->y1[j]);
             float inter = w * h, uni = a->area + k->area[j] - inter;
-            float iou = w > 0 && h > 0 && uni > 0 ? inter / uni : 0.0f;
-            hit |= iou > th;
+            /* bitwise, not short-circuit: no branch per lane */
+            double p = th->m * (double)uni;
+            int ov = (w > 0) & (h > 0) & (uni > 0);
+            int gt = ((double)inter > p) | (th->tie_ge & ((double)inter == p));
+            hit |= ov ? gt : th->zero;
         }
         if (hit) return true;
     }
     return false;
+}
+
+static const frt_nms_variant nms_variants[] = {
+#if FRT_HAVE_X86 && FRT_TIER_AVX2
+    {FRT_ISA_AVX2, "nms_f32_avx2", frt_nms_suppressed_avx2},
+#endif
+    {FRT_ISA_PORTABLE, "nms_f32", nms_suppressed},
+};
+
+const frt_nms_variant *frt_nms_variant_get(frt_isa cap) {
+    return FRT_PICK_VARIANT(nms_variants, cap);
 }
 
 static frt_status nms_kernel(const frt_step *s, frt_exec *x) {
@@ -146,6 +170,8 @@ static frt_status nms_kernel(const frt_step *s, frt_exec *x) {
         has_score_th = 1;
     }
     if (max_out < 0) max_out = 0;
+    frt_nms_th th;
+    frt_nms_threshold(iou_th, &th);
     char *mem = x->scratch;
     int64_t BC = B * C, n_rows = 0;
     nms_cand *cand = (nms_cand *)mem; /* 8-byte members first, the float boxes last */
@@ -154,7 +180,7 @@ static frt_status nms_kernel(const frt_step *s, frt_exec *x) {
     nms_box *boxes = (nms_box *)(rows + BC * N * 3);
     float *colmem = (float *)(boxes + N);
     int64_t cn = N + NMS_LANES;
-    nms_cols kc = {colmem, colmem + cn, colmem + 2 * cn, colmem + 3 * cn, colmem + 4 * cn};
+    frt_nms_cols kc = {colmem, colmem + cn, colmem + 2 * cn, colmem + 3 * cn, colmem + 4 * cn};
     for (int64_t b = 0; b < B; b++) {
         const float *bx = (const float *)bv->data + b * N * 4;
         for (int64_t i = 0; i < N; i++) boxes[i] = nms_corners(bx + 4 * i, p->center_point_box);
@@ -167,7 +193,7 @@ static frt_status nms_kernel(const frt_step *s, frt_exec *x) {
             int64_t nk = 0;
             for (int64_t i = 0; i < n && nk < max_out; i++) {
                 int64_t bi = cand[i].index;
-                if (nms_suppressed(&boxes[bi], &kc, nk, iou_th)) continue;
+                if (p->suppressed(&boxes[bi], &kc, nk, &th)) continue;
                 /* append it as a column entry, and an empty box in the lanes after it */
                 for (int64_t j = nk; j < nk + NMS_LANES && j < cn; j++) {
                     const nms_box *e = j == nk ? &boxes[bi] : &(nms_box){0, 0, 0, 0, 0};
@@ -196,7 +222,9 @@ static frt_status nms_select(frt_op_ctx *c, frt_kernel *k) {
     if (cpb != 0 && cpb != 1)
         return frt_op_fail(c, FRT_ERR_SHAPE, "center_point_box %lld must be 0 or 1", (long long)cpb);
     p->center_point_box = (int)cpb;
-    k->name = "nms_f32";
+    const frt_nms_variant *v = frt_nms_variant_get(c->isa);
+    p->suppressed = v->suppressed;
+    k->name = v->name;
     k->fn = nms_kernel;
     k->params = p;
     k->scratch = nms_scratch;

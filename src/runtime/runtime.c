@@ -228,8 +228,7 @@ static frt_status grow(void **p, size_t *cap, size_t need) {
     free(*p);
     *p = NULL;
     *cap = 0;
-    size_t sz = (need + 63) & ~(size_t)63;
-    *p = aligned_alloc(64, sz ? sz : 64);
+    *p = frt_alloc_large(need, NULL); /* (the slab: huge pages, see arena.h) */
     if (!*p) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for tensors", need);
     *cap = need;
     return FRT_OK;

@@ -1,13 +1,19 @@
 #include "arena.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 struct frt_arena_chunk {
     frt_arena_chunk *next;
     size_t size; /* usable bytes after the header */
     size_t used;
+    bool large;  /* from frt_alloc_large: later large allocations may fill its rest */
     _Alignas(64) unsigned char data[];
 };
 
@@ -23,25 +29,77 @@ void frt_arena_init(frt_arena *a) {
     a->total = 0;
 }
 
+void *frt_alloc_large(size_t size, size_t *cap) {
+    static atomic_int g_huge = -1; /* (every thread computes the same value) */
+    int huge = atomic_load_explicit(&g_huge, memory_order_relaxed);
+    if (huge < 0) {
+        const char *e = getenv("FRT_HUGEPAGES");
+        huge = !(e && e[0] == '0');
+        atomic_store_explicit(&g_huge, huge, memory_order_relaxed);
+    }
+    size_t hp = (size_t)2 << 20, sz = (size + 63) & ~(size_t)63;
+    if (sz < size) return NULL;
+    if (sz == 0) sz = 64;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge && size >= FRT_HUGE_MIN && size <= SIZE_MAX - hp) {
+        sz = (size + hp - 1) & ~(hp - 1);
+        void *p = aligned_alloc(hp, sz);
+        if (p) madvise(p, sz, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
+        if (p && cap) *cap = sz;
+        return p;
+    }
+#else
+    (void)hp;
+#endif
+    void *p = aligned_alloc(64, sz);
+    if (p && cap) *cap = sz;
+    return p;
+}
+
+/* Room for size bytes at align in c: the offset, or SIZE_MAX (aligned as an address: data is
+   only 64-aligned). */
+static size_t fit(const frt_arena_chunk *c, size_t size, size_t align) {
+    uintptr_t at = (uintptr_t)c->data + c->used;
+    size_t off = (size_t)(((at + align - 1) & ~(uintptr_t)(align - 1)) - (uintptr_t)c->data);
+    return off <= c->size && c->size - off >= size ? off : SIZE_MAX;
+}
+
 void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
     if (size > FRT_ARENA_MAX_ALLOC || align == 0 || align > 4096 || (align & (align - 1)))
         return NULL;
     if (size == 0) size = 1;
     frt_arena_chunk *c = a->head;
-    if (c) {
-        size_t off = (c->used + align - 1) & ~(align - 1);
-        if (off <= c->size && c->size - off >= size) {
-            c->used = off + size;
-            a->total += size;
-            return memset(c->data + off, 0, size);
-        }
+    size_t off;
+    if (c && (off = fit(c, size, align)) != SIZE_MAX) {
+        c->used = off + size;
+        a->total += size;
+        return memset(c->data + off, 0, size);
     }
     size_t need = size + align;
+    /* a large allocation (packed weights): the rest of an earlier large chunk, else a new one
+       from frt_alloc_large (huge pages) whose rest later large ones fill */
+    bool large = need >= FRT_HUGE_MIN;
+    if (large)
+        for (frt_arena_chunk *k = c; k; k = k->next)
+            if (k->large && (off = fit(k, size, align)) != SIZE_MAX) {
+                k->used = off + size;
+                a->total += size;
+                return memset(k->data + off, 0, size);
+            }
     size_t cap = need > CHUNK_MIN ? need : CHUNK_MIN;
-    frt_arena_chunk *n = aligned_alloc(64, (sizeof *n + cap + 63) & ~(size_t)63);
+    frt_arena_chunk *n;
+    if (large) {
+        size_t got = 0;
+        n = frt_alloc_large(sizeof *n + cap, &got);
+        if (!n) return NULL;
+        cap = got - sizeof *n;
+    } else {
+        n = aligned_alloc(64, (sizeof *n + cap + 63) & ~(size_t)63);
+    }
     if (!n) return NULL;
     n->size = cap;
     n->used = 0;
+    n->large = large;
     /* A large one-off allocation goes behind the head so the head's free space stays usable. */
     if (c && need > CHUNK_MIN) {
         n->next = c->next;
@@ -50,7 +108,7 @@ void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
         n->next = c;
         a->head = n;
     }
-    size_t off = 0; /* data is 64-aligned; align up for larger alignments */
+    /* data is 64-aligned; align up for larger alignments */
     uintptr_t p = (uintptr_t)n->data;
     off = ((p + align - 1) & ~(uintptr_t)(align - 1)) - p;
     n->used = off + size;

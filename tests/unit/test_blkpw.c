@@ -27,9 +27,10 @@ static double ref_act(int act, double v) {
 
 static int g_cases;
 
-/* C -> M channels, S pixels, output range [s0, s1); zmode 0: no residual, 1: z, 2: z == y. */
-static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S, int64_t s0,
-                     int64_t s1, int act, int zmode) {
+/* C -> M channels, S pixels, output range [s0, s1); zmode 0: no residual, 1: z, 2: z == y;
+   input channel slices of kc (0: none). */
+static void run_case_kc(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S, int64_t s0,
+                        int64_t s1, int act, int zmode, int64_t kc) {
     int64_t cb = (C + 7) / 8, mb = (M + 7) / 8;
     size_t nx = (size_t)(cb * S * 8), ny = (size_t)(mb * S * 8);
     float *xp = malloc((size_t)(C * S) * 4), *zp = malloc((size_t)(M * S) * 4);
@@ -54,7 +55,7 @@ static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S
                 z[(k * S + s) * 8 + l] = m < M ? zp[m * S + s] : NAN;
             }
     frt_blkpw_pack(wt, bt, C, M, w, bias);
-    frt_blkpw_geom g = {C, M, S, act, -0.5f, 1.5f};
+    frt_blkpw_geom g = {C, M, S, act, -0.5f, 1.5f, kc};
     const float *zz = NULL;
     if (zmode == 1) zz = z;
     for (size_t i = 0; i < ny; i++) y[i] = y0[i] = NAN;
@@ -95,10 +96,10 @@ static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S
                 if (badt == ny && !same) badt = at;
             }
     CHECK_MSG(bad == ny && badt == ny,
-              "blkpw%s C=%lld M=%lld S=%lld [%lld,%lld) act %d z %d: element %zu is %g, want %g; "
-              "element %zu differs from the portable loop (%g / %g)",
+              "blkpw%s C=%lld M=%lld S=%lld [%lld,%lld) act %d z %d kc %lld: element %zu is %g, "
+              "want %g; element %zu differs from the portable loop (%g / %g)",
               v->suffix, (long long)C, (long long)M, (long long)S, (long long)s0, (long long)s1,
-              act, zmode, bad, bad < ny ? y[bad] : 0.0, want, badt, badt < ny ? y[badt] : 0.0,
+              act, zmode, (long long)kc, bad, bad < ny ? y[bad] : 0.0, want, badt, badt < ny ? y[badt] : 0.0,
               badt < ny ? y0[badt] : 0.0);
     /* a split into pixel ranges gives the bits of the whole range */
     if (s1 - s0 >= 3 && zmode != 2) {
@@ -121,6 +122,11 @@ static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S
     free(bias);
 }
 
+static void run_case(const frt_blkpw_variant *v, int64_t C, int64_t M, int64_t S, int64_t s0,
+                     int64_t s1, int act, int zmode) {
+    run_case_kc(v, C, M, S, s0, s1, act, zmode, 0);
+}
+
 static void test_loops(void) {
     static const int64_t Cs[] = {1, 8, 13, 32, 96};
     static const int64_t Ms[] = {1, 8, 16, 20, 24, 32, 40};
@@ -141,6 +147,21 @@ static void test_loops(void) {
                 }
         for (int act = 0; act < 5; act++)
             for (int zmode = 0; zmode < 3; zmode++) run_case(v, 24, 24, 57, 5, 50, act, zmode);
+        /* input channel slices: the same bits as one pass (the portable loop has none), the
+           last slice whole or cut in a block (C 13, 101, 600, 1001), every tile group width
+           (M 8, 16, 24, 40, 56), full tiles and tails (S 7, 13, 49), ranges and the residual */
+        static const int64_t Ks[][2] = {{13, 8}, {101, 16}, {101, 48}, {600, 256}, {1001, 256}};
+        static const int64_t Ms2[] = {8, 16, 24, 40, 56};
+        static const int64_t Ss2[] = {7, 13, 49};
+        for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
+            for (size_t mi = 0; mi < sizeof Ms2 / sizeof *Ms2; mi++)
+                for (size_t si = 0; si < sizeof Ss2 / sizeof *Ss2; si++) {
+                    int64_t S = Ss2[si];
+                    int act = (int)((ki + mi + si) % 5), zmode = (int)((ki + 2 * mi + si) % 3);
+                    run_case_kc(v, Ks[ki][0], Ms2[mi], S, 0, S, act, zmode, Ks[ki][1]);
+                    run_case_kc(v, Ks[ki][0], Ms2[mi], S, 1, S - 1, (act + 1) % 5, (zmode + 1) % 3,
+                                Ks[ki][1]);
+                }
     }
     CHECK_MSG(g_cases > 600, "only %d cases ran", g_cases);
 }
@@ -155,7 +176,7 @@ static void test_specials(void) {
                 /* 1 -> 1 channel, 1 pixel, weight 1, no bias: the output is act(x) */
                 float x[8], w[8] = {1}, bias[8] = {0}, y[8];
                 for (int l = 0; l < 8; l++) x[l] = l ? NAN : in[i];
-                frt_blkpw_geom g = {1, 1, 1, act, -0.5f, 1.5f};
+                frt_blkpw_geom g = {1, 1, 1, act, -0.5f, 1.5f, 0};
                 v->run(x, w, bias, NULL, y, &g, 0, 1);
                 double r = ref_act(act, in[i]);
                 bool ok = isnan(r) ? isnan(y[0])

@@ -439,6 +439,171 @@ static void test_paths(void) {
             }
 }
 
+/* ---- region split (conv.h frt_conv_split): dilated / padded 2-D convs with constant W ----
+ * Each case: against the definition with the split forced (FRT_CONV_SPLIT=1), by default and with
+ * it off (=0), at 1 and 2 threads (run_case's runs; the unknown-dims and dynamic-W runs take the
+ * unsplit kernels); then the forced split's output against the unsplit kernel's. Each output sums
+ * the same products of live taps in the same order from the bias (the unsplit kernel's dead taps
+ * add w * 0, which leaves a finite sum unchanged), and the sum input and the activation are the
+ * same elementwise operations after it, so the bits match (compared with ==: a zero's sign is not
+ * compared) -- except at positions that either kernel runs through the AVX2 one-column tail
+ * kernel (the last 1-3 positions of a GEMM whose position count is 1-3 mod 16), which sums K in
+ * four interleaved partial sums: a region's GEMM has other tails than the whole output's. Cases
+ * without such a tail (any GEMM of the split or the unsplit kernel) must match bit for bit. */
+
+/* Bands of one axis with equal live-tap ranges (as conv.c's split): their count. */
+static int split_bands(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad, int64_t out,
+                       int64_t *len) {
+    int n = 0;
+    int64_t plo = -1, phi = -1;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t lo = 0, hi = k - 1;
+        while (lo < k && o * s - pad + lo * d < 0) lo++;
+        while (hi >= 0 && o * s - pad + hi * d >= in) hi--;
+        if (n && lo == plo && hi == phi) {
+            len[n - 1]++;
+            continue;
+        }
+        len[n++] = 1;
+        plo = lo, phi = hi;
+    }
+    return n;
+}
+
+static int col_tail(int64_t npos) { return npos % 16 >= 1 && npos % 16 <= 3; }
+static int split_bit_cases; /* cases compared bit for bit */
+
+static void split_bits(const conv_case *t, unsigned seed, int sum, int nth) {
+    int64_t Cg = t->C / t->group;
+    size_t nx = (size_t)(t->N * t->C * t->H * t->W), nw = (size_t)(t->M * Cg * t->kh * t->kw);
+    int64_t pt, pl;
+    int64_t OH = ref_axis(t->H, t->kh, t->sh, t->dh, t->auto_pad, t->pads[0], t->pads[2], &pt);
+    int64_t OW = ref_axis(t->W, t->kw, t->sw, t->dw, t->auto_pad, t->pads[1], t->pads[3], &pl);
+    size_t ny = (size_t)(t->N * t->M * OH * OW);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)t->M * 4),
+          *z = malloc(ny * 4);
+    t_fill(x, nx, seed);
+    t_fill(w, nw, seed + 1);
+    t_fill(b, (size_t)t->M, seed + 2);
+    t_fill(z, ny, seed + 3);
+    int64_t xd[4] = {t->N, t->C, t->H, t->W}, wd[4] = {t->M, Cg, t->kh, t->kw};
+    int64_t yd[4] = {t->N, t->M, OH, OW};
+    frt_value in[4] = {frt_test_value(FRT_FLOAT32, 4, xd, x), frt_test_value(FRT_FLOAT32, 4, wd, w),
+                       frt_test_value(FRT_FLOAT32, 1, &t->M, b),
+                       frt_test_value(FRT_FLOAT32, 4, yd, z)};
+    int64_t strides[2] = {t->sh, t->sw}, dils[2] = {t->dh, t->dw};
+    int64_t pads[4] = {t->pads[0], t->pads[1], t->pads[2], t->pads[3]};
+    frt_onnx_attr attrs[5];
+    size_t na = 0;
+    attrs[na++] = frt_test_attr_int("group", t->group);
+    attrs[na++] = frt_test_attr_ints("strides", strides, 2);
+    attrs[na++] = frt_test_attr_ints("dilations", dils, 2);
+    if (t->auto_pad) attrs[na++] = frt_test_attr_string("auto_pad", t->auto_pad);
+    else attrs[na++] = frt_test_attr_ints("pads", pads, 4);
+    frt_value out[2];
+    const char *kn[2] = {NULL, NULL};
+    char names[2][96] = {"", ""};
+    for (int r = 0; r < 2; r++) {
+        setenv("FRT_CONV_SPLIT", r == 0 ? "1" : "0", 1);
+        frt_test_op op = {0};
+        op.op_type = sum ? "FusedConv" : "Conv";
+        op.attrs = attrs;
+        op.n_attrs = na;
+        op.inputs = in;
+        op.n_in = sum ? 4 : t->bias ? 3 : 2;
+        op.absent_mask = sum && !t->bias ? 4u : 0u;
+        op.const_mask = 6u;
+        op.act.kind = t->act;
+        op.act.lo = t->act == FRT_ACT_RELU ? 0.0f : t->lo;
+        op.act.hi = t->act == FRT_ACT_RELU ? INFINITY : t->hi;
+        op.n_out = 1;
+        op.n_threads = nth;
+        frt_status st = frt_test_run_op(&op, &out[r], &kn[r]);
+        CHECK_MSG(st == FRT_OK, "%s split bits [%d]: %s", t->name, r, frt_last_error());
+        if (st) out[r].data = NULL;
+        snprintf(names[r], sizeof names[r], "%s", kn[r] ? kn[r] : "?");
+        kn[r] = names[r];
+    }
+    unsetenv("FRT_CONV_SPLIT");
+    if (frt_cpu_tier() == FRT_ISA_AVX2) {
+        CHECK_MSG(kn[0] && strstr(kn[0], "_split"), "%s: forced split ran %s", t->name,
+                  kn[0] ? kn[0] : "?");
+        CHECK_MSG(kn[1] && !strstr(kn[1], "_split"), "%s: split off ran %s", t->name,
+                  kn[1] ? kn[1] : "?");
+    }
+    /* tails: the unsplit GEMM's and every region's (the trim before the split is not modelled:
+       cases with cut taps are marked by the caller) */
+    int64_t rl[16], cl[16];
+    int nr = split_bands(t->H, t->kh, t->sh, t->dh, pt, OH, rl);
+    int nc = split_bands(t->W, t->kw, t->sw, t->dw, pl, OW, cl);
+    int tails = col_tail(OH * OW);
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < nc; j++) tails |= col_tail(rl[i] * cl[j]);
+    if (out[0].data && out[1].data && !tails) {
+        const float *a = out[0].data, *c = out[1].data;
+        size_t bad = 0;
+        for (size_t i = 0; i < ny; i++) bad += !(a[i] == c[i]);
+        split_bit_cases++;
+        CHECK_MSG(bad == 0, "%s (%d threads, sum %d): %zu of %zu outputs differ from the unsplit "
+                  "kernel's", t->name, nth, sum, bad, ny);
+    }
+    for (int r = 0; r < 2; r++) poison_free(out[r].data, out[r].data ? ny : 0);
+    free(x), free(w), free(b), free(z);
+}
+
+static void test_split(void) {
+    /* name, N, C, H, W, M, group, kh, kw, sh, sw, dh, dw, pads, auto_pad, bias, act, lo, hi,
+     * kshape_attr, expect (the default path: split when the live taps are <= 0.6 of the work
+     * and the regions' packs <= 4 times the weights) */
+    /* the split runs on the AVX2 tier only (conv.c) */
+    const char *split = frt_cpu_tier() == FRT_ISA_AVX2 ? "_split" : NULL;
+    const conv_case cases[] = {
+        /* deeplabv3's ASPP shape, smaller: d12 on 14x14, center tap only inside */
+        {"split d12 14x14", 1, 24, 14, 14, 20, 1, 3, 3, 1, 1, 12, 12, {12, 12, 12, 12}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, split},
+        {"split d2 odd", 1, 5, 9, 11, 7, 1, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, NULL, 1, FRT_ACT_NONE,
+         0, 0, 0, NULL},
+        {"split d3 s2 asym", 2, 6, 13, 10, 9, 1, 3, 3, 2, 2, 3, 3, {3, 1, 2, 4}, NULL, 0,
+         FRT_ACT_CLIP, -0.3f, 0.4f, 0, NULL},
+        {"split d4 28 wide", 1, 40, 12, 29, 13, 1, 3, 3, 1, 1, 4, 4, {4, 4, 4, 4}, NULL, 1,
+         FRT_ACT_RELU, 0, 0, 0, NULL},
+        /* 63 taps in its regions' packs against 15: over the default memory cap (4x) */
+        {"split d5x7 5x3", 1, 4, 15, 17, 6, 1, 5, 3, 1, 2, 5, 7, {10, 7, 10, 7}, NULL, 1,
+         FRT_ACT_HARDSWISH, 0, 0, 0, NULL},
+        {"split d6 group2", 1, 8, 11, 9, 10, 2, 3, 3, 1, 1, 6, 6, {6, 6, 6, 6}, NULL, 1,
+         FRT_ACT_NONE, 0, 0, 0, split},
+        {"split d8 s2 group3", 1, 9, 17, 16, 12, 3, 3, 3, 2, 2, 8, 8, {8, 8, 8, 8}, NULL, 1,
+         FRT_ACT_SILU, 0, 0, 0, split},
+        {"split d10 s2 K blocks", 1, 70, 12, 13, 8, 1, 3, 3, 2, 1, 10, 10, {10, 10, 10, 10},
+         NULL, 1, FRT_ACT_RELU, 0, 0, 0, split},
+        {"split d12 big parallel", 1, 96, 14, 14, 64, 1, 3, 3, 1, 1, 12, 12, {12, 12, 12, 12},
+         NULL, 1, FRT_ACT_NONE, 0, 0, 0, split},
+        {"split d7 same_upper", 1, 5, 10, 12, 6, 1, 3, 3, 1, 1, 7, 7, {0}, "SAME_UPPER", 1,
+         FRT_ACT_NONE, 0, 0, 0, split},
+        {"split d9 one side", 1, 3, 8, 19, 5, 1, 3, 3, 1, 1, 9, 3, {0, 3, 18, 3}, NULL, 0,
+         FRT_ACT_NONE, 0, 0, 0, NULL},
+        {"split d11 batch3", 3, 7, 13, 12, 11, 1, 3, 3, 1, 1, 11, 11, {11, 11, 11, 11}, NULL, 1,
+         FRT_ACT_CLIP, 0, 6, 0, split},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *t = &cases[i];
+        for (int mode = 0; mode < 3; mode++) { /* forced, default, off */
+            if (mode != 1) setenv("FRT_CONV_SPLIT", mode == 0 ? "1" : "0", 1);
+            conv_case c = *t;
+            if (mode != 1) c.expect = NULL;
+            run_case(&c, 900u + (unsigned)i, 0);
+            run_case(&c, 950u + (unsigned)i, 1);
+            unsetenv("FRT_CONV_SPLIT");
+        }
+        for (int nth = 1; nth <= 2; nth++)
+            for (int sum = 0; sum < 2; sum++) split_bits(t, 980u + (unsigned)i, sum, nth);
+    }
+    printf("split: %d of %zu runs compared bit for bit (the others have a one-column tail)\n",
+           split_bit_cases, 4 * sizeof cases / sizeof cases[0]);
+    CHECK(split_bit_cases >= 16);
+    if (frt_cpu_tier() != FRT_ISA_AVX2) printf("split: not on this tier (the runs above are unsplit)\n");
+}
+
 /* ---- 3-D (NCDHW): the vol2col + sgemm path against the definition ---- */
 
 typedef struct conv3_case {
@@ -448,10 +613,14 @@ typedef struct conv3_case {
     int64_t pads[6];       /* front, top, left, back, bottom, right */
     const char *auto_pad;  /* NULL: attribute absent */
     int bias, sum;         /* sum: FusedConv with a sum input Z */
-    frt_act_kind act;      /* NONE or RELU */
+    frt_act_kind act;      /* NONE, RELU or SILU */
 } conv3_case;
 
 static void run_conv3(const conv3_case *t, unsigned seed) {
+    /* the AVX2 tier's packed GEMM per depth slice, else (portable; AVX-512 until measured there)
+       vol2col + frt_sgemm */
+    const char *expect = frt_cpu_tier() == FRT_ISA_AVX2 ? "conv_im2col_gemm_avx2_3d"
+                                                        : "conv_im2col_sgemm_3d";
     int64_t in[3] = {t->D, t->H, t->W}, out[3], pad[3];
     for (int i = 0; i < 3; i++)
         out[i] = ref_axis(in[i], t->k[i], t->s[i], t->d[i], t->auto_pad, t->pads[i],
@@ -487,7 +656,9 @@ static void run_conv3(const conv3_case *t, unsigned seed) {
                     }
                 size_t yi = (size_t)((n * t->M + m) * vout + o);
                 if (t->sum) acc += z[yi];
-                yr[yi] = t->act == FRT_ACT_RELU && acc < 0 ? 0.0f : (float)acc;
+                yr[yi] = t->act == FRT_ACT_RELU && acc < 0 ? 0.0f
+                         : t->act == FRT_ACT_SILU      ? (float)(acc / (1.0 + exp(-acc)))
+                                                       : (float)acc;
             }
     int64_t xd[5] = {t->N, t->C, t->D, t->H, t->W}, wd[5] = {t->M, Cg, t->k[0], t->k[1], t->k[2]};
     int64_t yd[5] = {t->N, t->M, out[0], out[1], out[2]};
@@ -526,8 +697,8 @@ static void run_conv3(const conv3_case *t, unsigned seed) {
         if (o.numel == (int64_t)ny)
             CHECK_MSG(close_nan(o.data, yr, ny, 1e-4f, 1e-5f), "%s [run %d] kernel %s", t->name,
                       r, kname ? kname : "?");
-        CHECK_MSG(kname && !strcmp(kname, "conv_im2col_sgemm_3d"), "%s: kernel %s", t->name,
-                  kname ? kname : "(none)");
+        CHECK_MSG(kname && !strcmp(kname, expect), "%s: kernel %s, expected %s", t->name,
+                  kname ? kname : "(none)", expect);
         poison_free(o.data, (size_t)o.numel);
     }
     poison_free(x, nx);
@@ -556,6 +727,26 @@ static void test_conv3d(void) {
          0, FRT_ACT_NONE},
         {"many_tiles", 1, 40, 6, 14, 13, 24, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
          {1, 1, 1, 1, 1, 1}, NULL, 1, 1, FRT_ACT_RELU},
+        /* the packed path's tails: Mg % 6 (rows 1 / 4+1 / 4) x plane positions % 16 (15, 3, 8),
+           channels not a multiple of 8, odd planes */
+        {"tail_r1_e16", 1, 5, 3, 7, 9, 13, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+         {1, 1, 1, 1, 1, 1}, NULL, 1, 1, FRT_ACT_RELU},
+        {"tail_r5_col", 1, 7, 4, 5, 7, 11, 1, {1, 3, 3}, {1, 1, 1}, {1, 1, 1},
+         {0, 1, 1, 0, 1, 1}, NULL, 0, 1, FRT_ACT_NONE},
+        {"tail_r4_e8", 1, 9, 3, 6, 4, 10, 1, {3, 1, 3}, {1, 1, 1}, {1, 1, 1},
+         {1, 0, 1, 1, 0, 1}, NULL, 1, 0, FRT_ACT_RELU},
+        /* output depth planes whose taps all read padding (bias, sum, activation only) */
+        {"dead_depth", 1, 6, 2, 5, 6, 7, 1, {2, 3, 3}, {1, 1, 1}, {1, 1, 1},
+         {3, 1, 1, 1, 1, 1}, NULL, 1, 1, FRT_ACT_SILU},
+        {"dead_depth_relu", 1, 4, 3, 4, 4, 8, 1, {3, 3, 3}, {2, 1, 1}, {1, 1, 1},
+         {4, 1, 1, 0, 1, 1}, NULL, 1, 0, FRT_ACT_RELU},
+        /* one output plane of 25 positions, 40 channels, K over several blocks (96 x 9 per
+           depth; only the middle depth live): at 2 threads the weight panels are split */
+        {"deep_small", 1, 96, 1, 5, 5, 40, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+         {1, 1, 1, 1, 1, 1}, NULL, 1, 1, FRT_ACT_RELU},
+        /* batch, groups, depth dilation and stride, SiLU */
+        {"batch2_group2_silu", 2, 8, 5, 6, 5, 6, 2, {2, 2, 2}, {2, 2, 1}, {2, 1, 1},
+         {1, 0, 1, 0, 1, 0}, NULL, 1, 0, FRT_ACT_SILU},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv3(&cases[i], 900u + (unsigned)i);
 }
@@ -706,6 +897,7 @@ static void test_out_dim(void) {
 int main(void) {
     test_out_dim();
     test_paths();
+    test_split();
     test_errors();
     test_conv3d();
     TEST_MAIN_END();

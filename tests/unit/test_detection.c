@@ -2,8 +2,13 @@
  * harness) against naive references written from the ONNX spec, on random data; bad inputs. */
 #include <stdint.h>
 
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
 #include "flatrt.h"
 #include "onnx_build.h"
+#include "ops/x86/simd_detection.h"
 #include "op_harness.h"
 #include "test_util.h"
 
@@ -243,8 +248,121 @@ static void test_roialign(void) {
     }
 }
 
+/* ---- NMS block loops: the division-free IoU test of every tier against the division ----
+ * The kernel's decision "fl(inter / uni) > th" (src/ops/x86/simd_detection.h) is taken without a
+ * division, as an exact comparison in double precision. Here the portable twin and the tier's
+ * (AVX2) loop are checked against the division itself on pairs whose IoU sits on the rounding
+ * boundary: th = fl(IoU) (no hit) and the float below it (hit), the float above; thresholds 0,
+ * subnormal, negative, 1, FLT_MAX, inf, NaN; nested, disjoint, touching, degenerate and NaN boxes.
+ * A pair's hit must not depend on the other lanes of its block or on where the block ends. */
+static float box_min(float a, float b) { return a < b ? a : b; }
+static float box_max(float a, float b) { return a > b ? a : b; }
+
+static int div_hit(const frt_nms_box *a, const frt_nms_box *k, float th) {
+    float w = box_min(a->x2, k->x2) - box_max(a->x1, k->x1);
+    float h = box_min(a->y2, k->y2) - box_max(a->y1, k->y1);
+    float inter = w * h, uni = a->area + k->area - inter;
+    volatile float q = inter / uni; /* the float32 division (no contraction / excess precision) */
+    float iou = w > 0 && h > 0 && uni > 0 ? q : 0.0f;
+    return iou > th;
+}
+
+static frt_nms_box mkbox(float y1, float x1, float y2, float x2) {
+    frt_nms_box b = {y1, x1, y2, x2, (x2 - x1) * (y2 - y1)};
+    return b;
+}
+
+static void test_nms_lanes(void) {
+    const frt_nms_variant *v[2] = {frt_nms_variant_get(FRT_ISA_PORTABLE),
+                                   frt_nms_variant_get(frt_cpu_tier())};
+    printf("nms loops: %s, %s\n", v[0]->name, v[1]->name);
+    enum { NB = 40 };
+    float col[5][NB + FRT_NMS_LANES];
+    frt_nms_cols kc = {col[0], col[1], col[2], col[3], col[4]};
+    int64_t checked = 0, hits = 0, bad = 0;
+    for (int iter = 0; iter < 4000; iter++) {
+        /* a candidate and NB kept boxes around it */
+        float cy = frand() * 10, cx = frand() * 10, hh = 0.01f + frand() * 4, ww = 0.01f + frand() * 4;
+        frt_nms_box a = mkbox(cy, cx, cy + hh, cx + ww);
+        if (iter % 97 == 0) a = mkbox(cy, cx, cy, cx + ww); /* degenerate: area 0 */
+        if (iter % 89 == 0) a.x1 = NAN;
+        frt_nms_box kb[NB];
+        for (int j = 0; j < NB; j++) {
+            float dy = (frand() - 0.5f) * hh * (iter % 3 ? 0.3f : 3), dx = (frand() - 0.5f) * ww;
+            float sy = 1 + (frand() - 0.5f) * (iter % 2 ? 0.2f : 1.5f);
+            float sx = 1 + (frand() - 0.5f) * 0.2f;
+            kb[j] = mkbox(cy + dy, cx + dx, cy + dy + hh * sy, cx + dx + ww * sx);
+            if (j % 13 == 5) kb[j] = mkbox(cy + hh, cx, cy + 2 * hh, cx + ww); /* touching */
+            if (j % 17 == 3) kb[j] = a;                                         /* identical */
+        }
+        /* thresholds: on the rounding boundary of one pair's IoU, or special values */
+        int jp = iter % NB;
+        float w = box_min(a.x2, kb[jp].x2) - box_max(a.x1, kb[jp].x1);
+        float h = box_min(a.y2, kb[jp].y2) - box_max(a.y1, kb[jp].y1);
+        float inter = w * h, uni = a.area + kb[jp].area - inter;
+        float q = inter / uni;
+        static const float special[] = {0.0f, -0.0f, 1e-45f, 1e-40f, -0.5f, 1.0f, 0.5f,
+                                        FLT_MAX, INFINITY, -INFINITY, NAN, 0.45f, 0.55f};
+        float th;
+        switch (iter % 5) {
+        case 0: th = q; break;
+        case 1: th = nextafterf(q, -INFINITY); break;
+        case 2: th = nextafterf(q, INFINITY); break;
+        case 3: th = special[(iter / 5) % (int)(sizeof special / sizeof special[0])]; break;
+        default: th = frand(); break;
+        }
+        frt_nms_th t;
+        frt_nms_threshold(th, &t);
+        /* each kept box alone in lane l of a block of empty boxes, then all NB as columns */
+        for (int j = 0; j < NB; j++) {
+            int want = div_hit(&a, &kb[j], th);
+            for (int l = 0; l < FRT_NMS_LANES; l += 3) {
+                for (int c = 0; c < 5; c++)
+                    for (int i = 0; i < FRT_NMS_LANES; i++) col[c][i] = 0;
+                col[0][l] = kb[j].y1, col[1][l] = kb[j].x1, col[2][l] = kb[j].y2;
+                col[3][l] = kb[j].x2, col[4][l] = kb[j].area;
+                /* the empty lanes hit only when 0 > th, as the division does for them */
+                int want_l = want || div_hit(&a, &(frt_nms_box){0, 0, 0, 0, 0}, th);
+                for (int u = 0; u < 2; u++) {
+                    int got = v[u]->suppressed(&a, &kc, l + 1, &t);
+                    bad += got != want_l;
+                    if (got != want_l && bad < 5)
+                        fprintf(stderr, "  %s: box %d lane %d th %a q %a: %d, division %d\n",
+                                v[u]->name, j, l, th, q, got, want_l);
+                }
+                checked++;
+            }
+            hits += want;
+        }
+        for (int j = 0; j < NB; j++) {
+            col[0][j] = kb[j].y1, col[1][j] = kb[j].x1, col[2][j] = kb[j].y2;
+            col[3][j] = kb[j].x2, col[4][j] = kb[j].area;
+        }
+        for (int j = NB; j < NB + FRT_NMS_LANES; j++)
+            for (int c = 0; c < 5; c++) col[c][j] = 0;
+        for (int nk = 1; nk <= NB; nk += 7) {
+            int want = 0;
+            for (int j = 0; j < nk; j++) want |= div_hit(&a, &kb[j], th);
+            /* lanes past nk are real boxes here: set them empty as the kernel does */
+            float save[5][FRT_NMS_LANES];
+            int e = (nk + FRT_NMS_LANES - 1) / FRT_NMS_LANES * FRT_NMS_LANES;
+            for (int c = 0; c < 5; c++)
+                for (int j = nk; j < e; j++) save[c][j - nk] = col[c][j], col[c][j] = 0;
+            if (e > nk) want |= div_hit(&a, &(frt_nms_box){0, 0, 0, 0, 0}, th);
+            for (int u = 0; u < 2; u++) bad += v[u]->suppressed(&a, &kc, nk, &t) != want;
+            for (int c = 0; c < 5; c++)
+                for (int j = nk; j < e; j++) col[c][j] = save[c][j - nk];
+            checked++;
+        }
+    }
+    printf("nms loops: %lld tests, %lld single-pair hits\n", (long long)checked, (long long)hits);
+    CHECK_MSG(bad == 0, "%lld decisions differ from the division", (long long)bad);
+    CHECK(hits > 1000 && hits < 4000 * 40 - 1000); /* both outcomes are exercised */
+}
+
 int main(void) {
     test_nms();
+    test_nms_lanes();
     test_roialign();
     TEST_MAIN_END();
 }

@@ -128,6 +128,8 @@ typedef struct result {
     int wino_steps;     /* convolutions run by the own Winograd kernel ("onednn:wino4x3...") */
     int wino_split;     /* of those, run as parts on the pool ("onednn:wino4x3_split") */
     int wino_s2;        /* stride-2 convolutions run by its polyphase form ("onednn:wino2x3s2") */
+    int wino2;          /* stride-1 convolutions run by its F(2x2) form ("onednn:wino2x3[_split]") */
+    char last_conv[48]; /* the kernel of the last Conv / FusedConv step */
     int pool_split;     /* own pooling loops split over channel blocks ("onednn:*pool_blk*_split") */
     int bn_own;         /* own batch normalization loops ("onednn:batchnorm_blk...") */
     int bn_split;       /* of those, split over channel blocks ("..._split") */
@@ -140,6 +142,7 @@ typedef struct result {
     int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
     int dw_split;       /* own depthwise loops split over channel blocks ("onednn:dw_own_split") */
     int taps;           /* convolutions run as 1x1 over gathered taps ("onednn:conv_taps") */
+    int conv3d_avx2;    /* 3-D convolutions on the builtin packed GEMM ("conv_im2col_gemm_avx2_3d") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -180,6 +183,9 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->wino_steps += strncmp(kn, "onednn:wino4x3", 14) == 0;
         r->wino_split += strcmp(kn, "onednn:wino4x3_split") == 0;
         r->wino_s2 += strncmp(kn, "onednn:wino2x3s2", 16) == 0;
+        r->wino2 += !strcmp(kn, "onednn:wino2x3") || !strcmp(kn, "onednn:wino2x3_split");
+        if (strstr(p->steps[i].ir->op_type, "Conv"))
+            snprintf(r->last_conv, sizeof r->last_conv, "%s", kn);
         r->pool_split += strstr(kn, "pool_blk") && kl > 6 && strcmp(kn + kl - 6, "_split") == 0;
         r->bn_own += strncmp(kn, "onednn:batchnorm_blk", 20) == 0;
         r->bn_split += strncmp(kn, "onednn:batchnorm_blk", 20) == 0 && strcmp(kn + kl - 6, "_split") == 0;
@@ -189,6 +195,7 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
         r->dw_split += strcmp(kn, "onednn:dw_own_split") == 0;
         r->taps += strcmp(kn, "onednn:conv_taps") == 0;
+        r->conv3d_avx2 += strcmp(kn, "conv_im2col_gemm_avx2_3d") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
         r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
@@ -471,7 +478,8 @@ static void test_elt_split(void) {
  * blocks: 160 -> 576 with Relu (72 blocks: parts of 3-block groups) and two 320 -> 100, one with
  * the other's output as its residual (13 blocks, the last one padded: the last part ends at the
  * padded block), bit-identical to 1 thread and within float tolerance of the builtin kernels;
- * 576 -> 320 keeps oneDNN. */
+ * 576 -> 320 is own at 1 thread only, in slices of the input channels (the same bits as
+ * unsliced, FRT_BLKPW_KC=0), and keeps oneDNN at 2 threads (y then differs in the last bits). */
 static void test_small_map_pw(void) {
     ob_buf g = {0};
     int64_t xd[4] = {1, 160, 7, 7};
@@ -490,30 +498,41 @@ static void test_small_map_pw(void) {
     const char *outs[] = {"b1", "y", NULL};
     io(&g, xd, 4, outs);
     ob_buf mb = ob_model(&g);
-    result ref, got, plain;
+    result ref, got, plain, whole;
     run(&mb, 1, 1, 0, xd, 4, outs, &ref);
     run(&mb, 1, 2, 0, xd, 4, outs, &got);
     run(&mb, 0, 1, 0, xd, 4, outs, &plain);
+    setenv("FRT_BLKPW_KC", "0", 1);
+    run(&mb, 1, 1, 0, xd, 4, outs, &whole);
+    unsetenv("FRT_BLKPW_KC");
     if (g_on && frt_cpu_tier() == FRT_ISA_AVX2) {
-        /* c1, c3 and c4 + Add (a FusedConv); c2 (576 channels in) keeps oneDNN */
-        CHECK_MSG(ref.pw_own == 3 && got.pw_own == 3,
+        /* c1, c3 and c4 + Add (a FusedConv); c2 (576 channels in) at 1 thread only */
+        CHECK_MSG(ref.pw_own == 4 && got.pw_own == 3,
                   "small map pw: %d / %d own pointwise steps at 1 / 2 threads", ref.pw_own,
                   got.pw_own);
         CHECK_MSG(got.pw_split == 3, "small map pw: %d own pointwise steps split at 2 threads",
                   got.pw_split);
         for (int o = 0; o < 2; o++) {
-            CHECK_MSG(got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
-                          !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+            CHECK_MSG(o == 1 || (got.n[o] == ref.n[o] && got.out[o] && ref.out[o] &&
+                                 !memcmp(got.out[o], ref.out[o], ref.n[o] * sizeof(float))),
                       "small map pw: output %d at 2 threads differs from 1 thread's", o);
-            double md = 0;
-            for (size_t i = 0; i < ref.n[o] && plain.out[o]; i++) {
-                double d = fabs((double)ref.out[o][i] - plain.out[o][i]);
-                if (d > md) md = d;
+            CHECK_MSG(whole.n[o] == ref.n[o] && whole.out[o] && ref.out[o] &&
+                          !memcmp(whole.out[o], ref.out[o], ref.n[o] * sizeof(float)),
+                      "small map pw: output %d with input channel slices differs from without", o);
+            for (int k = 0; k < 2; k++) {
+                const result *r = k ? &got : &ref;
+                double md = 0;
+                for (size_t i = 0; i < r->n[o] && plain.out[o]; i++) {
+                    double d = fabs((double)r->out[o][i] - plain.out[o][i]);
+                    if (d > md) md = d;
+                }
+                CHECK_MSG(plain.out[o] && plain.n[o] == r->n[o] && md < 1e-3,
+                          "small map pw: output %d at %d threads differs from the builtin kernels "
+                          "by %g", o, k + 1, md);
             }
-            CHECK_MSG(plain.out[o] && plain.n[o] == ref.n[o] && md < 1e-3,
-                      "small map pw: output %d differs from the builtin kernels by %g", o, md);
         }
     }
+    free_result(&whole);
     free_result(&plain);
     free_result(&got);
     free_result(&ref);
@@ -920,6 +939,48 @@ static void test_conv1d(void) {
     if (g_on) CHECK_MSG(r.onednn_steps == 2, "conv1d: %d onednn steps", r.onednn_steps);
 }
 
+/* 3-D convolution (rank 5, r3d_18's block in small: 5 -> 11 channels, odd planes, Relu, the
+ * residual sum, a strided one, GlobalAveragePool on 5-D): the provider declines rank 5, so with
+ * it on the builtin kernels run on plain data (no reorder) and give the FRT_DNNL=0 outputs; on the
+ * AVX2 tier they are the packed 3-D GEMM. */
+static void add_conv3(ob_buf *g, const char *name, const char *in, const char *out, int64_t C,
+                      int64_t M, const int64_t *k, const int64_t *st, const int64_t *pads) {
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s.w", name);
+    snprintf(bn, sizeof bn, "%s.b", name);
+    int64_t wd[5] = {M, C, k[0], k[1], k[2]}, bd[1] = {M};
+    float r = 1.0f / sqrtf((float)(C * k[0] * k[1] * k[2]));
+    add_init(g, wn, wd, 5, -r, r);
+    add_init(g, bn, bd, 1, -0.5f, 0.5f);
+    const char *ins[] = {in, wn, bn, NULL}, *outs[] = {out, NULL};
+    ob_buf n = ob_node("Conv", NULL, name, ins, outs);
+    ob_attr_ints(&n, "strides", st, 3);
+    ob_attr_ints(&n, "pads", pads, 6);
+    ob_msg(g, OB_NODE, &n);
+}
+
+static void test_conv3d(void) {
+    ob_buf g = {0};
+    int64_t xd[5] = {1, 5, 4, 9, 7};
+    static const int64_t k3[3] = {3, 3, 3}, s1[3] = {1, 1, 1}, s2[3] = {2, 2, 2};
+    static const int64_t p1[6] = {1, 1, 1, 1, 1, 1};
+    add_conv3(&g, "c1", "X", "a1", 5, 11, k3, s1, p1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    add_conv3(&g, "c2", "b1", "a2", 11, 11, k3, s1, p1);
+    add_op(&g, "Add", "add", "a2", "b1", "a3");
+    add_op(&g, "Relu", "r2", "a3", NULL, "b3");
+    add_conv3(&g, "c3", "b3", "a4", 11, 13, k3, s2, p1);
+    add_op(&g, "GlobalAveragePool", "gap", "a4", NULL, "y");
+    const char *outs[] = {"y", "b3", NULL};
+    io(&g, xd, 5, outs);
+    result r;
+    compare("conv3d", ob_model(&g), xd, 5, outs, &r);
+    CHECK_MSG(r.onednn_steps == 0, "conv3d: %d onednn steps", r.onednn_steps);
+    CHECK_MSG(r.reorders == 0, "conv3d: %d reorders", r.reorders);
+    if (frt_cpu_tier() == FRT_ISA_AVX2)
+        CHECK_MSG(r.conv3d_avx2 == 3, "conv3d: %d packed 3-D convolutions", r.conv3d_avx2);
+}
+
 /* A convolution whose image size is symbolic at load is left to builtin (the primitives are built
  * for the load-time dims). */
 static void test_shapes(void) {
@@ -1007,6 +1068,32 @@ static void test_wino(int64_t batch) {
     CHECK_MSG(r.wino_steps == 4, "wino: %d Winograd steps", r.wino_steps);
     CHECK_MSG(r.wino_s2 == 1, "wino: %d stride-2 Winograd steps", r.wino_s2);
     CHECK_MSG(r.wino_split >= 1, "wino: %d Winograd steps split at 2 threads", r.wino_split);
+}
+
+/* The Winograd rule for large weights (winoconv.c wino_many_tiles): with at least 16 tiles a
+ * stride-1 3x3 takes the Winograd form whatever the size of its transformed weights U. c1: 344 ->
+ * 344 at 14x14 (F(4x4): 16 tiles, 1.04 MiB of U per tile, over the 1 MiB rule) takes F(4x4);
+ * c3: 576 -> 576 at 7x7 (F(2x2): 16 tiles, 1.27 MiB per tile, over the 1.25 MiB rule) takes
+ * F(2x2); c2 (344 -> 576, stride 2, 14x14 -> 7x7) keeps its own rule. Default rule on the AVX2
+ * tier (the others keep oneDNN); outputs against the builtin kernels at 1-3 threads. */
+static void test_wino_many_tiles(void) {
+    ob_buf g = {0};
+    int64_t xd[4] = {1, 344, 14, 14};
+    conv_spec c1 = {344, 344, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c1", "X", "a1", &c1);
+    add_op(&g, "Relu", "r1", "a1", NULL, "b1");
+    conv_spec c2 = {344, 576, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c2", "b1", "a2", &c2);
+    conv_spec c3 = {576, 576, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+    add_conv(&g, "c3", "a2", "a3", &c3);
+    const char *outs[] = {"a3", "b1", NULL};
+    io(&g, xd, 4, outs);
+    result r;
+    compare("wino_many_tiles", ob_model(&g), xd, 4, outs, &r);
+    if (!g_on || frt_cpu_tier() != FRT_ISA_AVX2) return;
+    CHECK_MSG(r.wino_steps == 1, "wino_many_tiles: %d F(4x4) steps", r.wino_steps);
+    CHECK_MSG(r.wino2 == 1, "wino_many_tiles: %d F(2x2) steps", r.wino2);
+    CHECK_MSG(!strcmp(r.last_conv, "onednn:wino2x3"), "wino_many_tiles: c3 ran %s", r.last_conv);
 }
 
 /* Convolutions run as a 1x1 convolution over their gathered input taps (onednn.c, conv_taps): at
@@ -1214,6 +1301,7 @@ int main(void) {
     test_chain(2);
     test_blocks();
     test_conv1d();
+    test_conv3d();
     test_cnn_ops();
     test_se_gates();
     test_se_inplace();
@@ -1231,6 +1319,7 @@ int main(void) {
     test_dilated_ref(2);
     test_wino(1);
     test_wino(2);
+    test_wino_many_tiles();
     test_taps(1, 0);
     test_taps(2, 0);
     test_taps(1, 1);

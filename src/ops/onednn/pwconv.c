@@ -148,7 +148,19 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
        layer's output), not by re-reading the output, so applying it at the store saves little,
        and in the tile it competes with the FMAs for the same pipes (docs/dependencies.md). */
     bool act_at_store = act == FRT_BLKPW_SILU || act == FRT_BLKPW_HARDSWISH;
-    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map || mid_map) || act_at_store))
+    /* At 1 thread also the 7x7 layers (64 pixels or fewer) of any width, those of more than 512
+       input channels in slices of the input channels (kc below, blkpw.h), with any activation,
+       and the 14x14 ones with HardSwish: per-node minima inside the models (FRT_DNNL_OWN_PW=1
+       against oneDNN's jit_1x1, 4 traced rounds of 10 runs, Zen 3): mnasnet1_0's 576/1152 ->
+       192/320 at 7x7 0.95-0.98 (unsliced 1.20-1.33), mobilenet_v3_large's 672/960 -> 160 at 7x7
+       0.95-0.99, its HardSwish expands 160 -> 960 at 7x7 0.90-0.92 and 80 -> 184..480 at 14x14
+       0.94-0.98 (112 -> 672 level), efficientnet_b0's SiLU 192 -> 1152 at 7x7 0.95 and 1152 ->
+       192/320 0.96-0.98; its SiLU layers at 14x14 1.00-1.02 and the larger images' 1.04-1.08 keep
+       oneDNN (+ the SiLU loop). At N threads these keep oneDNN (see small_map). */
+    bool wide7 = threads == 1 && S <= 64;
+    bool store_ok = threads == 1 && (S <= 64 || (S <= 196 && act == FRT_BLKPW_HARDSWISH));
+    if (!force && (c->isa != FRT_ISA_AVX2 || !(few || small_map || mid_map || wide7) ||
+                   (act_at_store && !store_ok)))
         return FRT_DECLINE;
     dn_pw *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     float *w = frt_arena_alloc(c->arena, (size_t)(mb * C * 8) * sizeof *w, 64);
@@ -160,10 +172,17 @@ frt_status frt_dn_pw_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L, i
     frt_blkpw_pack(Wt->data, B ? B->data : NULL, C, M, w, bias);
     p->g = (frt_blkpw_geom){.C = C, .M = M, .S = S, .act = act, .lo = c->node->act.lo,
                             .hi = c->node->act.hi};
+    /* input channel slices (blkpw.h): the layers of more than 512 input channels, whose tile
+       groups' weights (3 blocks x C x 32 bytes) outgrow L1, in slices of 128 (12 KiB: mnasnet1_0's
+       1152 -> 192 at 7x7 0.95-0.98 of oneDNN's time, slices of 256 0.97-1.02, 512 0.98-1.03);
+       FRT_BLKPW_KC overrides (0: none) */
+    p->g.kc = C > 512 ? 128 : 0;
+    const char *kce = getenv("FRT_BLKPW_KC");
+    if (kce) p->g.kc = atoll(kce) / 8 * 8;
     p->w = w;
     p->bias = bias;
     p->fn = frt_blkpw_variant_get(c->isa)->run;
-    p->by_blocks = (small_map || mid_map) && !few;
+    p->by_blocks = (small_map || mid_map || wide7) && !few;
     p->chunk_ns = 2.0 * (double)C * (p->by_blocks ? (double)S * 8 * PW_UNIT : (double)M * PW_CHUNK) *
                   FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
     p->in_img = (size_t)((C + 7) / 8 * 8 * S);

@@ -80,6 +80,22 @@ static bool wino_wins(const frt_wino_geom *g, double per_tile) {
     return ubytes <= (double)g->ntiles * per_tile;
 }
 
+/* And a stride-1 shape with at least 16 tiles wins whatever U's size. Per image the GEMMs stream
+ * U (36 or 16 C M floats) from memory once per tile block (48 tiles a block once U outgrows 1
+ * MiB, so every block has at least 16 of them), while the multiplies saved grow with the tiles:
+ * (16 x 9 - 36) C M per F(4x4) tile, (4 x 9 - 16) C M per F(2x2) tile; U's bytes per saved flop
+ * are 0.67 / ntiles (F(4x4)) and 1.6 / ntiles (F(2x2)), independent of C and M. At 16 tiles that
+ * is 0.04-0.1 bytes per flop, a few GB/s at the core's rate, well within the memory's 19 GB/s:
+ * wide_resnet50_2 (Zen 3, 1 thread, per-node medians of 4-6 interleaved profiles, loaded host)
+ * 512->512 at 14x14 (F(4x4) 16 tiles, 2.4 MB of U per tile) F(4x4) 9.1-11.7 ms against F(2x2)
+ * 15.9-17.4 (WB_COLD=1 bench/wino_bench.c: 10.7 against 17.1-17.9), and 1024->1024 at 7x7
+ * (F(2x2) 16 tiles, 4.2 MB per tile) F(2x2) 15.3-22.7 against oneDNN's direct jit:avx2
+ * 24.5-28.1. The 1 MiB per tile rule stays for fewer tiles (resnet18's 512->512 at 7x7: 4 F(4x4)
+ * tiles, 0.17 bytes per saved flop, slower than direct). */
+static bool wino_many_tiles(const frt_wino_geom *g) {
+    return g->s == 1 && g->ntiles >= 16;
+}
+
 static frt_status wino_install(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
                                const frt_wino_geom *gp, double kk, int threads);
 
@@ -180,14 +196,14 @@ frt_status frt_dn_wino_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     if (g.s == 2 && s2 && !strcmp(s2, "1")) wins = true;
     if (g.s == 2 && !wins && (threads > 1 || !wino_wins(&g, 0.75 * 1048576.0)))
         return FRT_DECLINE;
-    if (!wins && wino_wins(&g, 1048576.0)) wins = true;
+    if (!wins && (wino_wins(&g, 1048576.0) || wino_many_tiles(&g))) wins = true;
     if (!wins && g.s == 1 && !(me && *me)) {
         int64_t small = se && *se ? atoll(se) : 2;
         if (small == 4) wins = true;
         if (small == 2) {
             g.m = 2;
             frt_wino_geom_init(&g, 0);
-            wins = (se && *se) || wino_wins(&g, 1.25 * 1048576.0);
+            wins = (se && *se) || wino_wins(&g, 1.25 * 1048576.0) || wino_many_tiles(&g);
         }
     }
     /* stride 2: blocks of 24 tiles (fewer passes over U than the L2 budget's 6; resnet50's

@@ -39,32 +39,40 @@ static inline __m256 lane_mask(int64_t n) {
     return _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(m + 8 - n)));
 }
 
-/* NB output blocks [m0, m0 + NB) x NP pixels [s, s + NP). */
+/* NB output blocks [m0, m0 + NB) x NP pixels [s, s + NP), input channels [k0, k1) (k0 a
+   multiple of 8): k0 > 0 takes up the partial sums stored in y, k1 < C stores them raw. */
 static inline __attribute__((always_inline)) void tile(const float *x, const float *w,
                                                        const float *bias, const float *z,
                                                        float *y, const frt_blkpw_geom *g,
                                                        int64_t m0, int64_t s, const float *pf,
+                                                       int64_t k0, int64_t k1,
                                                        const int NB, const int NP,
                                                        const int ACT) {
     const int64_t C = g->C, S = g->S;
     __m256 acc[3][8];
-    _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) {
-        __m256 b = _mm256_loadu_ps(bias + (m0 + j) * 8);
-        _Pragma("GCC unroll 8") for (int i = 0; i < NP; i++) acc[j][i] = b;
+    if (k0 == 0) {
+        _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) {
+            __m256 b = _mm256_loadu_ps(bias + (m0 + j) * 8);
+            _Pragma("GCC unroll 8") for (int i = 0; i < NP; i++) acc[j][i] = b;
+        }
+    } else { /* a later slice of the input channels: the chain goes on from the stored sums */
+        _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++)
+            _Pragma("GCC unroll 8") for (int i = 0; i < NP; i++)
+                acc[j][i] = _mm256_loadu_ps(y + ((m0 + j) * S + s + i) * 8);
     }
     const float *wj[3];
     _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++) wj[j] = w + (m0 + j) * C * 8;
-    for (int64_t c0 = 0; c0 < C; c0 += 8) {
+    for (int64_t c0 = k0; c0 < k1; c0 += 8) {
         const float *xp = x + ((c0 / 8) * S + s) * 8;
-        int64_t n = C - c0 < 8 ? C - c0 : 8;
+        int64_t n = k1 - c0 < 8 ? k1 - c0 : 8;
         /* this block's lines 4 tiles ahead (one stream per input channel block) */
         _mm_prefetch((const char *)(xp + 4 * NP * 8), _MM_HINT_T0);
         if (NP > 2) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 16), _MM_HINT_T0);
         if (NP > 4) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 32), _MM_HINT_T0);
         if (NP > 6) _mm_prefetch((const char *)(xp + 4 * NP * 8 + 48), _MM_HINT_T0);
         if (pf) { /* two lines of the next group's weights (see blocks) */
-            _mm_prefetch((const char *)(pf + c0 * 4), PF_HINT);
-            _mm_prefetch((const char *)(pf + c0 * 4 + 16), PF_HINT);
+            _mm_prefetch((const char *)(pf + (c0 - k0) * 4), PF_HINT);
+            _mm_prefetch((const char *)(pf + (c0 - k0) * 4 + 16), PF_HINT);
         }
 #define PW_STEP(l)                                                                              \
     do {                                                                                        \
@@ -83,6 +91,12 @@ static inline __attribute__((always_inline)) void tile(const float *x, const flo
             for (int64_t l = 0; l < n; l++) PW_STEP(l);
         }
 #undef PW_STEP
+    }
+    if (k1 < C) { /* not the last slice: the partial sums as they are */
+        _Pragma("GCC unroll 3") for (int j = 0; j < NB; j++)
+            _Pragma("GCC unroll 8") for (int i = 0; i < NP; i++)
+                _mm256_storeu_ps(y + ((m0 + j) * S + s + i) * 8, acc[j][i]);
+        return;
     }
     const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(g->lo),
                  hi = _mm256_set1_ps(g->hi);
@@ -123,23 +137,32 @@ static inline __attribute__((always_inline)) void blocks(const float *x, const f
        7 = 4 + 3), NB 2 and 1 in two near-halves of the last full tile and the rest. */
     int64_t full = (s1 - s0) / NP, r = (s1 - s0) % NP;
     if (r && full > 0) full -= NB == 3 && r == 1 && full > 1 ? 2 : 1;
-    int64_t s = s0;
-    for (int64_t t = 0; t < full; t++, s += NP, pf += step)
-        tile(x, w, bias, z, y, g, m0, s, pf < pf_end ? pf : NULL, NB, NP, ACT);
-    while (s < s1) {
-        int64_t t = s1 - s, k;
-        if (NB == 3) k = t == 9 || t == 6 || t == 5 ? 3 : t > 4 ? 4 : t;
-        else k = t > NP ? (t + 1) / 2 : t;
-        switch (k) {
+    /* Input channels in slices of g->kc when the group's weights outgrow L1 (blkpw.h): each
+       slice runs over the whole pixel range, its partial sums stored in y and taken up by the
+       next slice (the same chain of FMAs: stored floats are exact), the last one adding the
+       residual and the activation. Not when z is y (the sums would overwrite the residual). */
+    int64_t kc = z == y || g->kc <= 0 || g->kc % 8 || g->kc >= g->C ? g->C : g->kc;
+    for (int64_t k0 = 0; k0 < g->C; k0 += kc) {
+        int64_t k1 = g->C - k0 < kc ? g->C : k0 + kc;
+        int64_t pstep = k1 - k0 < g->C ? (k1 - k0 + 7) / 8 * 32 : step;
+        int64_t s = s0;
+        for (int64_t t = 0; t < full; t++, s += NP, pf += pstep)
+            tile(x, w, bias, z, y, g, m0, s, pf < pf_end ? pf : NULL, k0, k1, NB, NP, ACT);
+        while (s < s1) {
+            int64_t t = s1 - s, k;
+            if (NB == 3) k = t == 9 || t == 6 || t == 5 ? 3 : t > 4 ? 4 : t;
+            else k = t > NP ? (t + 1) / 2 : t;
+            switch (k) {
 #define PW_TAIL(n)                                                                              \
     case n:                                                                                     \
-        if (n <= NP) tile(x, w, bias, z, y, g, m0, s, NULL, NB, n <= NP ? n : 1, ACT);          \
+        if (n <= NP) tile(x, w, bias, z, y, g, m0, s, NULL, k0, k1, NB, n <= NP ? n : 1, ACT);  \
         break;
-            PW_TAIL(2) PW_TAIL(3) PW_TAIL(4) PW_TAIL(5) PW_TAIL(6) PW_TAIL(7) PW_TAIL(8)
+                PW_TAIL(2) PW_TAIL(3) PW_TAIL(4) PW_TAIL(5) PW_TAIL(6) PW_TAIL(7) PW_TAIL(8)
 #undef PW_TAIL
-        default: tile(x, w, bias, z, y, g, m0, s, NULL, NB, 1, ACT); k = 1; break;
+            default: tile(x, w, bias, z, y, g, m0, s, NULL, k0, k1, NB, 1, ACT); k = 1; break;
+            }
+            s += k;
         }
-        s += k;
     }
 }
 

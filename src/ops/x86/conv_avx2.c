@@ -324,16 +324,16 @@ void frt_conv_pack_block_avx2(const frt_conv_gemm_ctx *t) {
     if (pf_hi > HW) pf_hi = HW;
     int64_t pf_ahead = (PF_CHAN_ROWS + khw - 1) / khw;
     for (int64_t ci = t->k0 / khw; ci < t->k0 / khw + pf_ahead && ci < p->Cg; ci++) {
-        const char *pc = (const char *)(t->xg + ci * HW); /* the first channels of the block */
+        const char *pc = (const char *)(t->xg + ci * t->cs); /* the first channels of the block */
         for (int64_t e = pf_lo; e < pf_hi; e += 16) _mm_prefetch(pc + e * 4, _MM_HINT_T0);
     }
     for (int64_t kk = 0; kk < t->kcur; kk++) {
         int64_t k = t->k0 + kk;
         int64_t ci = k / khw, ky = (k % khw) / p->kw, kx = k % p->kw;
         float *bk = t->blk + kk * NR;
-        const float *xc = t->xg + ci * HW;
+        const float *xc = t->xg + ci * t->cs;
         if (k % khw == 0 && ci + pf_ahead < p->Cg) {
-            const char *pc = (const char *)(xc + pf_ahead * HW);
+            const char *pc = (const char *)(xc + pf_ahead * t->cs);
             for (int64_t e = pf_lo; e < pf_hi; e += 16) _mm_prefetch(pc + e * 4, _MM_HINT_T0);
         }
         int64_t oh = oh_first, ow = ow_first, q = 0;

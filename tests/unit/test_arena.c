@@ -1,0 +1,102 @@
+/* The arena (src/util/arena.h): allocations aligned, zeroed and disjoint; large ones (packed
+ * weights, >= FRT_HUGE_MIN) in chunks from frt_alloc_large, later large allocations filling an
+ * earlier large chunk's rest (so the 2 MiB rounding wastes at most a chunk's tail), small ones
+ * unchanged; frt_alloc_large at 2 MiB alignment in whole 2 MiB for large sizes on Linux and
+ * 64-byte aligned below FRT_HUGE_MIN or with FRT_HUGEPAGES=0 (read once per process, so that case
+ * runs in a child process). Alignments above 64 hold as addresses (the head chunk's offsets were
+ * aligned relative to its 64-aligned data before). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "util/arena.h"
+
+static int all_zero(const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+static void test_arena(void) {
+    frt_arena a;
+    frt_arena_init(&a);
+    enum { N = 12 };
+    /* large and small interleaved: 300 KiB, 1 KiB, 700 KiB, ... */
+    static const size_t sz[N] = {300 << 10, 1024, 700 << 10, 64, 1500 << 10, 300 << 10,
+                                 5 << 20,   17,   256 << 10, 3,  900 << 10,  100 << 10};
+    static const size_t al[N] = {64, 8, 4096, 1, 64, 256, 64, 4, 64, 1, 128, 64};
+    unsigned char *p[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = frt_arena_alloc(&a, sz[i], al[i]);
+        CHECK_MSG(p[i] != NULL, "allocation %d of %zu bytes failed", i, sz[i]);
+        if (!p[i]) return;
+        CHECK_MSG((uintptr_t)p[i] % al[i] == 0, "allocation %d misaligned", i);
+        CHECK_MSG(all_zero(p[i], sz[i]), "allocation %d not zeroed", i);
+        memset(p[i], 0xA0 + i, sz[i]);
+    }
+    for (int i = 0; i < N; i++) /* disjoint: each still holds its own pattern */
+        for (size_t k = 0; k < sz[i]; k += 4093)
+            CHECK_MSG(p[i][k] == (unsigned char)(0xA0 + i), "allocation %d overwritten at %zu", i,
+                      k);
+    CHECK(a.total >= 9000000);
+    frt_arena_free(&a);
+    CHECK(a.head == NULL && a.total == 0);
+}
+
+/* two large allocations of 300 KiB: the second in the first one's 2 MiB chunk, right after it */
+static void test_large_reuse(void) {
+    frt_arena a;
+    frt_arena_init(&a);
+    unsigned char *x = frt_arena_alloc(&a, 300 << 10, 64);
+    unsigned char *y = frt_arena_alloc(&a, 300 << 10, 64);
+    CHECK(x && y);
+#if defined(__linux__)
+    CHECK_MSG(y == x + (300 << 10), "second large allocation at %+td from the first",
+              (ptrdiff_t)(y - x));
+#endif
+    frt_arena_free(&a);
+}
+
+static void test_alloc_large(int want_huge) {
+    size_t cap = 0;
+    void *p = frt_alloc_large(3 << 20, &cap);
+    CHECK(p != NULL);
+#if defined(__linux__)
+    if (want_huge)
+        CHECK_MSG((uintptr_t)p % (2u << 20) == 0 && cap == (4u << 20),
+                  "3 MiB: at %p, %zu bytes usable", p, cap);
+    else
+        CHECK_MSG((uintptr_t)p % 64 == 0 && cap == (3u << 20), "3 MiB (no huge pages): %zu", cap);
+#else
+    (void)want_huge;
+#endif
+    memset(p, 1, 3 << 20);
+    free(p);
+    p = frt_alloc_large(1000, &cap);
+    CHECK(p && (uintptr_t)p % 64 == 0 && cap == 1024);
+    free(p);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "nohuge")) { /* the child below */
+        test_alloc_large(0);
+        return t_failures ? 1 : 0;
+    }
+    test_arena();
+    test_large_reuse();
+    test_alloc_large(!(getenv("FRT_HUGEPAGES") && getenv("FRT_HUGEPAGES")[0] == '0'));
+    /* FRT_HUGEPAGES=0 in a fresh process (the switch is read once per process) */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("FRT_HUGEPAGES", "0", 1);
+        execl("/proc/self/exe", argv[0], "nohuge", (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    CHECK_MSG(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "the FRT_HUGEPAGES=0 child failed (status %d)", st);
+    TEST_MAIN_END();
+}
