@@ -10,3 +10,10 @@ foreach(name onnx_decode pipeline)
            COMMAND replay_${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${name})
   set_tests_properties(fuzz.replay.${name} PROPERTIES LABELS fuzz TIMEOUT 600)
 endforeach()
+# The pipeline corpus again with the kernels capped at the avx2 tier (FRT_ISA caps, never raises):
+# some load-time paths (the dilated-conv region split) exist only there, and an AVX-512 host
+# would otherwise never replay them.
+add_test(NAME fuzz.replay.pipeline.avx2
+         COMMAND replay_pipeline ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/pipeline)
+set_tests_properties(fuzz.replay.pipeline.avx2 PROPERTIES LABELS fuzz TIMEOUT 600
+                     ENVIRONMENT FRT_ISA=avx2)

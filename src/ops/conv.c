@@ -439,17 +439,24 @@ static frt_status conv_gemm_ref(const frt_step *s, frt_exec *x) {
 /* Region split (conv.h: frt_conv_split)                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 
+/* Longest output axis the split considers: split_axis costs O(out) at load, and an axis longer
+   than this (only seen in malformed or absurdly padded models) keeps the unsplit kernel. */
+#define SPLIT_MAX_OUT ((int64_t)1 << 20)
+
 /* Splits one axis into bands of equal live-tap ranges: input size in, k taps, stride s,
- * dilation d, leading pad pad0, out outputs. Band b covers outputs [o0[b], o0[b+1]) with live taps
- * [t0[b], t1[b]]. Returns the band count, or 0 when some output has no live tap or there are
- * more than max bands. */
+ * dilation d, leading pad pad0, out outputs (conv.c bounds every one of these to 2^31). Band b
+ * covers outputs [o0[b], o0[b+1]) with live taps [t0[b], t1[b]]. Returns the band count, or 0
+ * when some output has no live tap, there are more than max bands or out > SPLIT_MAX_OUT. */
 static int split_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad0, int64_t out,
                       int max, int64_t *o0, int64_t *t0, int64_t *t1) {
+    if (out > SPLIT_MAX_OUT) return 0;
     int nb = 0;
     for (int64_t o = 0; o < out; o++) {
-        int64_t base = o * s - pad0, lo = 0, hi = k - 1; /* tap t reads base + t*d */
-        while (lo < k && base + lo * d < 0) lo++;
-        while (hi >= 0 && base + hi * d >= in) hi--;
+        /* tap t reads base + t*d: live when 0 <= base + t*d <= in - 1 */
+        int64_t base = o * s - pad0;
+        int64_t lo = base >= 0 ? 0 : (-base + d - 1) / d;
+        int64_t hi = in - 1 - base < 0 ? -1 : (in - 1 - base) / d;
+        if (hi > k - 1) hi = k - 1;
         if (lo > hi) return 0;
         if (nb > 0 && t0[nb - 1] == lo && t1[nb - 1] == hi) continue;
         if (nb == max) return 0;

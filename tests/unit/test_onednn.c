@@ -302,10 +302,10 @@ static void test_chain(int64_t batch) {
     /* split into parts: c1 (plain input), c3 (depthwise), c4 (with the residual sum), c5; on
        the AVX2 tier c4 and c5 (1x1, 24 channels) are the own pointwise loop (pwconv.c), which
        does not split this small image, unless FRT_DNNL_OWN_PW=0 */
+    /* (the own loop works on nChw8c blocks only: the AVX-512 tier's nChw16c keeps oneDNN even
+       with FRT_DNNL_OWN_PW=1) */
     const char *pwe = getenv("FRT_DNNL_OWN_PW");
-    int pw = pwe && !strcmp(pwe, "0") ? 0 : pwe && !strcmp(pwe, "1") ? 2
-             : frt_cpu_tier() == FRT_ISA_AVX2                        ? 2
-                                                                     : 0;
+    int pw = frt_cpu_tier() == FRT_ISA_AVX2 && !(pwe && !strcmp(pwe, "0")) ? 2 : 0;
     CHECK_MSG(r.pw_own == pw, "chain: %d own pointwise steps, want %d", r.pw_own, pw);
     CHECK_MSG(r.split_steps == 4 - pw, "chain: %d split steps", r.split_steps);
 }
@@ -1131,7 +1131,10 @@ static void test_taps(int64_t batch, int every) {
     unsetenv("FRT_WINO1");
     unsetenv("FRT_WINO_S2");
     if (!g_on) return;
-    int want = every ? 4 : frt_cpu_tier() == FRT_ISA_AVX2 ? 2 : 0;
+    /* every: each layer whose input channels are whole blocks (nChw8c: all four; the AVX-512
+       tier's nChw16c: c1 and c2, 16 channels, not c3 and c4, 24) */
+    bool blk8 = frt_cpu_tier() == FRT_ISA_AVX2;
+    int want = every ? (blk8 ? 4 : 2) : blk8 ? 2 : 0;
     CHECK_MSG(r.taps == want, "taps: %d gathered-tap convolutions at 1 thread, want %d", r.taps,
               want);
 }
@@ -1268,7 +1271,8 @@ static void test_gconv(int64_t batch) {
     bool own = g_on && frt_cpu_tier() == FRT_ISA_AVX2;
     const char *env = getenv("FRT_DNNL_OWN_GC");
     if (env && !strcmp(env, "0")) own = false;
-    if (env && !strcmp(env, "1")) own = g_on;
+    /* (nChw8c only: the AVX-512 tier's nChw16c keeps oneDNN even with FRT_DNNL_OWN_GC=1) */
+    if (env && !strcmp(env, "1")) own = g_on && frt_cpu_tier() == FRT_ISA_AVX2;
     result one, two;
     run(&mb, 1, 1, 0, xd, 4, outs, &one);
     for (int threads = 2; threads <= 3; threads++) {
