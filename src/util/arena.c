@@ -14,7 +14,8 @@ struct frt_arena_chunk {
     size_t size; /* usable bytes after the header */
     size_t used;
     bool large;  /* from frt_alloc_large: later large allocations may fill its rest */
-    _Alignas(64) unsigned char data[];
+    unsigned char *data; /* data_in, or a large chunk's own frt_alloc_large block */
+    _Alignas(64) unsigned char data_in[];
 };
 
 /* Smallest chunk. The allocation-failure test builds this file with a tiny value, so that almost
@@ -34,7 +35,7 @@ void *frt_alloc_large(size_t size, size_t *cap) {
     int huge = atomic_load_explicit(&g_huge, memory_order_relaxed);
     if (huge < 0) {
         const char *e = getenv("FRT_HUGEPAGES");
-        huge = !(e && e[0] == '0');
+        huge = e && e[0] == '1';
         atomic_store_explicit(&g_huge, huge, memory_order_relaxed);
     }
     size_t hp = (size_t)2 << 20, sz = (size + 63) & ~(size_t)63;
@@ -89,12 +90,21 @@ void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
     size_t cap = need > CHUNK_MIN ? need : CHUNK_MIN;
     frt_arena_chunk *n;
     if (large) {
+        /* the header apart from the block, so that an allocation of whole 2 MiB pages (the
+           Winograd layers' transformed weights: 16 MiB in resnet18) is a block of exactly
+           that, not one more huge page for the header (each touched huge page is resident) */
         size_t got = 0;
-        n = frt_alloc_large(sizeof *n + cap, &got);
+        n = malloc(sizeof *n);
         if (!n) return NULL;
-        cap = got - sizeof *n;
+        n->data = frt_alloc_large(align > 64 ? need : size, &got); /* (64-aligned at least) */
+        if (!n->data) {
+            free(n);
+            return NULL;
+        }
+        cap = got;
     } else {
         n = aligned_alloc(64, (sizeof *n + cap + 63) & ~(size_t)63);
+        if (n) n->data = n->data_in;
     }
     if (!n) return NULL;
     n->size = cap;
@@ -133,6 +143,7 @@ void frt_arena_free(frt_arena *a) {
     frt_arena_chunk *c = a->head;
     while (c) {
         frt_arena_chunk *n = c->next;
+        if (c->large) free(c->data);
         free(c);
         c = n;
     }

@@ -23,12 +23,13 @@ char *frt_arena_strdup(frt_arena *a, const char *s);
 void frt_arena_free(frt_arena *a);
 
 /* Memory for a large buffer that lives long and is read in every run (the planner's slab, the
- * model arena's large chunks), freed with free(): of FRT_HUGE_MIN bytes and more, `size` rounded
- * up to whole 2 MiB at 2 MiB alignment and advised for transparent huge pages (Linux
- * MADV_HUGEPAGE; the host's THP "madvise" mode), so that a run's working set of weights and
- * activations (20-30 MB in the mobile CNNs) takes a few dozen TLB entries instead of thousands
- * of 4 KiB pages; below that, or with FRT_HUGEPAGES=0 in the environment, 64-byte aligned.
- * *cap (may be NULL) gets the usable size (>= size). NULL when out of memory. */
+ * model arena's large chunks), freed with free(). With FRT_HUGEPAGES=1 in the environment (read
+ * once per process; off by default, see docs/memory.md: it costs up to a fifth more peak RSS for
+ * a few percent of speed), a size of FRT_HUGE_MIN bytes or more is rounded up to whole 2 MiB at
+ * 2 MiB alignment and advised for transparent huge pages (Linux MADV_HUGEPAGE; the host's THP
+ * "madvise" mode), so that a run's working set of weights and activations takes a few dozen TLB
+ * entries instead of thousands of 4 KiB pages; otherwise it is 64-byte aligned. *cap (may be
+ * NULL) gets the usable size (>= size). NULL when out of memory. */
 #define FRT_HUGE_MIN ((size_t)256 << 10)
 void *frt_alloc_large(size_t size, size_t *cap);
 

@@ -1,10 +1,11 @@
 /* The arena (src/util/arena.h): allocations aligned, zeroed and disjoint; large ones (packed
  * weights, >= FRT_HUGE_MIN) in chunks from frt_alloc_large, later large allocations filling an
  * earlier large chunk's rest (so the 2 MiB rounding wastes at most a chunk's tail), small ones
- * unchanged; frt_alloc_large at 2 MiB alignment in whole 2 MiB for large sizes on Linux and
- * 64-byte aligned below FRT_HUGE_MIN or with FRT_HUGEPAGES=0 (read once per process, so that case
- * runs in a child process). Alignments above 64 hold as addresses (the head chunk's offsets were
- * aligned relative to its 64-aligned data before). */
+ * unchanged; with FRT_HUGEPAGES=1, frt_alloc_large at 2 MiB alignment in whole 2 MiB for large
+ * sizes on Linux, else (the default) 64-byte aligned and exact; below FRT_HUGE_MIN always so. The
+ * switch is read once per process, so the other setting runs in a child process. Alignments
+ * above 64 hold as addresses (the head chunk's offsets were aligned relative to its 64-aligned
+ * data before). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,23 +81,32 @@ static void test_alloc_large(int want_huge) {
     free(p);
 }
 
+static void run_all(int huge) {
+    test_arena();
+    test_alloc_large(huge);
+    if (huge) test_large_reuse();
+}
+
+static int huge_env(void) {
+    const char *e = getenv("FRT_HUGEPAGES");
+    return e && e[0] == '1';
+}
+
 int main(int argc, char **argv) {
-    if (argc > 1 && !strcmp(argv[1], "nohuge")) { /* the child below */
-        test_alloc_large(0);
+    if (argc > 1 && !strcmp(argv[1], "child")) { /* the other setting, from below */
+        run_all(huge_env());
         return t_failures ? 1 : 0;
     }
-    test_arena();
-    test_large_reuse();
-    test_alloc_large(!(getenv("FRT_HUGEPAGES") && getenv("FRT_HUGEPAGES")[0] == '0'));
-    /* FRT_HUGEPAGES=0 in a fresh process (the switch is read once per process) */
+    int huge = huge_env();
+    run_all(huge);
     pid_t pid = fork();
     if (pid == 0) {
-        setenv("FRT_HUGEPAGES", "0", 1);
-        execl("/proc/self/exe", argv[0], "nohuge", (char *)NULL);
+        setenv("FRT_HUGEPAGES", huge ? "0" : "1", 1);
+        execl("/proc/self/exe", argv[0], "child", (char *)NULL);
         _exit(127);
     }
     int st = 0;
     CHECK_MSG(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-              "the FRT_HUGEPAGES=0 child failed (status %d)", st);
+              "the FRT_HUGEPAGES=%d child failed (status %d)", !huge, st);
     TEST_MAIN_END();
 }
