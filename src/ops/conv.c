@@ -821,15 +821,15 @@ static frt_status conv_select_kernel(frt_op_ctx *c, frt_kernel *k) {
         if (!p->w)
             return frt_op_fail(c, FRT_ERR_UNSUPPORTED,
                                "3-D convolution needs constant weights W");
-        /* AVX2 tier: the packed GEMM per depth slice (conv_gemm.c). The AVX-512 tier keeps the
-           portable path until measured there */
+        /* the tier's packed GEMM per depth slice (conv_gemm.c) */
         const frt_conv_gemm_variant *var3 = K_GEMM ? frt_conv_gemm_pick(c->isa) : NULL;
-        if (var3 && var3->isa == FRT_ISA_AVX2) {
+        if (var3) {
             p->wprec = 0; /* float32 weights (half ones are not wired up for 3-D) */
             if ((st = frt_conv_gemm_pack3d(q, var3, p->w, c->arena)))
                 return frt_op_fail(c, st, "out of memory packing weights");
             k->const_copied = 1u << 1; /* W lives on packed only */
-            k->name = "conv_im2col_gemm_avx2_3d";
+            k->name = var3->isa == FRT_ISA_AVX512 ? "conv_im2col_gemm_avx512_3d"
+                                                  : "conv_im2col_gemm_avx2_3d";
             k->fn = frt_conv_gemm_run3d;
             k->scratch = frt_conv_gemm_scratch3d;
             return FRT_OK;

@@ -617,10 +617,10 @@ typedef struct conv3_case {
 } conv3_case;
 
 static void run_conv3(const conv3_case *t, unsigned seed) {
-    /* the AVX2 tier's packed GEMM per depth slice, else (portable; AVX-512 until measured there)
-       vol2col + frt_sgemm */
-    const char *expect = frt_cpu_tier() == FRT_ISA_AVX2 ? "conv_im2col_gemm_avx2_3d"
-                                                        : "conv_im2col_sgemm_3d";
+    /* the tier's packed GEMM per depth slice, else (portable) vol2col + frt_sgemm */
+    const char *expect = frt_cpu_tier() == FRT_ISA_AVX512 ? "conv_im2col_gemm_avx512_3d"
+                         : frt_cpu_tier() == FRT_ISA_AVX2 ? "conv_im2col_gemm_avx2_3d"
+                                                          : "conv_im2col_sgemm_3d";
     int64_t in[3] = {t->D, t->H, t->W}, out[3], pad[3];
     for (int i = 0; i < 3; i++)
         out[i] = ref_axis(in[i], t->k[i], t->s[i], t->d[i], t->auto_pad, t->pads[i],

@@ -142,7 +142,7 @@ typedef struct result {
     int gc_split;       /* of those, split over output channel blocks ("onednn:gconv_own_split") */
     int dw_split;       /* own depthwise loops split over channel blocks ("onednn:dw_own_split") */
     int taps;           /* convolutions run as 1x1 over gathered taps ("onednn:conv_taps") */
-    int conv3d_avx2;    /* 3-D convolutions on the builtin packed GEMM ("conv_im2col_gemm_avx2_3d") */
+    int conv3d_packed;  /* 3-D convolutions on the builtin packed GEMM ("conv_im2col_gemm_*_3d") */
 } result;
 
 /* parts > 0: every convolution the provider can split is split into that many parts */
@@ -195,7 +195,8 @@ static void run(const ob_buf *mb, int dnnl, int threads, int parts, const int64_
         r->pw_split += strcmp(kn, "onednn:pw_own_split") == 0;
         r->dw_split += strcmp(kn, "onednn:dw_own_split") == 0;
         r->taps += strcmp(kn, "onednn:conv_taps") == 0;
-        r->conv3d_avx2 += strcmp(kn, "conv_im2col_gemm_avx2_3d") == 0;
+        r->conv3d_packed += strcmp(kn, "conv_im2col_gemm_avx2_3d") == 0 ||
+                            strcmp(kn, "conv_im2col_gemm_avx512_3d") == 0;
         r->reduce_own += strncmp(kn, "onednn:reduce_mean_blk", 22) == 0;
         r->gc_own += strncmp(kn, "onednn:gconv_own", 16) == 0;
         r->gc_split += strcmp(kn, "onednn:gconv_own_split") == 0;
@@ -977,8 +978,8 @@ static void test_conv3d(void) {
     compare("conv3d", ob_model(&g), xd, 5, outs, &r);
     CHECK_MSG(r.onednn_steps == 0, "conv3d: %d onednn steps", r.onednn_steps);
     CHECK_MSG(r.reorders == 0, "conv3d: %d reorders", r.reorders);
-    if (frt_cpu_tier() == FRT_ISA_AVX2)
-        CHECK_MSG(r.conv3d_avx2 == 3, "conv3d: %d packed 3-D convolutions", r.conv3d_avx2);
+    if (frt_cpu_tier() >= FRT_ISA_AVX2)
+        CHECK_MSG(r.conv3d_packed == 3, "conv3d: %d packed 3-D convolutions", r.conv3d_packed);
 }
 
 /* A convolution whose image size is symbolic at load is left to builtin (the primitives are built
