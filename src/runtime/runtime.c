@@ -228,7 +228,7 @@ static frt_status grow(void **p, size_t *cap, size_t need) {
     free(*p);
     *p = NULL;
     *cap = 0;
-    *p = frt_alloc_large(need, NULL); /* (the slab: huge pages, see arena.h) */
+    *p = frt_alloc_large(need, FRT_LARGE_SLAB, NULL); /* (huge pages: arena.h) */
     if (!*p) return frt_error(FRT_ERR_NO_MEMORY, "cannot allocate %zu bytes for tensors", need);
     *cap = need;
     return FRT_OK;

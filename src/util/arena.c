@@ -30,14 +30,23 @@ void frt_arena_init(frt_arena *a) {
     a->total = 0;
 }
 
-void *frt_alloc_large(size_t size, size_t *cap) {
-    static atomic_int g_huge = -1; /* (every thread computes the same value) */
-    int huge = atomic_load_explicit(&g_huge, memory_order_relaxed);
-    if (huge < 0) {
+int frt_huge_pages_mode(void) {
+    static atomic_int g_mode = -1; /* (every thread computes the same value) */
+    int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
+    if (mode < 0) {
         const char *e = getenv("FRT_HUGEPAGES");
-        huge = e && e[0] == '1';
-        atomic_store_explicit(&g_huge, huge, memory_order_relaxed);
+        mode = !e || !*e || !strcmp(e, "0")          ? FRT_HUGE_NONE
+               : !strcmp(e, "slab")                   ? FRT_HUGE_SLAB
+               : !strcmp(e, "all") || !strcmp(e, "1") ? FRT_HUGE_ALL
+                                                       : FRT_HUGE_NONE;
+        atomic_store_explicit(&g_mode, mode, memory_order_relaxed);
     }
+    return mode;
+}
+
+void *frt_alloc_large(size_t size, frt_large_use use, size_t *cap) {
+    int mode = frt_huge_pages_mode();
+    bool huge = mode == FRT_HUGE_ALL || (mode == FRT_HUGE_SLAB && use == FRT_LARGE_SLAB);
     size_t hp = (size_t)2 << 20, sz = (size + 63) & ~(size_t)63;
     if (sz < size) return NULL;
     if (sz == 0) sz = 64;
@@ -96,7 +105,8 @@ void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
         size_t got = 0;
         n = malloc(sizeof *n);
         if (!n) return NULL;
-        n->data = frt_alloc_large(align > 64 ? need : size, &got); /* (64-aligned at least) */
+        /* (64-aligned at least) */
+        n->data = frt_alloc_large(align > 64 ? need : size, FRT_LARGE_WEIGHTS, &got);
         if (!n->data) {
             free(n);
             return NULL;

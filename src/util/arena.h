@@ -22,16 +22,25 @@ char *frt_arena_strndup(frt_arena *a, const char *s, size_t len);
 char *frt_arena_strdup(frt_arena *a, const char *s);
 void frt_arena_free(frt_arena *a);
 
-/* Memory for a large buffer that lives long and is read in every run (the planner's slab, the
- * model arena's large chunks), freed with free(). With FRT_HUGEPAGES=1 in the environment (read
- * once per process; off by default, see docs/memory.md: it costs up to a fifth more peak RSS for
- * a few percent of speed), a size of FRT_HUGE_MIN bytes or more is rounded up to whole 2 MiB at
- * 2 MiB alignment and advised for transparent huge pages (Linux MADV_HUGEPAGE; the host's THP
- * "madvise" mode), so that a run's working set of weights and activations takes a few dozen TLB
- * entries instead of thousands of 4 KiB pages; otherwise it is 64-byte aligned. *cap (may be
- * NULL) gets the usable size (>= size). NULL when out of memory. */
+/* Memory for a large buffer that lives long and is read in every run, freed with free(): the
+ * planner's slab (FRT_LARGE_SLAB) or the model arena's large chunks of packed weights
+ * (FRT_LARGE_WEIGHTS). A size of FRT_HUGE_MIN bytes or more that the huge-page mode covers is
+ * rounded up to whole 2 MiB at 2 MiB alignment and advised for transparent huge pages (Linux
+ * MADV_HUGEPAGE; the host's THP "madvise" mode), so that a run's working set takes a few dozen
+ * TLB entries instead of thousands of 4 KiB pages; otherwise it is 64-byte aligned. *cap (may be
+ * NULL) gets the usable size (>= size). NULL when out of memory.
+ *
+ * The mode (frt_huge_pages_mode, from FRT_HUGEPAGES, read once per process): unset or "0",
+ * none (FRT_HUGE_NONE); "slab", the slab only (FRT_HUGE_SLAB: at most one more 2 MiB page per
+ * runtime, and the slab's untouched parts: squeezenet1_1 +4.4 MB); "all" (or "1"), weights too
+ * (FRT_HUGE_ALL: up to a fifth more peak RSS, as chunks' partly used pages become resident
+ * whole). Off by default: the speed gain measured on Zen 3 (2-6%) did not hold up against the
+ * noise on Zen 5. docs/memory.md has the measurements. */
 #define FRT_HUGE_MIN ((size_t)256 << 10)
-void *frt_alloc_large(size_t size, size_t *cap);
+typedef enum { FRT_LARGE_SLAB, FRT_LARGE_WEIGHTS } frt_large_use;
+enum { FRT_HUGE_NONE, FRT_HUGE_SLAB, FRT_HUGE_ALL };
+int frt_huge_pages_mode(void);
+void *frt_alloc_large(size_t size, frt_large_use use, size_t *cap);
 
 #define FRT_ARENA_MAX_ALLOC ((size_t)1 << 40)
 

@@ -1,11 +1,11 @@
 /* The arena (src/util/arena.h): allocations aligned, zeroed and disjoint; large ones (packed
  * weights, >= FRT_HUGE_MIN) in chunks from frt_alloc_large, later large allocations filling an
- * earlier large chunk's rest (so the 2 MiB rounding wastes at most a chunk's tail), small ones
- * unchanged; with FRT_HUGEPAGES=1, frt_alloc_large at 2 MiB alignment in whole 2 MiB for large
- * sizes on Linux, else (the default) 64-byte aligned and exact; below FRT_HUGE_MIN always so. The
- * switch is read once per process, so the other setting runs in a child process. Alignments
- * above 64 hold as addresses (the head chunk's offsets were aligned relative to its 64-aligned
- * data before). */
+ * earlier large chunk's rest, small ones unchanged. frt_alloc_large per huge-page mode
+ * (FRT_HUGEPAGES unset or "0": none; "slab": the slab only; "all": weights too): a covered large size at
+ * 2 MiB alignment in whole 2 MiB on Linux, anything else 64-byte aligned and exact. The mode is
+ * read once per process, so the other two modes run in child processes. Alignments above 64
+ * hold as addresses (the head chunk's offsets were aligned relative to its 64-aligned data
+ * before). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,52 +61,64 @@ static void test_large_reuse(void) {
     frt_arena_free(&a);
 }
 
-static void test_alloc_large(int want_huge) {
+static void check_large(frt_large_use use, int want_huge) {
     size_t cap = 0;
-    void *p = frt_alloc_large(3 << 20, &cap);
+    void *p = frt_alloc_large(3 << 20, use, &cap);
     CHECK(p != NULL);
+    if (!p) return;
 #if defined(__linux__)
     if (want_huge)
         CHECK_MSG((uintptr_t)p % (2u << 20) == 0 && cap == (4u << 20),
-                  "3 MiB: at %p, %zu bytes usable", p, cap);
+                  "3 MiB (use %d): at %p, %zu bytes usable", (int)use, p, cap);
     else
-        CHECK_MSG((uintptr_t)p % 64 == 0 && cap == (3u << 20), "3 MiB (no huge pages): %zu", cap);
+        CHECK_MSG((uintptr_t)p % 64 == 0 && cap == (3u << 20), "3 MiB (use %d, no huge pages): %zu",
+                  (int)use, cap);
 #else
     (void)want_huge;
 #endif
     memset(p, 1, 3 << 20);
     free(p);
-    p = frt_alloc_large(1000, &cap);
+    p = frt_alloc_large(1000, use, &cap);
     CHECK(p && (uintptr_t)p % 64 == 0 && cap == 1024);
     free(p);
 }
 
-static void run_all(int huge) {
+static int mode_of(const char *e) {
+    return !e || !*e || !strcmp(e, "0") ? FRT_HUGE_NONE : !strcmp(e, "slab") ? FRT_HUGE_SLAB
+           : !strcmp(e, "all") || !strcmp(e, "1")    ? FRT_HUGE_ALL
+                                                     : FRT_HUGE_NONE;
+}
+
+static void run_all(void) {
+    int mode = frt_huge_pages_mode();
+    CHECK_MSG(mode == mode_of(getenv("FRT_HUGEPAGES")), "mode %d for FRT_HUGEPAGES=%s", mode,
+              getenv("FRT_HUGEPAGES") ? getenv("FRT_HUGEPAGES") : "(unset)");
     test_arena();
-    test_alloc_large(huge);
-    if (huge) test_large_reuse();
+    check_large(FRT_LARGE_SLAB, mode != FRT_HUGE_NONE);
+    check_large(FRT_LARGE_WEIGHTS, mode == FRT_HUGE_ALL);
+    if (mode == FRT_HUGE_ALL) test_large_reuse();
 }
 
-static int huge_env(void) {
-    const char *e = getenv("FRT_HUGEPAGES");
-    return e && e[0] == '1';
-}
-
-int main(int argc, char **argv) {
-    if (argc > 1 && !strcmp(argv[1], "child")) { /* the other setting, from below */
-        run_all(huge_env());
-        return t_failures ? 1 : 0;
-    }
-    int huge = huge_env();
-    run_all(huge);
+/* This test binary in a child process with FRT_HUGEPAGES=value (NULL: unset). */
+static void child(const char *argv0, const char *value) {
     pid_t pid = fork();
     if (pid == 0) {
-        setenv("FRT_HUGEPAGES", huge ? "0" : "1", 1);
-        execl("/proc/self/exe", argv[0], "child", (char *)NULL);
+        if (value) setenv("FRT_HUGEPAGES", value, 1);
+        else unsetenv("FRT_HUGEPAGES");
+        execl("/proc/self/exe", argv0, "child", (char *)NULL);
         _exit(127);
     }
     int st = 0;
     CHECK_MSG(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-              "the FRT_HUGEPAGES=%d child failed (status %d)", !huge, st);
+              "the FRT_HUGEPAGES=%s child failed (status %d)", value ? value : "(unset)", st);
+}
+
+int main(int argc, char **argv) {
+    run_all();
+    if (argc > 1 && !strcmp(argv[1], "child")) return t_failures ? 1 : 0;
+    int mode = frt_huge_pages_mode();
+    if (mode != FRT_HUGE_NONE) child(argv[0], NULL);
+    if (mode != FRT_HUGE_SLAB) child(argv[0], "slab");
+    if (mode != FRT_HUGE_ALL) child(argv[0], "all");
     TEST_MAIN_END();
 }
