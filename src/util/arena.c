@@ -103,7 +103,7 @@ void *frt_arena_alloc(frt_arena *a, size_t size, size_t align) {
            Winograd layers' transformed weights: 16 MiB in resnet18) is a block of exactly
            that, not one more huge page for the header (each touched huge page is resident) */
         size_t got = 0;
-        n = malloc(sizeof *n);
+        n = aligned_alloc(_Alignof(frt_arena_chunk), sizeof *n); /* (size: a multiple of it) */
         if (!n) return NULL;
         /* (64-aligned at least) */
         n->data = frt_alloc_large(align > 64 ? need : size, FRT_LARGE_WEIGHTS, &got);
