@@ -11,7 +11,7 @@
 
 struct frt_arena_chunk {
     frt_arena_chunk *next;
-    size_t size; /* usable bytes after the header */
+    size_t size; /* usable bytes at data */
     size_t used;
     bool large;  /* from frt_alloc_large: later large allocations may fill its rest */
     unsigned char *data; /* data_in, or a large chunk's own frt_alloc_large block */
