@@ -669,16 +669,17 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         frt_status st = frt_dn_wino1_select(c, k, L, pb, pe, g_model_threads);
         if (st != FRT_DECLINE) return st;
     }
-    /* 3x3, stride 2, ungrouped, of 64 output pixels or fewer at one thread (AVX2 tier; resnet50's
-       layer4.0 conv2, 512 -> 512, 14x14 -> 7x7, which the own Winograd declines): as a 1x1
-       convolution over the K K C channels of the input's taps, which the run gathers into the
-       step's scratch (docs/architecture.md); FRT_DNNL_GATHER=0 never, 1 every such shape */
+    /* 3x3, stride 2, ungrouped, at one thread, of at most 64 output pixels on the AVX2 tier
+       (resnet50's layer4.0 conv2, 512 -> 512, 14x14 -> 7x7, which the own Winograd declines) and
+       at most 196 (14x14) on the AVX-512 tier: as a 1x1 convolution over the K K C channels of
+       the input's taps, which the run gathers into the step's scratch (docs/architecture.md);
+       FRT_DNNL_GATHER=0 never, 1 every such shape */
     const char *gte = getenv("FRT_DNNL_GATHER");
     bool gat = !ds && Lin == L && group == 1 && nsp == 2 && sp.k[0] == sp.k[1] && sp.k[0] > 1 &&
                sp.s[0] == sp.s[1] && sp.d[0] == 1 && sp.d[1] == 1 && C % L->block == 0 &&
                g_model_threads == 1 && !(gte && !strcmp(gte, "0")) &&
                ((gte && !strcmp(gte, "1")) ||
-                (sp.k[0] == 3 && sp.s[0] == 2 && OH * OW <= 64 && c->isa == FRT_ISA_AVX2));
+                (sp.k[0] == 3 && sp.s[0] == 2 && OH * OW <= (c->isa == FRT_ISA_AVX2 ? 64 : 196)));
     int64_t gat_pt = pl[0], gat_pl = pl[1];
     if (gat) {
         int64_t KK = sp.k[0] * sp.k[1];
