@@ -114,7 +114,7 @@ void frt_blk_gather_portable(const float *const *x, float *const *y, const frt_b
 static const frt_blk_variant blk_variants[] = {
 #if FRT_HAVE_X86
 #if FRT_TIER_AVX512
-    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx2, "_avx2",
+    {FRT_ISA_AVX512, "_avx512", 16, frt_blk_chanmul_avx512, frt_blk_pool_avx512, "_avx512",
      frt_blk_affine_avx2, frt_blk_gather_avx2},
 #endif
 #if FRT_TIER_AVX2

@@ -80,10 +80,10 @@ typedef struct frt_blk_variant {
     const char *suffix;           /* "" portable, "_avx2", "_avx512" */
     int64_t block;                /* the b its loops take; 0: any */
     frt_blk_chanmul_fn chanmul;
-    frt_blk_pool_fn pool;         /* the AVX-512 entry has the AVX2 loops (16c as two halves) */
-    const char *pool_suffix;      /* the suffix of the pool and affine loops' tier */
-    frt_blk_affine_fn affine;     /* the AVX-512 entry has the AVX2 loops, as for pool */
-    frt_blk_gather_fn gather;     /* the AVX-512 entry has the AVX2 loop, as for pool */
+    frt_blk_pool_fn pool;
+    const char *pool_suffix;      /* the suffix of the pool loops' tier */
+    frt_blk_affine_fn affine;     /* the AVX-512 entry has the AVX2 loops (16c as two halves) */
+    frt_blk_gather_fn gather;     /* the AVX-512 entry has the AVX2 loop, as for affine */
 } frt_blk_variant;
 
 /* The loops for block size b on tier cap or below. */
@@ -105,6 +105,8 @@ void frt_blk_pool_portable(const frt_blk_pool_geom *g, const float *x, float *y,
                            int64_t k1, int64_t b);
 void frt_blk_pool_avx2(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
                        int64_t k1, int64_t b);
+void frt_blk_pool_avx512(const frt_blk_pool_geom *g, const float *x, float *y, int64_t k0,
+                         int64_t k1, int64_t b);
 
 void frt_blk_gather_portable(const float *const *x, float *const *y, const frt_blk_gchunk *ch,
                              const frt_blk_gsrc *src, int64_t q0, int64_t q1, int64_t S,

@@ -215,6 +215,10 @@ static void test_pool(void) {
         {1, 0, 0, 5, 3, 5, 3, 1, 1, 1, 1, 0, 0, 0, 0},      /* global max */
         {0, 0, 0, 28, 28, 28, 28, 1, 1, 1, 1, 0, 0, 0, 0},  /* global average, 784 positions */
         {1, 0, 0, 1, 7, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0},      /* 1-D global max */
+        {1, 1, 0, 13, 15, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0},    /* max2x2_s2, ceil_mode */
+        {0, 0, 1, 9, 11, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1},     /* avg2x2_s2, include pad */
+        {0, 0, 0, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      /* inception_v3 8x8, exclude pad */
+        {1, 0, 0, 17, 21, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},    /* max3x3_s2, padded top rows */
     };
     static const int64_t Cs[] = {1, 7, 8, 9, 20, 33};
     static const int64_t bs[] = {8, 16};
@@ -242,11 +246,13 @@ static void test_pool(void) {
                 for (size_t i = 0; i < ny; i++)
                     if (isnan(ref[i])) ref[i] = 0.0f; /* padding lanes: written as 0 */
                 float *yport = malloc(ny * 4);
-                for (int t = FRT_ISA_PORTABLE; t <= (int)tier_hi(); t++) {
-                    const frt_blk_variant *v = frt_blk_variant_get((frt_isa)t, b);
-                    frt_blk_pool_fn fn = v->pool;
-                    /* the AVX2 loops take any multiple of 8: also 16c below the AVX-512 tier */
-                    if (t >= FRT_ISA_AVX2 && FRT_HAVE_X86) fn = frt_blk_variant_get((frt_isa)t, 8)->pool;
+                for (int tl = 2 * FRT_ISA_PORTABLE; tl <= 2 * (int)tier_hi() + 1; tl++) {
+                    /* tier t's loops for b (AVX-512: 16 lanes for b = 16), then (loops = 1) the
+                       AVX2 loops, which take any multiple of 8 (16c as two halves) */
+                    int t = tl / 2, loops = tl % 2;
+                    if (loops && !(t >= FRT_ISA_AVX2 && FRT_HAVE_X86)) continue;
+                    frt_blk_pool_fn fn = loops ? frt_blk_variant_get(FRT_ISA_AVX2, 8)->pool
+                                               : frt_blk_variant_get((frt_isa)t, b)->pool;
                     for (int split = 0; split < 2; split++) {
                         for (size_t i = 0; i < ny; i++) y[i] = NAN;
                         if (split && cb > 1) {
@@ -264,14 +270,17 @@ static void test_pool(void) {
                                        : memcmp(&y[i], &ref[i], 4) != 0)
                                 bad = i;
                         CHECK_MSG(bad == ny,
-                                  "pool case %zu tier %s b=%lld C=%lld: element %zu is %g, want %g",
-                                  ci, frt_isa_name(t), (long long)b, (long long)C, bad,
-                                  bad < ny ? y[bad] : 0.0, bad < ny ? ref[bad] : 0.0);
+                                  "pool case %zu tier %s%s b=%lld C=%lld: element %zu is %g, "
+                                  "want %g",
+                                  ci, frt_isa_name(t), loops ? " (avx2 loops)" : "", (long long)b,
+                                  (long long)C, bad, bad < ny ? y[bad] : 0.0,
+                                  bad < ny ? ref[bad] : 0.0);
                         /* every tier: the portable loop's bits */
                         if (t == FRT_ISA_PORTABLE) memcpy(yport, y, ny * 4);
                         CHECK_MSG(memcmp(y, yport, ny * 4) == 0,
-                                  "pool case %zu tier %s b=%lld C=%lld: not the portable bits", ci,
-                                  frt_isa_name(t), (long long)b, (long long)C);
+                                  "pool case %zu tier %s%s b=%lld C=%lld: not the portable bits",
+                                  ci, frt_isa_name(t), loops ? " (avx2 loops)" : "", (long long)b,
+                                  (long long)C);
                     }
                 }
                 free(x), free(y), free(ref), free(yport);

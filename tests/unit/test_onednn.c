@@ -352,17 +352,17 @@ static void test_pools(int64_t batch) {
     result r;
     compare("pools", ob_model(&g), xd, 4, outs, &r);
     if (!g_on) return;
-    /* c1 and the four pools (the own loops on the AVX2 tier; oneDNN's, which decline p1, on
-       AVX-512 or with FRT_DNNL_OWN_POOL=0) */
-    bool own = frt_cpu_tier() == FRT_ISA_AVX2 ? !getenv("FRT_DNNL_OWN_POOL") ||
-                                                    strcmp(getenv("FRT_DNNL_OWN_POOL"), "0")
-                                              : getenv("FRT_DNNL_OWN_POOL") &&
-                                                    strcmp(getenv("FRT_DNNL_OWN_POOL"), "0");
+    /* c1 and the four pools: the own loops take all four on the AVX2 tier or with
+       FRT_DNNL_OWN_POOL=1, and on the AVX-512 tier by default all but the average pools of at
+       most 64 output pixels (p2, 8x7, oneDNN's; p1 is 9x8); oneDNN's, which decline p1, with
+       FRT_DNNL_OWN_POOL=0 */
+    const char *e = getenv("FRT_DNNL_OWN_POOL");
+    bool own = e && *e ? strcmp(e, "0") != 0 : frt_cpu_tier() >= FRT_ISA_AVX2;
     CHECK_MSG(r.onednn_steps == (own ? 5 : 4), "pools: %d onednn steps", r.onednn_steps);
 }
 
 /* Pools big enough for the cost model to split one image over channel blocks (the own loops on
- * the AVX2 tier: MaxPool 3x3/2 and GlobalAveragePool of 64 channels at 112x112, as resnet50's
+ * the AVX2 and AVX-512 tiers: MaxPool 3x3/2 and GlobalAveragePool of 64 channels at 112x112, as resnet50's
  * stem): at 2 and 3 threads both steps are split and their outputs are bit-identical to 1
  * thread's (a block's result does not depend on who computes it); FRT_DNNL_POOL_SPLIT=0 keeps
  * them whole. The 1x1 convolution in front runs as one part (FRT_DNNL_PARTS=1) so that its
@@ -386,7 +386,7 @@ static void test_pool_split(void) {
     ob_buf mb = ob_model(&g);
     result ref, got;
     run(&mb, 1, 1, 1, xd, 4, outs, &ref);
-    bool own = frt_cpu_tier() == FRT_ISA_AVX2;
+    bool own = frt_cpu_tier() >= FRT_ISA_AVX2;
     CHECK_MSG(ref.pool_split == 0, "pool split: %d split pools at 1 thread", ref.pool_split);
     for (int cfg = 0; cfg < 3 && g_on; cfg++) {
         int threads = cfg == 2 ? 2 : cfg + 2;
@@ -1231,7 +1231,7 @@ static void test_reduce_mean(int64_t batch) {
     compare("reduce_mean", ob_model(&g), xd, 4, outs, &r);
     if (!g_on) return;
     const char *e = getenv("FRT_DNNL_OWN_POOL");
-    int own = e && *e ? strcmp(e, "0") != 0 : frt_cpu_tier() == FRT_ISA_AVX2;
+    int own = e && *e ? strcmp(e, "0") != 0 : frt_cpu_tier() >= FRT_ISA_AVX2;
     CHECK_MSG(r.reduce_own == 2 * own, "reduce_mean: %d own reductions, want %d", r.reduce_own,
               2 * own);
     /* b and a to plain for r2 and r3; a also for r0 and r1 without the own reductions */
@@ -1340,7 +1340,7 @@ int main(void) {
     unsetenv("FRT_DNNL_OWN_DW");
     /* pooling: the tier's default (the own loops split over channel blocks at 2 and 3 threads
        where the cost model says so), then never split (FRT_DNNL_POOL_SPLIT=0), then oneDNN's
-       pooling (FRT_DNNL_OWN_POOL=0) */
+       pooling (FRT_DNNL_OWN_POOL=0), then the own loops for every pool (FRT_DNNL_OWN_POOL=1) */
     test_pools(1);
     test_pools(2);
     test_pool_split();
@@ -1353,6 +1353,8 @@ int main(void) {
     unsetenv("FRT_DNNL_POOL_SPLIT");
     setenv("FRT_DNNL_OWN_POOL", "0", 1);
     test_pools(1);
+    setenv("FRT_DNNL_OWN_POOL", "1", 1);
+    test_pools(2);
     unsetenv("FRT_DNNL_OWN_POOL");
     /* the own pointwise loop (pwconv.c); then oneDNN's 1x1 kernels and their channel split where
        it is the tier's default, and the own loop on every 1x1 shape it covers */

@@ -915,8 +915,14 @@ static frt_status pool_run(const frt_step *s, frt_exec *x) {
 
 /* The own pooling loops on the blocked layout (blocked.h) in place of oneDNN's: on the AVX2 tier,
  * where oneDNN 2.6.3's jit:avx2 pooling on nChw8c is slow (Zen 3: MaxPool 3x3/2 of 64 channels
- * 111x111 took 0.83 ms); the AVX-512 tier keeps oneDNN's (not measured against). The environment
- * variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every tier. They run on the
+ * 111x111 took 0.83 ms), every pool; on the AVX-512 tier (16-lane loops on nChw16c) every max and
+ * global pool and the average pools of more than 64 output pixels (Zen 5, bench/layer_ab.sh,
+ * median us/run, oneDNN -> own: resnet50's stem MaxPool 153 -> 121, squeezenet1_1's 114 -> 86 and
+ * 80 -> 53, inception_v3's 3x3 average pools at 35x35 91..110 -> 69..98 and 17x17 86..96 ->
+ * 63..74, densenet121's 2x2 ones at 28x28 140 -> 107 and 14x14 70 -> 70; oneDNN's stay for the
+ * small average pools: inception_v3's at 8x8 33 / 53 vs 40 / 59, densenet121's at 7x7 40 vs 52).
+ * The environment variable FRT_DNNL_OWN_POOL=0 / 1 (A/B aid) turns them off / on for every pool
+ * of every tier. They run on the
  * calling thread, except that a big pool of a model of several intra-op threads runs as ranges
  * of channel blocks on the runtime's pool (the cost model decides how many; FRT_DNNL_POOL_SPLIT=0
  * never splits). */
@@ -969,10 +975,19 @@ static frt_status opool_run(const frt_step *s, frt_exec *x) {
     return FRT_OK;
 }
 
-static bool own_pool_wanted(frt_isa isa) {
+/* The pool loops for block b: the tier's own block (nChw16c on AVX-512, nChw8c on AVX2), else the
+ * AVX2 loops for any multiple of 8, else the portable ones. */
+static const frt_blk_variant *own_pool_loops(frt_isa isa, int64_t b) {
+    const frt_blk_variant *v = frt_blk_variant_get(isa, b);
+    if (v->block == b || isa < FRT_ISA_AVX2 || b % 8) return v;
+    return frt_blk_variant_get(FRT_ISA_AVX2, 8);
+}
+
+/* small_avg: an average pool of at most 64 output pixels (not global) */
+static bool own_pool_wanted(frt_isa isa, bool small_avg) {
     const char *e = getenv("FRT_DNNL_OWN_POOL");
     if (e && *e) return strcmp(e, "0") != 0;
-    return isa == FRT_ISA_AVX2;
+    return isa == FRT_ISA_AVX2 || (isa == FRT_ISA_AVX512 && !small_avg);
 }
 
 /* Lout: the output's layout, L or plain (a global pool whose channels are whole blocks: the
@@ -983,11 +998,10 @@ static frt_status own_pool_select(frt_op_ctx *c, frt_kernel *k, const frt_layout
     dn_opool *p = frt_arena_alloc(c->arena, sizeof *p, 64);
     const frt_layout **in = layouts(c->arena, c->n_in), **out = layouts(c->arena, 1);
     if (!p || !in || !out) return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory");
-    const frt_blk_variant *v = frt_blk_variant_get(c->isa >= FRT_ISA_AVX2 ? FRT_ISA_AVX2 : c->isa, 8);
     p->g = *g;
     p->b = L->block;
     p->cb = (g->C + p->b - 1) / p->b;
-    p->fn = p->b % 8 == 0 ? v->pool : frt_blk_pool_portable;
+    p->fn = own_pool_loops(c->isa, p->b)->pool;
     p->in_img = (size_t)(p->cb * g->H * g->W * p->b);
     p->out_img = (size_t)(p->cb * g->OH * g->OW * p->b);
     /* bytes of one block read and written, and a vector op per window position */
@@ -1046,7 +1060,7 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     dnnl_dims_t dil = {sp.d[0] - 1, sp.d[1] - 1}, pl, pr;
     pads_for(&sp, 0, H, OH, &pl[0], &pr[0]);
     pads_for(&sp, 1, W, OW, &pl[1], &pr[1]);
-    bool own = own_pool_wanted(c->isa);
+    bool own = own_pool_wanted(c->isa, !maxp && !global && OH * OW <= 64);
     for (int i = 0; i < 2; i++) {
         /* counting the pads: ONNX counts the explicit ones only, oneDNN every pad it is given */
         if (!own && alg == dnnl_pooling_avg_include_padding && !global && pr[i] != sp.pe[i] &&
@@ -1059,24 +1073,28 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     if (own) {
         /* the own loops' kernel names: the op's, then "_blk", the loops' tier and "_split"
            when the cost model splits one image at the model's thread count */
-        static const char *const own_names[2][2][4] = {
+        static const char *const own_names[2][3][4] = {
             {{"maxpool_blk", "avgpool_blk", "global_maxpool_blk", "global_avgpool_blk"},
              {"maxpool_blk_avx2", "avgpool_blk_avx2", "global_maxpool_blk_avx2",
-              "global_avgpool_blk_avx2"}},
+              "global_avgpool_blk_avx2"},
+             {"maxpool_blk_avx512", "avgpool_blk_avx512", "global_maxpool_blk_avx512",
+              "global_avgpool_blk_avx512"}},
             {{"maxpool_blk_split", "avgpool_blk_split", "global_maxpool_blk_split",
               "global_avgpool_blk_split"},
              {"maxpool_blk_avx2_split", "avgpool_blk_avx2_split", "global_maxpool_blk_avx2_split",
-              "global_avgpool_blk_avx2_split"}}};
-        name = own_names[0][c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0][2 * global + !maxp];
+              "global_avgpool_blk_avx2_split"},
+             {"maxpool_blk_avx512_split", "avgpool_blk_avx512_split",
+              "global_maxpool_blk_avx512_split", "global_avgpool_blk_avx512_split"}}};
+        const char *sfx = own_pool_loops(c->isa, L->block)->pool_suffix;
+        int tier = !strcmp(sfx, "_avx512") ? 2 : !strcmp(sfx, "_avx2") ? 1 : 0;
+        name = own_names[0][tier][2 * global + !maxp];
         /* counting the pads: the explicit ones (NOTSET), the computed ones (SAME_*) */
         bool inc = alg == dnnl_pooling_avg_include_padding && !global;
         int64_t eh = sp.auto_pad ? pr[0] : sp.pe[0], ew = sp.auto_pad ? pr[1] : sp.pe[1];
         frt_blk_pool_geom g = {C, H, W, OH, OW, sp.k[0], sp.k[1], sp.s[0], sp.s[1], sp.d[0],
                                sp.d[1], pl[0], pl[1], inc ? -pl[0] : 0, inc ? H + eh : H,
                                inc ? -pl[1] : 0, inc ? W + ew : W, maxp};
-        return own_pool_select(c, k, L, L, &g, name,
-                               own_names[1][c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0]
-                                        [2 * global + !maxp]);
+        return own_pool_select(c, k, L, L, &g, name, own_names[1][tier][2 * global + !maxp]);
     }
     dnnl_memory_desc_t src, dst;
     dnnl_dims_t sd = {1, C, H, W}, dd = {1, OC, OH, OW};
@@ -1121,12 +1139,12 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
  * x.mean([2, 3]) in front of a classifier, ShuffleNetV2's): the own global average pool, whose
  * blocked [N, C/b, 1, 1, b] result is the plain [N, C] (keepdims 0) or [N, C, 1, 1] output, so
  * the image needs no reorder to plain first. Where the own pools run (own_pool_wanted: the AVX2
- * tier); elsewhere the builtin ReduceMean after a reorder, as before. */
+ * and AVX-512 tiers); elsewhere the builtin ReduceMean after a reorder. */
 static frt_status reduce_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L) {
     const frt_value *X = c->in[0], *Y = c->out[0];
     if (c->n_out != 1 || !is_image(X) || !Y || !frt_shape_known(Y) || X->layout != L)
         return decline(c, "not a blocked float32 image with dims known at load");
-    if (!own_pool_wanted(c->isa)) return decline(c, "the own pooling loops are off");
+    if (!own_pool_wanted(c->isa, false)) return decline(c, "the own pooling loops are off");
     if (X->dims[1] % L->block) return decline(c, "channels not a multiple of the block");
     int r = X->rank;
     const int64_t *ax = NULL;
@@ -1151,10 +1169,12 @@ static frt_status reduce_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *
     int64_t C, H, W;
     image_dims(X, &C, &H, &W);
     frt_blk_pool_geom g = {C, H, W, 1, 1, H, W, 1, 1, 1, 1, 0, 0, 0, H, 0, W, 0};
-    bool simd = c->isa >= FRT_ISA_AVX2 && L->block % 8 == 0;
-    return own_pool_select(c, k, L, FRT_LAYOUT_PLAIN, &g,
-                           simd ? "reduce_mean_blk_avx2" : "reduce_mean_blk",
-                           simd ? "reduce_mean_blk_avx2_split" : "reduce_mean_blk_split");
+    const char *sfx = own_pool_loops(c->isa, L->block)->pool_suffix;
+    int tier = !strcmp(sfx, "_avx512") ? 2 : !strcmp(sfx, "_avx2") ? 1 : 0;
+    static const char *const names[2][3] = {
+        {"reduce_mean_blk", "reduce_mean_blk_avx2", "reduce_mean_blk_avx512"},
+        {"reduce_mean_blk_split", "reduce_mean_blk_avx2_split", "reduce_mean_blk_avx512_split"}};
+    return own_pool_select(c, k, L, FRT_LAYOUT_PLAIN, &g, names[0][tier], names[1][tier]);
 }
 
 /* ---- BatchNormalization (inference) ------------------------------------------------------------ */

@@ -2,6 +2,12 @@
 #include <immintrin.h>
 
 #include "ops/blocked.h"
+#include "vec_avx512.h"
+
+/* pooling: blocked_pool_impl.h over 16-lane vectors (b = 16) */
+#define BLK_POOL_NAME frt_blk_pool_avx512
+#include "blocked_pool_impl.h"
+#undef BLK_POOL_NAME
 
 void frt_blk_chanmul_avx512(const float *x, const float *g, float *y, int64_t C, int64_t S,
                             int64_t b) {
