@@ -1,8 +1,9 @@
 /* Loops over channel-blocked activations (the provider layouts nChw16c / nChw8c, src/ir/layout.c:
  * [N, ceil(C/b), S, b], the last block's lanes past C padding) that the oneDNN provider runs
  * between its primitives. A variant per ISA tier (x86/blocked_avx512.c for b = 16,
- * x86/blocked_avx2.c for b = 8, portable C for any b), picked with FRT_PICK_VARIANT and then the
- * first variant of that tier or below whose block is b (the portable one takes any b).
+ * x86/blocked_avx2.c for b = 8, both with the pooling loops of x86/blocked_pool_impl.h;
+ * portable C for any b), picked with FRT_PICK_VARIANT and then the first variant of that tier
+ * or below whose block is b (the portable one takes any b).
  * Thread-safe, never fail. */
 #ifndef FRT_OPS_BLOCKED_H
 #define FRT_OPS_BLOCKED_H
