@@ -983,6 +983,12 @@ static const frt_blk_variant *own_pool_loops(frt_isa isa, int64_t b) {
     return frt_blk_variant_get(FRT_ISA_AVX2, 8);
 }
 
+/* The row of the own loops' kernel-name tables for block b: 0 portable, 1 AVX2, 2 AVX-512 */
+static int own_pool_tier(frt_isa isa, int64_t b) {
+    const char *sfx = own_pool_loops(isa, b)->pool_suffix;
+    return !strcmp(sfx, "_avx512") ? 2 : !strcmp(sfx, "_avx2") ? 1 : 0;
+}
+
 /* small_avg: an average pool of at most 64 output pixels (not global) */
 static bool own_pool_wanted(frt_isa isa, bool small_avg) {
     const char *e = getenv("FRT_DNNL_OWN_POOL");
@@ -1085,8 +1091,7 @@ static frt_status pool_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
               "global_avgpool_blk_avx2_split"},
              {"maxpool_blk_avx512_split", "avgpool_blk_avx512_split",
               "global_maxpool_blk_avx512_split", "global_avgpool_blk_avx512_split"}}};
-        const char *sfx = own_pool_loops(c->isa, L->block)->pool_suffix;
-        int tier = !strcmp(sfx, "_avx512") ? 2 : !strcmp(sfx, "_avx2") ? 1 : 0;
+        int tier = own_pool_tier(c->isa, L->block);
         name = own_names[0][tier][2 * global + !maxp];
         /* counting the pads: the explicit ones (NOTSET), the computed ones (SAME_*) */
         bool inc = alg == dnnl_pooling_avg_include_padding && !global;
@@ -1169,8 +1174,7 @@ static frt_status reduce_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *
     int64_t C, H, W;
     image_dims(X, &C, &H, &W);
     frt_blk_pool_geom g = {C, H, W, 1, 1, H, W, 1, 1, 1, 1, 0, 0, 0, H, 0, W, 0};
-    const char *sfx = own_pool_loops(c->isa, L->block)->pool_suffix;
-    int tier = !strcmp(sfx, "_avx512") ? 2 : !strcmp(sfx, "_avx2") ? 1 : 0;
+    int tier = own_pool_tier(c->isa, L->block);
     static const char *const names[2][3] = {
         {"reduce_mean_blk", "reduce_mean_blk_avx2", "reduce_mean_blk_avx512"},
         {"reduce_mean_blk_split", "reduce_mean_blk_avx2_split", "reduce_mean_blk_avx512_split"}};
