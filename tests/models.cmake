@@ -50,9 +50,9 @@ if(FRT_USE_DNNL)
                          LABELS e2e TIMEOUT 600 ENVIRONMENT "FRT_CHECK_PLAN=1;FRT_DNNL_ROWS=1")
   endforeach()
 endif()
-# The own stem loop of the provider (src/ops/onednn/stemconv.c; efficientnet_b0's SiLU and
-# mobilenet_v3_small's HardSwish stems take it by default) forced on every first layer it covers
-# (FRT_DNNL_OWN_STEM=1): 7x7 stride 2 + Relu (resnet18, also split over rows at 2 threads), 3x3
+# The own stem loop of the provider (src/ops/onednn/stemconv.c; by default efficientnet_b0's SiLU
+# and mobilenet_v3_small's HardSwish stems on the AVX2 tier, the 7x7 stems on the AVX-512 tier)
+# forced on every first layer it covers (FRT_DNNL_OWN_STEM=1), in the tier's block size: 7x7 stride 2 + Relu (resnet18, also split over rows at 2 threads), 3x3
 # stride 2 + Clip (mobilenet_v2), unpadded 3x3 + Relu (squeezenet1_1).
 if(FRT_USE_DNNL)
   foreach(c "resnet18;" "resnet18;--threads;2" "mobilenet_v2;" "squeezenet1_1;")

@@ -1,20 +1,20 @@
-/* The stem convolution (few plain input channels -> nChw8c): packing, the portable loop and the
- * variant table (see blkstem.h). */
+/* The stem convolution (few plain input channels -> nChw8c / nChw16c): packing, the portable
+ * loop and the variant table (see blkstem.h). */
 #include "blkstem.h"
 
 #include <math.h>
 #include <string.h>
 
 void frt_blkstem_pack(const float *wt, const float *bias, int64_t M, int64_t C, int64_t KH,
-                      int64_t KW, float *w, float *bias_out) {
-    int64_t mb = (M + 7) / 8, kk = KH * KW;
-    memset(w, 0, (size_t)(mb * 8 * C * kk) * sizeof *w);
-    memset(bias_out, 0, (size_t)(mb * 8) * sizeof *bias_out);
-    /* w[m / 8][c][i][j][m % 8] = wt[m][c][i][j] */
+                      int64_t KW, int64_t b, float *w, float *bias_out) {
+    int64_t mb = (M + b - 1) / b, kk = KH * KW;
+    memset(w, 0, (size_t)(mb * b * C * kk) * sizeof *w);
+    memset(bias_out, 0, (size_t)(mb * b) * sizeof *bias_out);
+    /* w[m / b][c][i][j][m % b] = wt[m][c][i][j] */
     for (int64_t m = 0; m < M; m++) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t t = 0; t < kk; t++)
-                w[(((m / 8) * C + c) * kk + t) * 8 + m % 8] = wt[(m * C + c) * kk + t];
+                w[(((m / b) * C + c) * kk + t) * b + m % b] = wt[(m * C + c) * kk + t];
         if (bias) bias_out[m] = bias[m];
     }
 }
@@ -62,14 +62,14 @@ static inline float act1(const frt_blkstem_geom *g, float v) {
 void frt_blkstem_portable(const float *x, const float *w, const float *bias, float *y,
                           const frt_blkstem_geom *g, int64_t r0, int64_t r1) {
     int64_t C = g->C, H = g->H, W = g->W, OH = g->OH, OW = g->OW, KH = g->KH, KW = g->KW;
-    int64_t S = g->S, mbn = (g->M + 7) / 8;
+    int64_t S = g->S, b = g->B, mbn = (g->M + b - 1) / b;
     for (int64_t oh = r0; oh < r1; oh++)
         for (int64_t mb = 0; mb < mbn; mb++) {
-            const float *wm = w + mb * 8 * C * KH * KW;
-            float *yr = y + (mb * OH + oh) * OW * 8;
+            const float *wm = w + mb * b * C * KH * KW;
+            float *yr = y + (mb * OH + oh) * OW * b;
             for (int64_t ow = 0; ow < OW; ow++)
-                for (int l = 0; l < 8; l++) {
-                    float acc = bias[mb * 8 + l];
+                for (int64_t l = 0; l < b; l++) {
+                    float acc = bias[mb * b + l];
                     for (int64_t c = 0; c < C; c++)
                         for (int64_t i = 0; i < KH; i++) {
                             int64_t ih = oh * S - g->pt + i;
@@ -78,29 +78,36 @@ void frt_blkstem_portable(const float *x, const float *w, const float *bias, flo
                                 float xv = ih >= 0 && ih < H && iw >= 0 && iw < W
                                                ? x[(c * H + ih) * W + iw]
                                                : 0.0f;
-                                acc = fmaf(xv, wm[((c * KH + i) * KW + j) * 8 + l], acc);
+                                acc = fmaf(xv, wm[((c * KH + i) * KW + j) * b + l], acc);
                             }
                         }
-                    yr[ow * 8 + l] = act1(g, acc);
+                    yr[ow * b + l] = act1(g, acc);
                 }
         }
 }
 
+/* best first */
 static const frt_blkstem_variant g_variants[] = {
 #if FRT_HAVE_X86
+#if FRT_TIER_AVX512
+    {FRT_ISA_AVX512, "_avx512", 16, frt_blkstem_avx512},
+#endif
 #if FRT_TIER_AVX2
-    {FRT_ISA_AVX2, "_avx2", frt_blkstem_avx2},
+    {FRT_ISA_AVX2, "_avx2", 8, frt_blkstem_avx2},
 #endif
 #endif
-    {FRT_ISA_PORTABLE, "", frt_blkstem_portable},
+    {FRT_ISA_PORTABLE, "", 0, frt_blkstem_portable},
 };
 
-const frt_blkstem_variant *frt_blkstem_variant_get(frt_isa cap) {
-    return FRT_PICK_VARIANT(g_variants, cap);
+const frt_blkstem_variant *frt_blkstem_variant_get(frt_isa cap, int64_t b) {
+    size_t n = sizeof g_variants / sizeof *g_variants;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (g_variants[i].isa <= cap && g_variants[i].block == b) return &g_variants[i];
+    return &g_variants[n - 1];
 }
 
 frt_blkstem_fn frt_blkstem_get(frt_isa cap, const frt_blkstem_geom *g) {
-    const frt_blkstem_variant *v = frt_blkstem_variant_get(cap);
+    const frt_blkstem_variant *v = frt_blkstem_variant_get(cap, g->B);
     return v->isa == FRT_ISA_PORTABLE || frt_blkstem_simd_covers(g) ? v->run
                                                                     : frt_blkstem_portable;
 }

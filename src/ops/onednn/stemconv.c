@@ -1,5 +1,6 @@
 /* The oneDNN provider's own stem convolution (see stemconv.h): weights packed once at select
- * into [ceil(M/8)][C][K][K][8] (model arena), the fused activation applied as the outputs are
+ * into [ceil(M/b)][C][K][K][b] (model arena; b = 8 on the AVX2 tier's nChw8c, 16 on the AVX-512
+ * tier's nChw16c), the fused activation applied as the outputs are
  * stored (SiLU too: no pass over the output after it). A run executes the tier's loop
  * (blkstem.h) over each image's output rows, at N threads as contiguous ranges of rows on the
  * runtime's pool (frt_parallel_ranges; every output element is the same chain of fused
@@ -62,7 +63,8 @@ frt_status frt_dn_stem_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     if (env && !strcmp(env, "0")) return FRT_DECLINE;
     const frt_value *X = c->in[0], *Wt = c->in[1], *B = c->n_in > 2 ? c->in[2] : NULL;
     const frt_value *Y = c->out[0];
-    if (L->block != 8 || X->layout == L || X->rank != 4 || Wt->rank != 4 || Y->rank != 4)
+    if ((L->block != 8 && L->block != 16) || X->layout == L || X->rank != 4 || Wt->rank != 4 ||
+        Y->rank != 4)
         return FRT_DECLINE;
     int64_t C = X->dims[1], M = Wt->dims[0];
     if (frt_attr_int(c->node, "group", 1) != 1 || C < 1 || C > FRT_BLKSTEM_CMAX ||
@@ -77,37 +79,45 @@ frt_status frt_dn_stem_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
     case FRT_ACT_HARDSWISH: act = FRT_BLKSTEM_HARDSWISH; break;
     default: return FRT_DECLINE;
     }
-    frt_blkstem_geom g = {.C = C, .M = M, .H = X->dims[2], .W = X->dims[3], .OH = Y->dims[2],
+    frt_blkstem_geom g = {.B = L->block, .C = C, .M = M, .H = X->dims[2], .W = X->dims[3], .OH = Y->dims[2],
                           .OW = Y->dims[3], .KH = geo->k[0], .KW = geo->k[1], .S = geo->s[0],
                           .pt = geo->pl[0], .pl = geo->pl[1], .act = act,
                           .lo = c->node->act.lo, .hi = c->node->act.hi};
     if (geo->s[1] != geo->s[0] || geo->d[0] != 1 || geo->d[1] != 1 || g.pt < 0 || g.pl < 0 ||
         !frt_blkstem_simd_covers(&g))
         return FRT_DECLINE;
-    /* where it wins: measured on the AVX2 tier only (bench/stem_bench.c, docs/architecture.md);
-       the AVX-512 tier's nChw16c layout has blocks of 16 and keeps oneDNN. oneDNN 2.6's jit:avx2
-       kernel runs these layers at 88-99 GFLOP/s without a post-op or with Relu / Clip (the loop
-       here at 74-94: oneDNN stays), but its swish and hardswish post-ops cost 20-35% on top,
-       where the loop's activation at the store costs less */
-    if (!force && (c->isa != FRT_ISA_AVX2 || (act != FRT_BLKSTEM_SILU &&
-                                              act != FRT_BLKSTEM_HARDSWISH)))
-        return FRT_DECLINE;
-    int64_t K = g.KH, mb = (M + 7) / 8;
+    /* Where it wins (bench/stem_bench.c on one layer; bench/layer_ab.sh FRT_DNNL_OWN_STEM=0/1
+       inside the models, which is what decides):
+       - AVX2 tier (nChw8c, Zen 3): oneDNN 2.6's jit:avx2 kernel runs these layers at 88-99
+         GFLOP/s without a post-op or with Relu / Clip (the loop here at 74-94: oneDNN stays), but
+         its swish and hardswish post-ops cost 20-35% on top, where the loop's activation at the
+         store costs less: the loop takes SiLU and HardSwish stems.
+       - AVX-512 tier (nChw16c, Zen 5): the 7x7 stride-2 3->64 stems of resnet18/50 and
+         densenet121 (1 thread, median us in the model) 1392 -> 1312, 1360 -> 1256, 1380 -> 1336
+         (2 threads 812 -> 739, 812 -> 753, 832 -> 778): the loop takes 7x7 stems. The 3x3 ones
+         of squeezenet1_1, mobilenet_v2/v3 and efficientnet_b0 were slower in the model (284 ->
+         302, 173 -> 205, 81 -> 104, 274 -> 302), though faster alone except mobilenet_v3's:
+         there the layer is bound by writing its 112x112 output, and oneDNN stays. */
+    bool wins = c->isa == FRT_ISA_AVX2 ? act == FRT_BLKSTEM_SILU || act == FRT_BLKSTEM_HARDSWISH
+                                       : c->isa >= FRT_ISA_AVX512 && g.KH == 7;
+    if (!force && !wins) return FRT_DECLINE;
+    int64_t K = g.KH, b = g.B, mb = (M + b - 1) / b;
     dn_stem *p = frt_arena_alloc(c->arena, sizeof *p, 64);
-    float *w = frt_arena_alloc(c->arena, (size_t)(mb * 8 * C * K * K) * sizeof *w, 64);
-    float *bias = frt_arena_alloc(c->arena, (size_t)(mb * 8) * sizeof *bias, 64);
+    float *w = frt_arena_alloc(c->arena, (size_t)(mb * b * C * K * K) * sizeof *w, 64);
+    float *bias = frt_arena_alloc(c->arena, (size_t)(mb * b) * sizeof *bias, 64);
     const frt_layout **in = frt_arena_array(c->arena, (size_t)c->n_in + 1, sizeof *in);
     const frt_layout **out = frt_arena_array(c->arena, 2, sizeof *out);
     if (!p || !w || !bias || !in || !out)
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "out of memory for kernel parameters");
-    frt_blkstem_pack(Wt->data, B ? B->data : NULL, M, C, K, K, w, bias);
+    frt_blkstem_pack(Wt->data, B ? B->data : NULL, M, C, K, K, b, w, bias);
     p->g = g;
     p->w = w;
     p->bias = bias;
     p->fn = frt_blkstem_get(c->isa, &g);
-    p->row_ns = 2.0 * (double)(mb * 8 * C * K * K * g.OW) * FRT_PAR_NS_PER_FLOP_DNNL_AVX2;
+    p->row_ns = 2.0 * (double)(mb * b * C * K * K * g.OW) *
+                (b == 8 ? FRT_PAR_NS_PER_FLOP_DNNL_AVX2 : FRT_PAR_NS_PER_FLOP_DNNL);
     p->in_img = (size_t)(C * g.H * g.W);
-    p->out_img = (size_t)(mb * 8 * g.OH * g.OW);
+    p->out_img = (size_t)(mb * b * g.OH * g.OW);
     in[0] = FRT_LAYOUT_PLAIN;
     out[0] = L;
     k->params = p;

@@ -43,4 +43,21 @@ static inline V vfrexp(V x, V *k) {
 static inline float vhmax(V v) { return _mm512_reduce_max_ps(v); }
 static inline float vhsum(V v) { return _mm512_reduce_add_ps(v); }
 
+/* x / (1 + e^-x): vec_avx2.h's vsilu, the same operations in the same order on 16 lanes (so the
+ * same bits per element); used by the stem loop (blkstem_impl.h). */
+static inline V vsilu(V x) {
+    V t = vmin(vset(89.0f), vmax(vset(-87.0f), vsub(vset(0.0f), x)));
+    const V magic = vset(12582912.0f);
+    V nm = vfma(t, vset(1.44269504088896341f), magic);
+    V n = vsub(nm, magic);
+    V r = vfnma(n, vset(0.693147182f), t);
+    V q = vfma(vset(0.00832738f), r, vset(0.04187908f));
+    q = vfma(q, r, vset(0.1666691f));
+    q = vfma(q, r, vset(0.49999297f));
+    V p = vfma(q, vmul(r, r), vadd(r, vset(1.0f)));
+    __m512i e = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(nm), _mm512_set1_epi32(127 - 0x4B400000)), 23);
+    return vdiv(x, vfma(p, _mm512_castsi512_ps(e), vset(1.0f)));
+}
+
 #endif
