@@ -459,13 +459,20 @@ frt_status frt_dn_split_conv(frt_op_ctx *c, const_dnnl_primitive_desc_t pd, int 
     double work = flops * (g.grouped                 ? FRT_PAR_NS_PER_FLOP_DNNL_DW
                            : c->isa == FRT_ISA_AVX2 ? FRT_PAR_NS_PER_FLOP_DNNL_AVX2
                                                     : FRT_PAR_NS_PER_FLOP_DNNL);
-    /* Depthwise on the AVX2 tier: bound by the bytes of the image in and out more than by the
-       flops (mobilenet_v2's 7x7..14x14 layers at 1 thread, Zen 3, chrt -f 1: 21-36 GFLOP/s, 24-38
-       us, against the 9-17 us the flops rate predicts and 24-47 us from the bytes at
-       FRT_PAR_NS_PER_BYTE), so the larger estimate decides: those nine layers now split at 2
-       threads, mobilenet_v2 5-7% faster (all convolutions forced into 2 parts, FRT_DNNL_PARTS=2,
-       4 interleaved rounds). The AVX-512 tier keeps the flops rate (not measured there). */
-    if (g.grouped && c->isa == FRT_ISA_AVX2) {
+    /* Depthwise: bound by the bytes of the image in and out more than by the flops, so the
+       larger estimate decides. AVX2 tier (mobilenet_v2's 7x7..14x14 layers at 1 thread, Zen 3,
+       chrt -f 1: 21-36 GFLOP/s, 24-38 us, against the 9-17 us the flops rate predicts and 24-47
+       us from the bytes at FRT_PAR_NS_PER_BYTE): those nine layers split at 2 threads,
+       mobilenet_v2 5-7% faster (all convolutions forced into 2 parts, FRT_DNNL_PARTS=2, 4
+       interleaved rounds). AVX-512 tier (Zen 5): at 2 threads a depthwise step left whole after
+       a 1x1 split into channel parts reads half its input from the other core's cache and ran
+       2-3x its 1-thread time (mobilenet_v2 features.11: 20 -> 63 us), while its parts each
+       read what their own core wrote; with the bytes estimate every depthwise layer of
+       mobilenet_v2 splits (features.11 63 -> 31 us) and efficientnet_b0's convolutions sum
+       6568 -> 6393 us (bench/layer_ab.sh, 2 threads, median of 5; its whole depthwise steps
+       95 -> 55 and 93 -> 59). Whole models at 2 threads (bench/compare.sh -t 2, two runs of
+       5 and 7 rounds): 0.92-1.04 of the flops-only estimate, within this host's noise. */
+    if (g.grouped) {
         double bytes = 4.0 * (double)(g.C * g.H * g.W + g.OC * g.OH * g.OW);
         if (bytes * FRT_PAR_NS_PER_BYTE > work) work = bytes * FRT_PAR_NS_PER_BYTE;
     }
