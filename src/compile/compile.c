@@ -495,6 +495,9 @@ static frt_status accept_kernel(const frt_provider *pr, const frt_op_def *def, c
     if ((k->flags & FRT_K_VIEW) && (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1))
         return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): view without input", n->name,
                          n->op_type);
+    if ((k->flags & FRT_K_INPLACE) && (k->inplace_in < 0 || k->inplace_in >= n->n_in))
+        return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): in place over input %d of %d",
+                         n->name, n->op_type, (int)k->inplace_in, (int)n->n_in);
     if ((k->flags & FRT_K_CONCAT) && !k->params)
         return frt_error(FRT_ERR_INTERNAL, "node '%s' (%s): concat kernel without an axis",
                          n->name, n->op_type);

@@ -4,8 +4,11 @@
  *    the concatenated slices are contiguous (all dims before the axis are 1), the inputs are placed
  *    as consecutive slices of the Concat's output; their producers write straight into it and the
  *    Concat step is skipped. Nested concats (DenseNet) nest the same way.
- * 2. In place: a step whose kernel allows it (FRT_K_INPLACE) writes its output over input 0 when
- *    that input dies at the step, has the same size, and is not a slice of an in-place concat.
+ * 2. In place: a step whose kernel allows it (FRT_K_INPLACE) writes its output over the input the
+ *    kernel names (inplace_in: input 0 of elementwise kernels, the residual of a fused
+ *    convolution) when that input dies at the step, has the same size and layout, is not a
+ *    slice of an in-place concat, and no other input reads its memory (except input 0 read
+ *    twice by an elementwise kernel).
  * 3. The remaining storage roots (plus per-step scratch) get offsets in one slab:
  *    - standard: storage groups; new tensors take the best-fitting free group (the smallest large
  *      enough, else the largest free one, grown); a group is freed after its last reader;
@@ -254,17 +257,21 @@ static void in_place(const frt_program *prog, const frt_value *values, frt_plan 
     for (size_t pos = 0; pos < prog->n_compute; pos++) {
         if (p->skip[pos]) continue;
         const frt_step *s = &prog->steps[prog->compute[pos]];
-        if (!(s->k.flags & FRT_K_INPLACE) || s->n_in < 1 || s->n_out < 1) continue;
-        int32_t u = s->in[0], v = s->out[0];
+        int32_t ii = s->k.inplace_in;
+        if (!(s->k.flags & FRT_K_INPLACE) || ii < 0 || ii >= s->n_in || s->n_out < 1) continue;
+        int32_t u = s->in[ii], v = s->out[0];
         if (u < 0 || v < 0 || prog->vclass[v] != FRT_VC_MANAGED || p->parent[v] >= 0) continue;
         if (prog->vclass[u] != FRT_VC_MANAGED || prog->root[u] != u) continue;
         if (!dies_at(prog, u, (int32_t)pos) || inside_slice(p, u)) continue;
         if (frt_value_nbytes(&values[u]) != frt_value_nbytes(&values[v]) ||
             values[u].layout != values[v].layout)
             continue;
-        bool shared = false; /* another input reading the same memory through a view */
-        for (int j = 1; j < s->n_in; j++)
-            if (s->in[j] >= 0 && s->in[j] != u && prog->root[s->in[j]] == u) shared = true;
+        bool shared = false; /* another input reading the same memory (through a view) */
+        for (int j = 0; j < s->n_in; j++) {
+            if (j == ii || s->in[j] < 0 || prog->root[s->in[j]] != u) continue;
+            if (ii == 0 && s->in[j] == u) continue; /* elementwise: the same element, read twice */
+            shared = true;
+        }
         if (shared) continue;
         p->parent[v] = u;
         p->rel[v] = 0;

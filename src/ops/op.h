@@ -78,7 +78,8 @@ typedef size_t (*frt_scratch_fn)(const frt_step *s, const frt_value *values);
 enum {
     FRT_K_VIEW = 1u << 0,       /* output 0 aliases input 0 (same bytes, new shape); fn is NULL */
     FRT_K_SHAPE_ONLY = 1u << 1, /* reads only the dims of its inputs, never their data (Shape) */
-    FRT_K_INPLACE = 1u << 2,    /* output 0 may share memory with input 0 (elementwise, same size) */
+    FRT_K_INPLACE = 1u << 2,    /* output 0 may share memory with input inplace_in (default 0:
+                                   elementwise, same size) */
     FRT_K_CONCAT = 1u << 3,     /* copies its inputs one after another along the axis in params,
                                    which start with frt_concat_params; the planner may instead
                                    place the inputs in the output and skip the step */
@@ -105,6 +106,11 @@ typedef struct frt_kernel {
      * its select, compile rejects it, or it evaluated a folded node). */
     void (*destroy)(void *params);
     uint32_t flags;
+    /* With FRT_K_INPLACE: the input whose memory output 0 may take when that input dies at the
+     * step (same size and layout). 0 for elementwise kernels; a fused convolution's residual sum
+     * input (FusedConv's input 3), which the kernel adds onto the output's old contents, reading
+     * each element before writing it. Any other input aliasing it keeps the step out of place. */
+    int32_t inplace_in;
     /* Bit i set: the kernel made its own copy of constant input i at select (packed weights) and
      * never reads that input's data again, so the model may release the original. */
     uint32_t const_copied;
@@ -156,7 +162,8 @@ typedef struct frt_op_ctx {
 enum {
     FRT_OP_SHAPE_ONLY = 1u << 0,     /* reads only input dims (Shape): folded once they are known */
     FRT_OP_MAY_ALIAS = 1u << 1,      /* a kernel may be a view: output 0 aliases input 0 */
-    FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over input 0 */
+    FRT_OP_INPLACE = 1u << 2,        /* a kernel may write output 0 over an input (frt_kernel
+                                        inplace_in) */
     FRT_OP_CONCAT_INPLACE = 1u << 3, /* a kernel may be FRT_K_CONCAT (skipped by the planner) */
     FRT_OP_DATA_SHAPE = 1u << 4,     /* output shape depends on input data (NonZero, a block's
                                         results): a kernel may be FRT_K_DYNAMIC_OUT */

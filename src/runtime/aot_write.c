@@ -146,6 +146,8 @@ static frt_status write_body(frt_runtime *rt, const size_t *in_bytes,
             return frt_aot_unsupported(s, "this op has no writer yet");
         if (s->k.flags & FRT_K_DYNAMIC_OUT || p->deferred[p->compute[pos]])
             return frt_aot_unsupported(s, "outputs sized at run time");
+        if ((s->k.flags & FRT_K_INPLACE) && s->k.inplace_in != 0) /* the loader checks input 0 */
+            return frt_aot_unsupported(s, "runs in place over an input other than the first");
         put_str(w, op->op_type);
         put_str(w, s->ir->name);
         put_str(w, s->k.name);

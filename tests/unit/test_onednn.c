@@ -1299,6 +1299,80 @@ static void test_gconv(int64_t batch) {
               own ? 4 : 0);
 }
 
+/* Steps written in place over the residual input (FusedConv's input 3, a sum post-op,
+ * FRT_K_INPLACE with inplace_in = 3): with FRT_DNNL_SUM_Z=1 every residual convolution of the
+ * provider takes the sum form (Winograd ones always do), with oneDNN's kernels (FRT_WINO=0,
+ * FRT_DNNL_OWN_PW=0). Three graphs X -> c0 (1x1, 16 -> 32) -> a0 -> c1 (3x3) -> a1, then
+ * relu(c2(a1) + a0) = t2 -> c3 (1x1) -> y:
+ *   dies:   a0 is read last by the FusedConv: it runs in place (one step over a dying input);
+ *   lives:  a0 is also read after it (y2 = y * a0, both outputs): not in place;
+ *   self:   the FusedConv's own input is a0 (relu(c2(a0) + a0)): not in place (the kernel
+ *           reads its input's neighbourhood while writing).
+ * Counted as the in-place steps with the sum form less those with the binary form (the Mul of
+ * "lives" runs in place over y either way). Outputs against the builtin kernels at 1-3 threads
+ * and in 2 and 3 channel parts (compare), batch 1 and 2; the plan checker runs on every load
+ * (FRT_CHECK_PLAN). */
+static size_t inplace_steps(ob_buf mb, const int64_t *xd) {
+    frt_model *m = load(&mb, 1, 1);
+    frt_runtime *rt = NULL;
+    frt_plan_stats ps = {0};
+    size_t nb = (size_t)numel(xd, 4) * sizeof(float);
+    float *x = calloc(1, nb);
+    frt_tensor in = {.dtype = FRT_FLOAT32, .rank = 4, .data = x, .nbytes = nb};
+    for (int i = 0; i < 4; i++) in.shape[i] = xd[i];
+    const char *names[] = {"X"};
+    if (m) CHECK_OK(frt_runtime_create(m, &rt));
+    if (rt) CHECK_OK(frt_runtime_reshape(rt, names, &in, 1));
+    if (rt) CHECK_OK(frt_runtime_plan_stats(rt, &ps));
+    frt_runtime_free(rt);
+    frt_model_free(m);
+    free(x);
+    return ps.num_inplace;
+}
+
+static void test_sum_inplace(int64_t batch) {
+    for (int kind = 0; kind < 3; kind++) {
+        static const char *const what[] = {"sum_inplace dies", "sum_inplace lives",
+                                           "sum_inplace self"};
+        ob_buf g = {0};
+        int64_t xd[4] = {batch, 16, 12, 11};
+        conv_spec c0 = {16, 32, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+        conv_spec c3 = {3, 3, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, 1};
+        c3.C = 32, c3.M = 32;
+        conv_spec c1x1 = {32, 32, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, 1};
+        add_conv(&g, "c0", "X", "a0", &c0);
+        add_conv(&g, "c1", "a0", "a1", &c3);
+        add_conv(&g, "c2", kind == 2 ? "a0" : "a1", "a2", &c3);
+        add_op(&g, "Add", "add", "a2", "a0", "s2");
+        add_op(&g, "Relu", "r2", "s2", NULL, "t2");
+        add_conv(&g, "c3", "t2", "y", &c1x1);
+        if (kind == 1) add_op(&g, "Mul", "mul", "y", "a0", "y2");
+        const char *outs1[] = {"y", NULL}, *outs2[] = {"y", "y2", NULL};
+        const char *const *outs = kind == 1 ? outs2 : outs1;
+        io(&g, xd, 4, outs);
+        setenv("FRT_WINO", "0", 1);
+        setenv("FRT_DNNL_OWN_PW", "0", 1);
+        ob_buf mb = ob_model(&g);
+        /* in-place steps with the residual as a binary post-op (oneDNN's Winograd off) and as a
+           sum post-op: the difference is the FusedConv's own */
+        setenv("FRT_DNNL_WINO", "0", 1);
+        size_t n_bin = g_on ? inplace_steps(mb, xd) : 0;
+        setenv("FRT_DNNL_SUM_Z", "1", 1);
+        size_t n_sum = g_on ? inplace_steps(mb, xd) : 0;
+        unsetenv("FRT_DNNL_WINO");
+        result r;
+        compare(what[kind], mb, xd, 4, outs, &r);
+        unsetenv("FRT_DNNL_SUM_Z");
+        unsetenv("FRT_WINO");
+        unsetenv("FRT_DNNL_OWN_PW");
+        if (!g_on) continue;
+        size_t n = n_sum - n_bin;
+        CHECK_MSG(n_sum >= n_bin && n == (kind == 0 ? 1u : 0u),
+                  "%s: %zu steps in place with a sum post-op, %zu with a binary one", what[kind],
+                  n_sum, n_bin);
+    }
+}
+
 int main(void) {
     setenv("FRT_CHECK_PLAN", "1", 1);
     g_on = frt_cpu_tier() >= FRT_ISA_AVX2;
@@ -1327,6 +1401,8 @@ int main(void) {
     test_wino(1);
     test_wino(2);
     test_wino_many_tiles();
+    test_sum_inplace(1);
+    test_sum_inplace(2);
     test_taps(1, 0);
     test_taps(2, 0);
     test_taps(1, 1);

@@ -703,7 +703,18 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
         return frt_op_fail(c, FRT_ERR_NO_MEMORY, "onednn: out of memory");
     }
     ds = dnnl_success;
-    if (fused) ds = dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst);
+    /* The residual input Z: a direct convolution reads it as a binary add post-op; Winograd
+       (below) as a sum post-op, which adds the output's old contents: Z's, copied in first, or
+       Z's own memory when the planner runs the step in place over input 3 (it may whenever Z
+       dies here). A sum post-op in place was slower for the direct 1x1 kernels inside resnet50
+       (bench/layer_ab.sh, Zen 5, median of 5: layer1 conv3 556-590 us binary, 589-631 sum in
+       place, 16 layers 2.6% slower in all), though faster alone (bench-style loop, hot caches:
+       56x56 64->256 492 vs 475 us). FRT_DNNL_SUM_Z=1 (an A/B aid): direct ones take the sum
+       post-op too. */
+    const char *sze = getenv("FRT_DNNL_SUM_Z");
+    bool sum_direct = fused && sze && !strcmp(sze, "1");
+    if (sum_direct) ds = dnnl_post_ops_append_sum(po, 1.0f);
+    else if (fused) ds = dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst);
     if (!ds && a) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a, alpha, beta);
     if (!ds && a2) ds = dnnl_post_ops_append_eltwise(po, 1.0f, (dnnl_alg_kind_t)a2, alpha2, beta2);
     if (!ds) ds = dnnl_primitive_attr_set_post_ops(attr, po);
@@ -718,7 +729,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
     bool sum_z = false;
     if (wino) {
         /* the residual input as a sum post-op (the Winograd kernels take no binary post-ops):
-           the kernel copies it into the output first */
+           Z copied into the output first, or the output is Z's memory (in place: resnet18's
+           residual 3x3 convolutions 6806 -> 6454 us in all, 1 thread, bench/layer_ab.sh) */
         dnnl_primitive_attr_t wattr = attr;
         dnnl_post_ops_t wpo = NULL;
         if (fused) {
@@ -739,11 +751,12 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
             frt_dn_pd_prefer(&pd, &wd_, wattr, g_engine, frt_dn_wino_pref(C, M, H, W)) !=
                 dnnl_success)
             pd = NULL;
-        sum_z = fused && pd;
+        sum_z = fused && pd; /* Winograd: always a sum post-op */
         if (wpo) dnnl_post_ops_destroy(wpo);
         if (wattr && wattr != attr) dnnl_primitive_attr_destroy(wattr);
     }
     if (!ds && !pd) ds = dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL);
+    sum_z = sum_z || sum_direct;
     /* a grouped convolution that oneDNN runs only with its reference kernel on the blocked
        layout (groups not whole blocks): on nChw8c or else NHWC between two reorders inside the
        step, where oneDNN has a JIT kernel for that (relay.c); FRT_DNNL_RELAY=0 never */
@@ -894,6 +907,10 @@ layouts:;
     if (gat) k->name = "conv_taps";
     k->fn = conv_run;
     k->scratch = prim_scratch;
+    if (sum_z) {
+        k->flags |= FRT_K_INPLACE;
+        k->inplace_in = 3;
+    }
     return FRT_OK;
 }
 
