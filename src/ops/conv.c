@@ -745,15 +745,15 @@ static frt_status conv_select_kernel(frt_op_ctx *c, frt_kernel *k) {
                 ok = false;
                 break;
             }
-            /* tap t is live if some output o reads input o*s - pad + t*d inside [0, in) */
+            /* tap t is live if some output o in [0, out) reads input o*s - pad + t*d inside
+               [0, in): o*s in [a, a + in) with a = pad - t*d; the least such o is ceil(a / s)
+               (0 for a <= 0), so one test per tap, whatever the output's size */
             for (int pass = 0; pass < 2; pass++) {
                 int64_t *t = pass ? &hi[ax] : &lo[ax];
                 while (*t >= 0 && *t < ks[ax] && lo[ax] <= hi[ax]) {
-                    bool live = false;
-                    for (int64_t o = 0; o < out && !live; o++) {
-                        int64_t i = o * st[ax] - pad0 + *t * dl[ax];
-                        live = i >= 0 && i < in;
-                    }
+                    int64_t a0 = pad0 - *t * dl[ax];
+                    int64_t o = a0 <= 0 ? 0 : (a0 + st[ax] - 1) / st[ax];
+                    bool live = o < out && o * st[ax] < a0 + in;
                     if (live) break;
                     *t += pass ? -1 : 1;
                 }
