@@ -708,9 +708,8 @@ static frt_status conv_select(const frt_op_def *def, frt_op_ctx *c, frt_kernel *
        Z's own memory when the planner runs the step in place over input 3 (it may whenever Z
        dies here). A sum post-op in place was slower for the direct 1x1 kernels inside resnet50
        (bench/layer_ab.sh, Zen 5, median of 5: layer1 conv3 556-590 us binary, 589-631 sum in
-       place, 16 layers 2.6% slower in all), though faster alone (bench-style loop, hot caches:
-       56x56 64->256 492 vs 475 us). FRT_DNNL_SUM_Z=1 (an A/B aid): direct ones take the sum
-       post-op too. */
+       place, 16 layers 2.6% slower in all). FRT_DNNL_SUM_Z=1 (an A/B aid): direct ones take the
+       sum post-op too. */
     const char *sze = getenv("FRT_DNNL_SUM_Z");
     bool sum_direct = fused && sze && !strcmp(sze, "1");
     if (sum_direct) ds = dnnl_post_ops_append_sum(po, 1.0f);

@@ -96,8 +96,8 @@ frt_status frt_dn_stem_select(frt_op_ctx *c, frt_kernel *k, const frt_layout *L,
          densenet121 (1 thread, median us in the model) 1392 -> 1312, 1360 -> 1256, 1380 -> 1336
          (2 threads 812 -> 739, 812 -> 753, 832 -> 778): the loop takes 7x7 stems. The 3x3 ones
          of squeezenet1_1, mobilenet_v2/v3 and efficientnet_b0 were slower in the model (284 ->
-         302, 173 -> 205, 81 -> 104, 274 -> 302), though faster alone except mobilenet_v3's:
-         there the layer is bound by writing its 112x112 output, and oneDNN stays. */
+         302, 173 -> 205, 81 -> 104, 274 -> 302), though faster alone except mobilenet_v3's
+         (the cause inside the models is not known), and oneDNN stays. */
     bool wins = c->isa == FRT_ISA_AVX2 ? act == FRT_BLKSTEM_SILU || act == FRT_BLKSTEM_HARDSWISH
                                        : c->isa >= FRT_ISA_AVX512 && g.KH == 7;
     if (!force && !wins) return FRT_DECLINE;
